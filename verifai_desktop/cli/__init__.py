@@ -1,0 +1,64 @@
+"""The ``verifai`` command. Imports the core only; each command group lives in its own module.
+
+Every module here exposes some of ``register(sub)``, ``register_eval(sub)`` and
+``register_models(sub)``; each sub-parser sets ``func(args) -> int`` as its handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from verifai_desktop import __version__
+from verifai_desktop.cli import ask_cmd, eval_cmd, ingest_cmd, models_cmd, search_cmd, verifier_cmd
+from verifai_desktop.errors import Cancelled, VerifaiError
+from verifai_desktop.logs import setup_logging
+
+_MODULES = (ingest_cmd, search_cmd, ask_cmd, eval_cmd, verifier_cmd, models_cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser of ``verifai``."""
+    parser = argparse.ArgumentParser(
+        prog="verifai",
+        description="Ask questions of your own documents; every answer sentence is cited and verified.",
+    )
+    parser.add_argument("--version", action="version", version=f"verifai {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    eval_parser = sub.add_parser("eval", help="evaluate retrieval, the verifier or whole answers")
+    eval_sub = eval_parser.add_subparsers(dest="eval_command", required=True, metavar="WHAT")
+    models_parser = sub.add_parser("models", help="list, download, choose and export models")
+    models_sub = models_parser.add_subparsers(dest="models_command", required=True, metavar="ACTION")
+    for module in _MODULES:
+        if hasattr(module, "register"):
+            module.register(sub)
+        if hasattr(module, "register_eval"):
+            module.register_eval(eval_sub)
+        if hasattr(module, "register_models"):
+            module.register_models(models_sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``verifai``. Returns the process exit code (0 ok, 1 error, 130 cancelled)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    setup_logging(args.verbose)
+    try:
+        code: int = args.func(args)
+    except Cancelled:
+        print("cancelled", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except VerifaiError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

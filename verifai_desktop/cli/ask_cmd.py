@@ -1,0 +1,3 @@
+"""`verifai` sub-commands: ask. (Owner fills in register functions.)"""
+
+from __future__ import annotations

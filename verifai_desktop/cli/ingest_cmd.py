@@ -1,0 +1,3 @@
+"""`verifai` sub-commands: ingest. (Owner fills in register functions.)"""
+
+from __future__ import annotations

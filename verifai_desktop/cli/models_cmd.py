@@ -1,0 +1,3 @@
+"""`verifai` sub-commands: models. (Owner fills in register functions.)"""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""`verifai` sub-commands: eval verifier, models export-verifier. (Owner fills in register functions.)"""
+
+from __future__ import annotations

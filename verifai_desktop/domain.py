@@ -1,0 +1,301 @@
+"""Frozen dataclasses for everything that flows through VerifAI Desktop.
+
+Offsets are half-open ``[start, end)`` character offsets (Python ``str`` indices) and each
+field says into which text it points. Page, slide and chapter numbers are 1-based, as a reader
+sees them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NewType
+
+DocId = NewType("DocId", int)
+"""Row id of a document in a collection's catalog (SQLite ``documents.doc_id``)."""
+
+ChunkId = NewType("ChunkId", int)
+"""Row id of a chunk in a collection's catalog; also its key in the HNSW and BM25 indexes."""
+
+
+class DocFormat(enum.StrEnum):
+    """File formats the ingest pipeline reads."""
+
+    PDF = "pdf"
+    DOCX = "docx"
+    PPTX = "pptx"
+    EPUB = "epub"
+    MD = "md"
+    TXT = "txt"
+
+
+class DocStatus(enum.StrEnum):
+    """Outcome of ingesting one file, stored in the catalog and shown to the user."""
+
+    INDEXED = "indexed"
+    NEEDS_OCR = "needs_ocr"  # no text layer (scanned); nothing indexed
+    ENCRYPTED = "encrypted"  # password needed; nothing indexed
+    EMPTY = "empty"  # parsed fine but holds no text (e.g. a deck with no slides)
+    FAILED = "failed"  # broken, truncated, unsupported; ``reason`` says why
+
+
+class LocationKind(enum.StrEnum):
+    """What a :class:`Location` number counts."""
+
+    PAGE = "page"
+    SLIDE = "slide"
+    CHAPTER = "chapter"
+    SECTION = "section"  # DOCX/MD/TXT: heading path only, no number
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where in a document a piece of text sits.
+
+    Attributes:
+        kind: what ``number`` counts.
+        number: 1-based page, slide or chapter number; ``None`` for ``SECTION``.
+        heading: heading path (``"Methods > Statistics"``) or chapter/slide title; may be empty.
+    """
+
+    kind: LocationKind
+    number: int | None = None
+    heading: str = ""
+
+    def label(self) -> str:
+        """Short human label, e.g. ``"p. 3"``, ``"slide 2"``, ``"ch. 4 Down the Rabbit-Hole"``."""
+        prefix = {
+            LocationKind.PAGE: "p.",
+            LocationKind.SLIDE: "slide",
+            LocationKind.CHAPTER: "ch.",
+            LocationKind.SECTION: "",
+        }[self.kind]
+        parts = [p for p in (prefix, str(self.number) if self.number is not None else "") if p]
+        head = " ".join(parts)
+        if self.heading:
+            return f"{head} {self.heading}".strip() if head else self.heading
+        return head
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A contiguous run of a document's text with one location (a page, a slide, a chapter).
+
+    Attributes:
+        char_start: start offset into ``Document.text``.
+        char_end: end offset (exclusive) into ``Document.text``.
+        location: where this section is in the original file.
+    """
+
+    char_start: int
+    char_end: int
+    location: Location
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A parsed file: its whole text plus the sections that map text offsets to locations.
+
+    Attributes:
+        path: absolute path of the source file.
+        format: file format.
+        title: document title (metadata title, first heading, or file name).
+        text: the full extracted text; sections index into it.
+        sections: sections in reading order, non-overlapping, offsets into ``text``.
+    """
+
+    path: Path
+    format: DocFormat
+    title: str
+    text: str
+    sections: tuple[Section, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A sentence-aligned window of a document, the unit that is indexed and retrieved.
+
+    Attributes:
+        ordinal: 0-based position of the chunk within its document.
+        text: the chunk text, equal to ``document.text[char_start:char_end]``.
+        char_start: start offset into ``Document.text``.
+        char_end: end offset (exclusive) into ``Document.text``.
+        location: location of the chunk's first character.
+        sentence_spans: ``(start, end)`` offsets of each sentence, into ``text`` (the chunk).
+    """
+
+    ordinal: int
+    text: str
+    char_start: int
+    char_end: int
+    location: Location
+    sentence_spans: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A retrieved chunk with its scores, as handed to the generator and the verifier.
+
+    Attributes:
+        chunk_id: catalog id of the chunk.
+        doc_id: catalog id of its document.
+        path: source file.
+        title: document title.
+        text: chunk text.
+        char_start: start offset of the chunk into its document's text.
+        char_end: end offset (exclusive) into its document's text.
+        location: where the chunk starts in the file.
+        sentence_spans: sentence offsets into ``text``.
+        lexical_score: BM25 score divided by the top BM25 score of the query (0..1), 0 if absent.
+        semantic_score: cosine similarity divided by the top cosine of the query, 0 if absent.
+        fused_score: the score the passage was ranked by (weighted sum or RRF, per mode).
+        raw_lexical: unnormalised BM25 score (``None`` if the lexical engine did not return it).
+        raw_semantic: unnormalised cosine similarity (``None`` if the vector engine did not).
+    """
+
+    chunk_id: ChunkId
+    doc_id: DocId
+    path: Path
+    title: str
+    text: str
+    char_start: int
+    char_end: int
+    location: Location
+    sentence_spans: tuple[tuple[int, int], ...]
+    lexical_score: float = 0.0
+    semantic_score: float = 0.0
+    fused_score: float = 0.0
+    raw_lexical: float | None = None
+    raw_semantic: float | None = None
+
+    def sentences(self) -> tuple[str, ...]:
+        """The passage's sentences as strings."""
+        return tuple(self.text[s:e] for s, e in self.sentence_spans)
+
+
+class NliLabel(enum.StrEnum):
+    """Verifier output classes, as in VerifAI's SciFact transformation."""
+
+    SUPPORT = "SUPPORT"
+    CONTRADICT = "CONTRADICT"
+    NO_EVIDENCE = "NO_EVIDENCE"
+
+
+class SentenceLabel(enum.StrEnum):
+    """Label of one answer sentence, after the VerifAI paper's colour scheme."""
+
+    SUPPORTED = "supported"
+    PARTIALLY_SUPPORTED = "partially_supported"
+    CONTRADICTED = "contradicted"
+    NO_EVIDENCE = "no_evidence"
+    UNREFERENCED = "unreferenced"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """An answer sentence used as an NLI hypothesis against one cited passage (the premise).
+
+    Attributes:
+        text: the sentence text with citation markers removed.
+        passage_number: 1-based number of the cited passage in the prompt.
+    """
+
+    text: str
+    passage_number: int
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The verifier's decision on one (claim, passage) pair.
+
+    Attributes:
+        passage_number: 1-based number of the cited passage.
+        label: argmax label.
+        p_support: probability of SUPPORT (0..1).
+        p_contradict: probability of CONTRADICT (0..1).
+        p_no_evidence: probability of NO_EVIDENCE (0..1).
+        evidence: the passage sentence closest to the claim (embedding cosine).
+        evidence_span: offsets of ``evidence`` into the passage text.
+    """
+
+    passage_number: int
+    label: NliLabel
+    p_support: float
+    p_contradict: float
+    p_no_evidence: float
+    evidence: str = ""
+    evidence_span: tuple[int, int] = (0, 0)
+
+    @property
+    def probability(self) -> float:
+        """Probability of the chosen label."""
+        return {
+            NliLabel.SUPPORT: self.p_support,
+            NliLabel.CONTRADICT: self.p_contradict,
+            NliLabel.NO_EVIDENCE: self.p_no_evidence,
+        }[self.label]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSentence:
+    """One sentence of a generated answer.
+
+    Attributes:
+        text: the sentence as generated, citation markers included.
+        char_start: start offset into ``Answer.text``.
+        char_end: end offset (exclusive) into ``Answer.text``.
+        citations: 1-based passage numbers cited by the sentence, in order, without repeats.
+        verdicts: one verdict per citation, same order.
+        label: the sentence label derived from the verdicts.
+    """
+
+    text: str
+    char_start: int
+    char_end: int
+    citations: tuple[int, ...]
+    verdicts: tuple[Verdict, ...]
+    label: SentenceLabel
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A verified answer to a question over a collection.
+
+    Attributes:
+        question: the user's question.
+        text: the whole answer text.
+        sentences: the answer split into sentences, offsets into ``text``.
+        passages: the passages given to the generator, ``passages[i]`` is citation ``[i + 1]``.
+        abstained: True when retrieval found too little evidence and nothing was generated.
+        timings_ms: wall time per stage in milliseconds (``retrieve``, ``generate``, ``verify``).
+        models: identity of each model used (role -> name and sha256).
+    """
+
+    question: str
+    text: str
+    sentences: tuple[AnswerSentence, ...]
+    passages: tuple[Passage, ...]
+    abstained: bool = False
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    models: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A progress report from long-running core work.
+
+    Attributes:
+        stage: short stage name (``"parse"``, ``"embed"``, ``"index"``, ``"generate"``).
+        done: units done so far.
+        total: units in all, ``None`` if unknown.
+        unit: what is counted (``"files"``, ``"chunks"``, ``"tokens"``).
+        message: human-readable detail, e.g. the current file name.
+    """
+
+    stage: str
+    done: int
+    total: int | None
+    unit: str = ""
+    message: str = ""

@@ -1,0 +1,1 @@
+"""generate stage of VerifAI Desktop."""

@@ -1,0 +1,1 @@
+"""index stage of VerifAI Desktop."""

@@ -1,0 +1,1 @@
+"""ingest stage of VerifAI Desktop."""

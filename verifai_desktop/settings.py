@@ -1,0 +1,177 @@
+"""Settings dataclasses, their TOML file, and where VerifAI keeps its data.
+
+The data root is the platform's user data directory (``platformdirs``), or ``$VERIFAI_HOME``
+when set. Under it: ``settings.toml``, ``collections/<name>/`` and ``models/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import platformdirs
+import tomli_w
+
+from verifai_desktop.errors import SettingsError
+
+APP_NAME = "verifai-desktop"
+HOME_ENV = "VERIFAI_HOME"
+
+SearchMode = Literal["hybrid", "rrf", "lexical", "semantic"]
+SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "rrf", "lexical", "semantic")
+PremiseGranularity = Literal["passage", "sentences"]
+
+
+def data_root() -> Path:
+    """The root folder of everything VerifAI stores (``$VERIFAI_HOME`` or the platform dir)."""
+    env = os.environ.get(HOME_ENV)
+    root = Path(env).expanduser() if env else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return root
+
+
+def collections_dir() -> Path:
+    """Folder holding one sub-folder per named collection."""
+    return data_root() / "collections"
+
+
+def models_dir() -> Path:
+    """Folder for model files VerifAI assembles or downloads (GGUF, ONNX exports)."""
+    return data_root() / "models"
+
+
+def settings_path() -> Path:
+    """Path of the settings TOML file."""
+    return data_root() / "settings.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """Hybrid retrieval parameters.
+
+    Defaults are VerifAI's chosen row (lexical 0.7, semantic 0.3; Bojic et al., VerifAI, 2024)
+    and RRF's k = 60 (Cormack et al., SIGIR 2009).
+    """
+
+    k: int = 10
+    mode: SearchMode = "hybrid"
+    lexical_weight: float = 0.7
+    semantic_weight: float = 0.3
+    rrf_k: int = 60
+    candidates: int = 100  # how many hits each engine returns before fusion
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """Which models are used. Names resolve through the model catalog; paths are used as given.
+
+    Attributes:
+        embedder: sentence-transformers name or path; ``"all-MiniLM-L6-v2"`` is the bundled one.
+        generator: GGUF catalog name or path; ``"qwen2.5-coder-0.5b-instruct-q4_k_m"`` is bundled.
+        verifier: ONNX verifier folder or catalog name; ``"verifai-minilm-nli"`` is bundled.
+        n_gpu_layers: layers offloaded to the GPU; -1 means all when llama.cpp has CUDA, else 0.
+        lora_path: optional LoRA adapter for the generator.
+        context_tokens: upper bound on the generator context (it is sized to the prompt).
+        max_answer_tokens: generation limit.
+    """
+
+    embedder: str = "all-MiniLM-L6-v2"
+    generator: str = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    verifier: str = "verifai-minilm-nli"
+    n_gpu_layers: int = -1
+    lora_path: str = ""
+    context_tokens: int = 8192
+    max_answer_tokens: int = 512
+
+
+@dataclass(frozen=True, slots=True)
+class VerifySettings:
+    """Verification thresholds and premise granularity.
+
+    Attributes:
+        contradict_threshold: P(CONTRADICT) at or above which a pair counts as contradicting.
+        support_threshold: P(SUPPORT) at or above which a pair counts as supporting.
+        premise: ``"passage"`` (whole passage as premise) or ``"sentences"`` (1-3 sentence
+            windows, max-aggregated).
+        abstain_threshold: best raw cosine similarity below which the app answers
+            "not found in your documents" instead of generating (Claim-Aware Scientific RAG).
+    """
+
+    contradict_threshold: float = 0.5
+    support_threshold: float = 0.5
+    premise: PremiseGranularity = "sentences"
+    abstain_threshold: float = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class UiSettings:
+    """State the desktop app remembers."""
+
+    last_collection: str = "default"
+    window_geometry: str = ""  # base64 of QWidget.saveGeometry()
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """All settings; saved as TOML at :func:`settings_path`."""
+
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    models: ModelSettings = field(default_factory=ModelSettings)
+    verify: VerifySettings = field(default_factory=VerifySettings)
+    ui: UiSettings = field(default_factory=UiSettings)
+
+
+_T = TypeVar("_T")
+
+
+def _from_table(cls: type[_T], table: object, where: str) -> _T:
+    if not isinstance(table, dict):
+        raise SettingsError(where, "expected a table")
+    kwargs: dict[str, object] = {}
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for key, value in table.items():
+        if key not in fields:
+            raise SettingsError(f"{where}.{key}", "unknown setting")
+        default = getattr(cls(), key)
+        if dataclasses.is_dataclass(default):
+            kwargs[key] = _from_table(type(default), value, f"{where}.{key}")
+            continue
+        if isinstance(default, bool) or not isinstance(value, type(default)):
+            if not (isinstance(default, float) and isinstance(value, int)) or isinstance(default, bool):
+                if type(value) is not type(default):
+                    raise SettingsError(f"{where}.{key}", f"expected {type(default).__name__}, got {value!r}")
+            value = float(value) if isinstance(default, float) else value
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read settings from TOML; missing file or keys fall back to defaults.
+
+    Raises:
+        SettingsError: the file is not valid TOML or holds an unknown key or a wrong type.
+    """
+    path = path or settings_path()
+    if not path.exists():
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SettingsError(str(path), f"not valid TOML ({exc}); fix or delete the file") from exc
+    settings = _from_table(Settings, data, "settings")
+    if settings.retrieval.mode not in SEARCH_MODES:
+        raise SettingsError("retrieval.mode", f"must be one of {', '.join(SEARCH_MODES)}")
+    return settings
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write settings as TOML atomically (temp file, then rename). Returns the path written."""
+    path = path or settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(tomli_w.dumps(dataclasses.asdict(settings)), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,1 @@
+"""verify stage of VerifAI Desktop."""
