@@ -249,6 +249,8 @@ class AnswerSentence:
         citations: 1-based passage numbers cited by the sentence, in order, without repeats.
         verdicts: one verdict per citation, same order.
         label: the sentence label derived from the verdicts.
+        invalid_citations: cited numbers that name no given passage (dropped from
+            ``citations``; always empty under the citation grammar).
     """
 
     text: str
@@ -257,6 +259,7 @@ class AnswerSentence:
     citations: tuple[int, ...]
     verdicts: tuple[Verdict, ...]
     label: SentenceLabel
+    invalid_citations: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

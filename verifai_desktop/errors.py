@@ -42,7 +42,9 @@ class UnsupportedFormat(ParseError):
     """A file whose type is none of PDF, DOCX, PPTX, EPUB, MD, TXT."""
 
     def __init__(self, path: Path | str, detected: str) -> None:
-        super().__init__(path, f"unsupported file type ({detected}); use PDF, DOCX, PPTX, EPUB, MD or TXT")
+        super().__init__(
+            path, f"unsupported file type ({detected}); use PDF, DOCX, PPTX, EPUB, MD or TXT"
+        )
 
 
 class CollectionNotFound(VerifaiError):
@@ -50,7 +52,10 @@ class CollectionNotFound(VerifaiError):
 
     def __init__(self, name: str) -> None:
         self.name = name
-        super().__init__(f"no collection named {name!r}; create it with `verifai ingest PATH --collection {name}`")
+        super().__init__(
+            f"no collection named {name!r}; "
+            f"create it with `verifai ingest PATH --collection {name}`"
+        )
 
 
 class IndexCorrupt(VerifaiError):
@@ -58,7 +63,9 @@ class IndexCorrupt(VerifaiError):
 
     def __init__(self, path: Path | str, reason: str) -> None:
         self.path = Path(path)
-        super().__init__(f"the index at {self.path} is damaged ({reason}); re-ingest the collection")
+        super().__init__(
+            f"the index at {self.path} is damaged ({reason}); re-ingest the collection"
+        )
 
 
 class ModelNotFound(VerifaiError):
@@ -100,3 +107,25 @@ class Cancelled(VerifaiError):
 
     def __init__(self, what: str = "task") -> None:
         super().__init__(f"{what} cancelled")
+
+
+class InvalidCollectionName(VerifaiError):
+    """A collection name with characters other than letters, digits, ``-``, ``_``, ``.``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"invalid collection name {name!r}; use letters, digits, '-', '_' or '.' "
+            "(starting with a letter or digit, at most 80 characters)"
+        )
+
+
+class CollectionBusy(VerifaiError):
+    """Another process is writing the collection (holds its write lock)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(
+            f"collection {name!r} is being written by another process (an ingest is running); "
+            "wait for it to finish and try again"
+        )

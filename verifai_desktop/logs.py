@@ -9,7 +9,7 @@ from verifai_desktop.settings import data_root
 
 
 def setup_logging(verbose: bool = False, *, to_file: bool = True) -> None:
-    """Log warnings (or debug with ``verbose``) to stderr and everything to ``<data root>/verifai.log``.
+    """Log warnings (debug with ``verbose``) to stderr and INFO and up to ``<root>/verifai.log``.
 
     ``$VERIFAI_LOG_LEVEL`` overrides the console level.
     """

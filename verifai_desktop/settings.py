@@ -29,7 +29,11 @@ PremiseGranularity = Literal["passage", "sentences"]
 def data_root() -> Path:
     """The root folder of everything VerifAI stores (``$VERIFAI_HOME`` or the platform dir)."""
     env = os.environ.get(HOME_ENV)
-    root = Path(env).expanduser() if env else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    root = (
+        Path(env).expanduser()
+        if env
+        else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    )
     return root
 
 
@@ -138,13 +142,13 @@ def _from_table(cls: type[_T], table: object, where: str) -> _T:
         default = getattr(cls(), key)
         if dataclasses.is_dataclass(default):
             kwargs[key] = _from_table(type(default), value, f"{where}.{key}")
-            continue
-        if isinstance(default, bool) or not isinstance(value, type(default)):
-            if not (isinstance(default, float) and isinstance(value, int)) or isinstance(default, bool):
-                if type(value) is not type(default):
-                    raise SettingsError(f"{where}.{key}", f"expected {type(default).__name__}, got {value!r}")
-            value = float(value) if isinstance(default, float) else value
-        kwargs[key] = value
+        elif isinstance(default, float) and type(value) is int:
+            kwargs[key] = float(value)  # TOML writes 1 for 1.0
+        elif type(value) is not type(default):
+            expected = type(default).__name__
+            raise SettingsError(f"{where}.{key}", f"expected {expected}, got {value!r}")
+        else:
+            kwargs[key] = value
     return cls(**kwargs)
 
 

@@ -14,7 +14,9 @@ def test_data_root_follows_verifai_home(verifai_home: Path) -> None:
 
 
 def test_round_trip_keeps_changed_values(tmp_path: Path) -> None:
-    s = st.Settings(retrieval=st.RetrievalSettings(k=7, mode="rrf", lexical_weight=0.6, semantic_weight=0.4))
+    s = st.Settings(
+        retrieval=st.RetrievalSettings(k=7, mode="rrf", lexical_weight=0.6, semantic_weight=0.4)
+    )
     path = st.save_settings(s, tmp_path / "s.toml")
     assert st.load_settings(path) == s
 
@@ -31,7 +33,12 @@ def test_int_accepted_for_float(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    ["[retrieval]\nk = 'ten'\n", "[retrieval]\nbogus = 1\n", "not toml [", "[retrieval]\nmode = 'fuzzy'\n"],
+    [
+        "[retrieval]\nk = 'ten'\n",
+        "[retrieval]\nbogus = 1\n",
+        "not toml [",
+        "[retrieval]\nmode = 'fuzzy'\n",
+    ],
 )
 def test_bad_settings_raise_clear_error(tmp_path: Path, body: str) -> None:
     p = tmp_path / "s.toml"

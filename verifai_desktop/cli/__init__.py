@@ -22,7 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The full argument parser of ``verifai``."""
     parser = argparse.ArgumentParser(
         prog="verifai",
-        description="Ask questions of your own documents; every answer sentence is cited and verified.",
+        description=(
+            "Ask questions of your own documents; every answer sentence is cited and verified."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"verifai {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
@@ -30,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser = sub.add_parser("eval", help="evaluate retrieval, the verifier or whole answers")
     eval_sub = eval_parser.add_subparsers(dest="eval_command", required=True, metavar="WHAT")
     models_parser = sub.add_parser("models", help="list, download, choose and export models")
-    models_sub = models_parser.add_subparsers(dest="models_command", required=True, metavar="ACTION")
+    models_sub = models_parser.add_subparsers(
+        dest="models_command", required=True, metavar="ACTION"
+    )
     for module in _MODULES:
         if hasattr(module, "register"):
             module.register(sub)

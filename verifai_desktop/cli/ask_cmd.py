@@ -1,3 +1,183 @@
-"""`verifai` sub-commands: ask. (Owner fills in register functions.)"""
+"""`verifai ask` and `verifai eval answers`."""
 
 from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from verifai_desktop import pipeline  # noqa: F401  -- loads onnxruntime before usearch
+from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
+from verifai_desktop.domain import Answer, Progress, SentenceLabel
+from verifai_desktop.settings import Settings, load_settings
+
+LABEL_STYLE: dict[SentenceLabel, str] = {
+    SentenceLabel.SUPPORTED: "green",
+    SentenceLabel.PARTIALLY_SUPPORTED: "yellow",
+    SentenceLabel.CONTRADICTED: "bold red",
+    SentenceLabel.NO_EVIDENCE: "dark_orange",
+    SentenceLabel.UNREFERENCED: "bright_black",
+}
+LABEL_TEXT: dict[SentenceLabel, str] = {
+    SentenceLabel.SUPPORTED: "supported",
+    SentenceLabel.PARTIALLY_SUPPORTED: "partially supported",
+    SentenceLabel.CONTRADICTED: "contradicted",
+    SentenceLabel.NO_EVIDENCE: "no evidence",
+    SentenceLabel.UNREFERENCED: "unreferenced",
+}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``verifai ask``."""
+    p = sub.add_parser("ask", help="ask a question; every answer sentence is cited and verified")
+    p.add_argument("question", help="the question")
+    add_collection_arg(p)
+    p.add_argument(
+        "-k", type=int, default=None, help="passages given to the generator (default: 10)"
+    )
+    p.add_argument("--no-stream", action="store_true", help="do not show tokens as they come")
+    add_json_arg(p)
+    p.set_defaults(func=run_ask)
+
+
+def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``verifai eval answers``."""
+    p = sub.add_parser("answers", help="answer PubMedQA questions and measure citations")
+    p.add_argument("--pubmedqa", type=Path, required=True, help="PubMedQA ori_pqal.json")
+    p.add_argument("--limit", type=int, default=30, help="questions to ask (default: %(default)s)")
+    p.add_argument("-k", type=int, default=5, help="passages per question (default: %(default)s)")
+    p.add_argument(
+        "--corpus-limit",
+        type=int,
+        default=None,
+        help="abstracts to index (default: all in the file)",
+    )
+    p.add_argument("--collection", default="pubmedqa-eval", help="collection to build/reuse")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="generate again instead of replaying identical earlier generations",
+    )
+    add_json_arg(p)
+    p.set_defaults(func=run_eval_answers)
+
+
+def _stderr_progress(enabled: bool) -> Callable[[Progress], None] | None:
+    if not enabled:
+        return None
+    last: dict[str, int] = {}
+
+    def show(p: Progress) -> None:
+        if p.stage == "generate":
+            return
+        if last.get(p.stage) == p.done:
+            return
+        last[p.stage] = p.done
+        total = f"/{p.total}" if p.total is not None else ""
+        print(f"[{p.stage}] {p.done}{total} {p.unit} {p.message}".rstrip(), file=sys.stderr)
+
+    return show
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    """Answer a question from a collection; a coloured report or ``--json``."""
+    from verifai_desktop.collection import Collection
+    from verifai_desktop.pipeline import AskSession, answer_to_dict
+
+    settings = load_settings()
+    stream = not args.json and not args.no_stream and sys.stderr.isatty()
+
+    def on_token(piece: str) -> None:
+        sys.stderr.write(piece)
+        sys.stderr.flush()
+
+    with Collection.open(args.collection, settings=settings) as collection:
+        session = AskSession(settings)
+        answer = session.ask(
+            collection, args.question, k=args.k, on_token=on_token if stream else None
+        )
+    if stream:
+        sys.stderr.write("\n\n")
+    if args.json:
+        print_json(answer_to_dict(answer, settings))
+    else:
+        render_answer(answer, settings)
+    return 0
+
+
+def render_answer(answer: Answer, settings: Settings) -> None:
+    """Print an answer with coloured sentences, a legend, verdicts and numbered sources."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from verifai_desktop.generate.prompt import source_label
+    from verifai_desktop.verify.labels import sentence_probability
+
+    console = Console(highlight=False)
+    console.print(Text(f"Q: {answer.question}", style="bold"))
+    if answer.abstained:
+        console.print(Text(answer.text, style="bold yellow"))
+        if answer.passages:
+            console.print("Closest passages:")
+    else:
+        body = Text()
+        for i, s in enumerate(answer.sentences):
+            if i:
+                body.append(" ")
+            body.append(s.text, style=LABEL_STYLE[s.label])
+        console.print(body)
+        legend = Text("Legend: ")
+        for label in SentenceLabel:
+            legend.append(f" {LABEL_TEXT[label]} ", style=f"reverse {LABEL_STYLE[label]}")
+            legend.append(" ")
+        console.print(legend)
+        console.print()
+        for i, s in enumerate(answer.sentences, start=1):
+            prob = sentence_probability(s.label, s.verdicts, settings.verify)
+            head = Text(f"{i}. ")
+            head.append(LABEL_TEXT[s.label], style=LABEL_STYLE[s.label])
+            if s.verdicts:
+                head.append(f" (p={prob:.2f})")
+            head.append(f"  {s.text}")
+            console.print(head)
+            for v in s.verdicts:
+                line = Text(
+                    f"    [{v.passage_number}] {v.label.value} "
+                    f"S={v.p_support:.2f} C={v.p_contradict:.2f} N={v.p_no_evidence:.2f}: ",
+                    style="dim",
+                )
+                line.append(f"“{v.evidence}”", style="italic")
+                console.print(line)
+            if s.invalid_citations:
+                bad = ", ".join(str(n) for n in s.invalid_citations)
+                console.print(Text(f"    invalid citations dropped: {bad}", style="red"))
+    console.print()
+    console.print(Text("Sources", style="bold"))
+    for n, p in enumerate(answer.passages, start=1):
+        console.print(f"[{n}] {source_label(p)}  (score {p.fused_score:.3f})", markup=False)
+    timings = ", ".join(f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items())
+    console.print(Text(timings, style="dim"))
+
+
+def run_eval_answers(args: argparse.Namespace) -> int:
+    """PubMedQA answer evaluation: citation coverage, support, decision agreement, timings."""
+    from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_report
+
+    settings = load_settings()
+    report = evaluate_pubmedqa(
+        args.pubmedqa,
+        limit=args.limit,
+        k=args.k,
+        corpus_limit=args.corpus_limit,
+        collection_name=args.collection,
+        settings=settings,
+        progress=_stderr_progress(not args.json),
+        use_cache=not args.no_cache,
+    )
+    if args.json:
+        print_json(dataclasses.asdict(report))
+    else:
+        print(format_report(report))
+    return 0

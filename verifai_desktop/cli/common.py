@@ -10,7 +10,9 @@ from typing import Any
 
 def add_collection_arg(parser: argparse.ArgumentParser) -> None:
     """Add ``--collection NAME`` (default ``default``)."""
-    parser.add_argument("--collection", "-c", default="default", help="collection name (default: %(default)s)")
+    parser.add_argument(
+        "--collection", "-c", default="default", help="collection name (default: %(default)s)"
+    )
 
 
 def add_json_arg(parser: argparse.ArgumentParser) -> None:

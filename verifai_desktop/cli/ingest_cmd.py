@@ -1,3 +1,303 @@
-"""`verifai` sub-commands: ingest. (Owner fills in register functions.)"""
+"""`verifai ingest`, `verifai status`, `verifai remove` and `verifai collections`."""
 
 from __future__ import annotations
+
+import argparse
+import dataclasses
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
+from verifai_desktop.collection import Collection, list_collections
+from verifai_desktop.domain import Progress
+from verifai_desktop.errors import VerifaiError
+from verifai_desktop.index.embedder import canonical_name
+from verifai_desktop.ingest.catalog import DocumentRecord
+from verifai_desktop.ingest.run import FileOutcome, IngestReport, Outcome, ingest_paths
+from verifai_desktop.settings import load_settings
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ingest, status, remove and collections commands."""
+    p = sub.add_parser(
+        "ingest",
+        help="add files and folders to a collection (PDF, DOCX, PPTX, EPUB, MD, TXT)",
+        description="Parse, chunk, embed and index files; unchanged files are skipped, changed "
+        "ones replaced, files gone from an ingested folder removed.",
+    )
+    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
+    add_collection_arg(p)
+    add_json_arg(p)
+    p.add_argument("--pdf-password", metavar="PW", help="password for encrypted PDFs")
+    p.add_argument(
+        "--timeout", type=float, default=60.0, metavar="S", help="parse time limit per file (s)"
+    )
+    p.add_argument(
+        "--embedder",
+        metavar="NAME_OR_PATH",
+        help="sentence-transformers model for a NEW collection (default: settings, the bundled "
+        "all-MiniLM-L6-v2); an existing collection keeps the one it was built with",
+    )
+    p.set_defaults(func=run_ingest)
+
+    p = sub.add_parser("status", help="list every document of a collection with its status")
+    add_collection_arg(p)
+    add_json_arg(p)
+    p.set_defaults(func=run_status)
+
+    p = sub.add_parser(
+        "remove", help="remove a file (or every file under a folder) from a collection"
+    )
+    p.add_argument("path", type=Path, metavar="PATH")
+    add_collection_arg(p)
+    add_json_arg(p)
+    p.set_defaults(func=run_remove)
+
+    p = sub.add_parser("collections", help="list the collections")
+    add_json_arg(p)
+    p.set_defaults(func=run_collections)
+
+
+class MissingPathError(VerifaiError):
+    """A path given on the command line does not exist."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path} does not exist; give existing files or folders")
+
+
+@contextmanager
+def _cancel_on_sigint() -> Iterator[threading.Event]:
+    """Turn Ctrl-C into a cancel request, so the file in progress is finished cleanly."""
+    cancel = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if cancel.is_set():  # second Ctrl-C: stop at once
+            signal.signal(signal.SIGINT, previous)
+            raise KeyboardInterrupt
+        cancel.set()
+        print("\nstopping after the current file (Ctrl-C again to abort)", file=sys.stderr)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield cancel
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class _PlainProgress:
+    """One line per file on stderr, for logs and pipes."""
+
+    def __call__(self, p: Progress) -> None:
+        if p.stage == "files" and p.message:
+            print(f"[{p.done + 1}/{p.total}] {p.message}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | None]:
+    if quiet:
+        yield None
+        return
+    if not sys.stderr.isatty():
+        yield _PlainProgress()
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    with RichProgress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[detail]}"),
+        transient=True,
+    ) as bar:
+        files = bar.add_task("files", total=None, detail="")
+        chunks = bar.add_task("chunks embedded", total=None, detail="")
+
+        def report(p: Progress) -> None:
+            if p.stage == "files":
+                bar.update(files, completed=p.done, total=p.total, detail=p.message)
+            elif p.stage == "embed":
+                bar.update(chunks, completed=p.done)
+
+        yield report
+
+
+def _outcome_json(o: FileOutcome) -> dict[str, Any]:
+    return {
+        "source": o.source,
+        "status": o.status.value,
+        "stored_status": o.stored_status.value if o.stored_status else None,
+        "reason": o.reason,
+        "chunks": o.chunk_count,
+        "format": o.format.value if o.format else None,
+    }
+
+
+def _print_report(report: IngestReport) -> None:
+    for o in report.outcomes:
+        status = o.status.value
+        if o.status is Outcome.SKIPPED and o.stored_status is not None:
+            status = f"skipped ({o.stored_status.value})"
+        line = f"{status:<22} {o.chunk_count:>5} chunks  {Path(o.source).name}"
+        if o.reason and o.status is not Outcome.INDEXED:
+            line += f"  - {o.reason}"
+        print(line)
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(report.counts.items()))
+    print(
+        f"{len(report.outcomes)} files: {counts}; {report.chunks_indexed} chunks indexed "
+        f"in {report.elapsed_ms / 1000:.1f} s"
+    )
+
+
+class EmbedderMismatchError(VerifaiError):
+    """``--embedder`` names another model than the existing collection was built with."""
+
+    def __init__(self, collection: str, built_with: str, asked: str) -> None:
+        super().__init__(
+            f"collection {collection!r} was built with the embedder {built_with!r}, not "
+            f"{asked!r}; use another --collection name for a different embedder"
+        )
+
+
+def _open_for_ingest(name: str, embedder: str | None) -> Collection:
+    """Open (creating if needed) a collection; ``embedder`` applies to a new one only."""
+    if embedder is None:
+        return Collection.open(name, create=True)
+    settings = load_settings()
+    settings = dataclasses.replace(
+        settings, models=dataclasses.replace(settings.models, embedder=embedder)
+    )
+    collection = Collection.open(name, create=True, settings=settings)
+    if collection.embedder_name != canonical_name(embedder):
+        built_with = collection.embedder_name
+        collection.close()
+        raise EmbedderMismatchError(name, built_with, embedder)
+    return collection
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    """Handler of ``verifai ingest``."""
+    for path in args.paths:
+        if not path.exists():
+            raise MissingPathError(path)
+    with (
+        _open_for_ingest(args.collection, args.embedder) as collection,
+        _cancel_on_sigint() as cancel,
+        _progress_reporter(False) as progress,
+    ):
+        report = ingest_paths(
+            collection,
+            args.paths,
+            default_password=args.pdf_password,
+            progress=progress,
+            cancel=cancel,
+            timeout_s=args.timeout,
+        )
+    if args.json:
+        print_json(
+            {
+                "collection": args.collection,
+                "files": [_outcome_json(o) for o in report.outcomes],
+                "counts": dict(report.counts),
+                "chunks_indexed": report.chunks_indexed,
+                "elapsed_ms": round(report.elapsed_ms, 1),
+                "stage_ms": {
+                    "load": round(report.load_ms, 1),
+                    "parse": round(report.parse_ms, 1),
+                    "chunk": round(report.chunk_ms, 1),
+                    "embed": round(report.embed_ms, 1),
+                    "index": round(report.index_ms, 1),
+                },
+            }
+        )
+    else:
+        _print_report(report)
+    return 0
+
+
+def _record_json(r: DocumentRecord) -> dict[str, Any]:
+    return {
+        "doc_id": r.doc_id,
+        "source": r.source,
+        "title": r.title,
+        "format": r.format.value if r.format else None,
+        "status": r.status.value,
+        "reason": r.reason,
+        "chunks": r.chunk_count,
+        "size_bytes": r.size_bytes,
+        "sha256": r.sha256,
+    }
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """Handler of ``verifai status``."""
+    with Collection.open(args.collection) as collection:
+        records = collection.documents()
+        consistent = collection.is_consistent()
+        embedder = collection.embedder_name
+        chunks = collection.catalog.num_chunks()
+    if args.json:
+        print_json(
+            {
+                "collection": args.collection,
+                "embedder": embedder,
+                "chunks": chunks,
+                "indexes_current": consistent,
+                "documents": [_record_json(r) for r in records],
+            }
+        )
+        return 0
+    for r in records:
+        line = f"{r.status.value:<10} {r.chunk_count:>5} chunks  {r.source}"
+        if r.reason:
+            line += f"  - {r.reason}"
+        print(line)
+    print(f"{len(records)} documents, {chunks} chunks, embedder {embedder}")
+    return 0
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    """Handler of ``verifai remove``."""
+    with Collection.open(args.collection) as collection:
+        before = {r.source for r in collection.documents()}
+        collection.remove(args.path)
+        removed = sorted(before - {r.source for r in collection.documents()})
+    if not removed:
+        raise VerifaiError(
+            f"{args.path} is not in collection {args.collection!r}; see `verifai status`"
+        )
+    if args.json:
+        print_json({"collection": args.collection, "removed": removed})
+    else:
+        for source in removed:
+            print(f"removed {source}")
+    return 0
+
+
+def run_collections(args: argparse.Namespace) -> int:
+    """Handler of ``verifai collections``."""
+    rows = []
+    for name in list_collections():
+        with Collection.open(name) as collection:
+            rows.append(
+                {
+                    "name": name,
+                    "documents": len(collection.documents()),
+                    "chunks": collection.catalog.num_chunks(),
+                    "embedder": collection.embedder_name,
+                }
+            )
+    if args.json:
+        print_json(rows)
+    else:
+        for row in rows:
+            print(f"{row['name']:<24} {row['documents']:>6} documents {row['chunks']:>8} chunks")
+    return 0

@@ -1,3 +1,176 @@
-"""`verifai` sub-commands: eval verifier, models export-verifier. (Owner fills in register functions.)"""
+"""`verifai eval verifier` and `verifai models export-verifier`."""
 
 from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from verifai_desktop.cli.common import add_json_arg, print_json
+from verifai_desktop.domain import Progress
+from verifai_desktop.errors import SettingsError
+
+
+def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``verifai eval verifier``."""
+    p = sub.add_parser(
+        "verifier",
+        help="score the NLI verifier on SciFact, HealthVer or an NLI file",
+        description=(
+            "Classify labelled (premise, claim) pairs with the verifier and print per-class "
+            "precision, recall and F1, macro and weighted F1, accuracy, ECE and the confusion "
+            "matrix. SciFact pairs are claim + cited abstract (VerifAI's transformation)."
+        ),
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument(
+        "--scifact",
+        type=Path,
+        metavar="DIR",
+        help="SciFact release folder (claims_<split>.jsonl, corpus.jsonl)",
+    )
+    src.add_argument("--healthver", type=Path, metavar="FILE", help="HealthVer CSV")
+    src.add_argument(
+        "--nli",
+        type=Path,
+        metavar="FILE",
+        help="SNLI jsonl, TextFooler TSV, SICK txt or FEVER-Symmetric jsonl",
+    )
+    p.add_argument("--split", default="dev", help="SciFact split (default: %(default)s)")
+    p.add_argument(
+        "--granularity",
+        choices=("passage", "sentences"),
+        default="passage",
+        help="premise: whole passage, or 1-3 sentence windows max-aggregated "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="NAME|DIR",
+        help="verifier folder or name (default: the bundled verifier)",
+    )
+    p.add_argument(
+        "--system",
+        choices=("model", "lexical", "llm"),
+        default="model",
+        help="evaluate the verifier, the lexical-overlap baseline or the LLM judge",
+    )
+    p.add_argument(
+        "--gguf",
+        type=Path,
+        default=None,
+        help="GGUF for --system llm (default: the bundled Qwen generator)",
+    )
+    p.add_argument(
+        "--uncalibrated",
+        action="store_true",
+        help="raw model probabilities (no temperature, no feature layer)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the first N pairs (a slice, say so when reporting)",
+    )
+    add_json_arg(p)
+    p.set_defaults(func=run_eval)
+
+
+def register_models(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``verifai models export-verifier``."""
+    p = sub.add_parser(
+        "export-verifier",
+        help="export a Hugging Face NLI checkpoint (DeBERTa, BERT-like) to an ONNX verifier",
+        description=(
+            "Export a sequence-classification checkpoint with three NLI labels to ONNX, with "
+            "its tokenizer and label map, into a folder `verifai models use` accepts."
+        ),
+    )
+    p.add_argument("hf_dir", type=Path, metavar="HF_MODEL_DIR")
+    p.add_argument("out_dir", type=Path, metavar="OUT_DIR")
+    p.add_argument("--int8", action="store_true", help="dynamic int8 quantization (~4x smaller)")
+    p.add_argument("--max-length", type=int, default=512, help="tokens per pair (default: 512)")
+    p.set_defaults(func=run_export)
+
+
+def _stderr_progress(p: Progress) -> None:
+    if p.total:
+        sys.stderr.write(f"\r{p.stage}: {p.done}/{p.total} {p.unit}  ")
+        if p.done >= p.total:
+            sys.stderr.write("\n")
+    else:
+        sys.stderr.write(f"{p.stage}: {p.message}\n")
+    sys.stderr.flush()
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """Handler of ``verifai eval verifier``."""
+    from verifai_desktop.evaluate import verifier as ev
+
+    if args.scifact is not None:
+        pairs = ev.load_scifact(args.scifact, args.split)
+        dataset = f"scifact_{args.split}"
+    elif args.healthver is not None:
+        pairs = ev.load_healthver(args.healthver)
+        dataset = args.healthver.stem
+    else:
+        pairs = ev.load_nli(args.nli)
+        dataset = args.nli.stem
+    if args.limit is not None:
+        if args.limit < 1:
+            raise SettingsError("--limit", "must be at least 1")
+        pairs = pairs[: args.limit]
+        dataset += f"[:{args.limit}]"
+
+    system: ev.PassageVerifier
+    if args.system == "lexical":
+        system, name = ev.LexicalOverlapVerifier(), "lexical-overlap"
+    elif args.system == "llm":
+        gguf = args.gguf
+        if gguf is None:
+            from verifai_desktop import modelstore
+
+            gguf = modelstore.ensure_bundled_generator()
+        system, name = ev.LlmJudgeVerifier(gguf), f"llm-judge:{Path(gguf).name}"
+    else:
+        from verifai_desktop.verify.nli import OnnxVerifier, get_verifier
+
+        verifier = get_verifier(args.model or "verifai-minilm-nli")
+        if args.uncalibrated:
+            verifier = OnnxVerifier(verifier.model_dir, calibrated=False)
+        system = verifier
+        name = f"{verifier.card.name} ({verifier.provider}"
+        name += ", uncalibrated)" if args.uncalibrated else ")"
+    result = ev.evaluate_pairs(
+        system,
+        pairs,
+        dataset=dataset,
+        system=name,
+        granularity=args.granularity,
+        progress=None if args.json else _stderr_progress,
+    )
+    if args.json:
+        print_json(result.as_dict())
+    else:
+        print(ev.format_report(result))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Handler of ``verifai models export-verifier``."""
+    from verifai_desktop.verify.export import export_verifier
+
+    result = export_verifier(
+        args.hf_dir,
+        args.out_dir,
+        int8=args.int8,
+        max_length=args.max_length,
+        progress=_stderr_progress,
+    )
+    print(
+        f"exported {result.onnx_path} ({result.size_bytes / 1e6:.1f} MB, "
+        f"labels {', '.join(result.labels)}, int8={result.int8})"
+    )
+    return 0

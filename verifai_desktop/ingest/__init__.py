@@ -1,1 +1,12 @@
-"""ingest stage of VerifAI Desktop."""
+"""Ingest stage of VerifAI Desktop: file in, Document and Chunks out, then catalog and indexes.
+
+Modules (nothing heavy is imported here; import the module you need):
+
+- ``formats``: :func:`~verifai_desktop.ingest.formats.detect_format` (content sniffing).
+- ``parse``: :func:`~verifai_desktop.ingest.parse.parse_file` and
+  :class:`~verifai_desktop.ingest.parse.ParserPool` (worker process with a per-file timeout).
+- ``pdf``, ``office`` (DOCX, PPTX), ``epub``, ``text`` (MD, TXT): one parser per format.
+- ``sentences``: :func:`~verifai_desktop.ingest.sentences.split_sentences` (sentencex).
+- ``chunking``: :func:`~verifai_desktop.ingest.chunking.chunk_document` and ``chunk_text``.
+- ``catalog``, ``run``: the SQLite catalog and the ingest run.
+"""

@@ -1,0 +1,183 @@
+"""`verifai ask` end to end: real bundled generator, verifier and embedder, real documents.
+
+Everything here runs with outbound network connections refused (a ``sitecustomize`` that makes
+every AF_INET/AF_INET6 ``connect`` raise), so the module is also the no-network test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import DOCS_CLEAN
+from verifai_desktop import modelstore
+from verifai_desktop.domain import NliLabel, SentenceLabel, Verdict
+from verifai_desktop.settings import VerifySettings
+from verifai_desktop.verify.labels import sentence_label
+
+pytestmark = pytest.mark.slow
+
+DOCS = ("acl2020_specter.pdf", "deep_rules_02_intro.md")
+QUESTION = "What does SPECTER use citations for?"
+VERIFAI = [sys.executable, "-m", "verifai_desktop"]
+
+NO_NETWORK = textwrap.dedent(
+    """
+    import socket
+
+    _connect = socket.socket.connect
+    _connect_ex = socket.socket.connect_ex
+
+    def _refuse(self, address, *args):
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            raise OSError(101, f"network access refused by test: {address!r}")
+        return _connect(self, address, *args)
+
+    def _refuse_ex(self, address, *args):
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            raise OSError(101, f"network access refused by test: {address!r}")
+        return _connect_ex(self, address, *args)
+
+    socket.socket.connect = _refuse
+    socket.socket.connect_ex = _refuse_ex
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment for subprocesses: own VERIFAI_HOME, no network, offline hubs."""
+    root = tmp_path_factory.mktemp("ask_e2e")
+    guard = root / "guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(NO_NETWORK, encoding="utf-8")
+    repo = Path(__file__).resolve().parents[2]
+    out = dict(os.environ)
+    out.update(
+        VERIFAI_HOME=str(root / "home"),
+        PYTHONPATH=os.pathsep.join([str(guard), str(repo), out.get("PYTHONPATH", "")]),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+    )
+    out.pop("HF_ENDPOINT", None)
+    return out
+
+
+def _run(
+    args: list[str], env: dict[str, str], timeout: int = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def collection(env: dict[str, str]) -> str:
+    """A collection ingested by `verifai ingest` from a few clean documents (network refused)."""
+    paths = [str(DOCS_CLEAN / name) for name in DOCS]
+    done = _run([*VERIFAI, "ingest", *paths, "--collection", "e2e", "--json"], env)
+    assert done.returncode == 0, done.stderr
+    return "e2e"
+
+
+@pytest.fixture(scope="module")
+def answer(env: dict[str, str], collection: str) -> dict[str, Any]:
+    """`verifai ask --json` on the collection, network refused."""
+    done = _run([*VERIFAI, "ask", QUESTION, "--collection", collection, "-k", "3", "--json"], env)
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def test_network_guard_is_active(env: dict[str, str]) -> None:
+    code = "import socket\ns = socket.socket()\ns.connect(('127.0.0.1', 9))\n"
+    done = _run([sys.executable, "-c", code], env)
+    assert done.returncode != 0
+    assert "network access refused by test" in done.stderr
+
+
+def test_answer_json_schema(answer: dict[str, Any]) -> None:
+    assert answer["schema"] == "verifai.answer/1"
+    assert answer["question"] == QUESTION
+    assert answer["abstained"] is False
+    assert answer["answer"].strip()
+    for key in ("sentences", "passages", "timings_ms", "models", "label_counts", "thresholds"):
+        assert key in answer
+    assert set(answer["timings_ms"]) >= {"retrieve", "generate", "first_token", "verify", "total"}
+    gen = answer["models"]["generator"]
+    assert gen["name"] == modelstore.BUNDLED_GENERATOR
+    assert gen["sha256"] == modelstore.BUNDLED_GENERATOR_SHA256
+    assert len(answer["models"]["verifier"]["sha256"]) == 64
+    assert len(answer["passages"]) == 3
+    for i, p in enumerate(answer["passages"], start=1):
+        assert p["number"] == i
+        assert p["file"] in DOCS
+        assert set(p["location"]) == {"kind", "number", "heading", "label"}
+        assert set(p["scores"]) == {"fused", "lexical", "semantic", "raw_lexical", "raw_semantic"}
+    for s in answer["sentences"]:
+        assert answer["answer"][s["char_start"] : s["char_end"]] == s["text"]
+
+
+def test_every_citation_names_a_given_passage(answer: dict[str, Any]) -> None:
+    n = len(answer["passages"])
+    cited = [c for s in answer["sentences"] for c in s["citations"]]
+    assert cited, "the grammar makes every complete sentence cite a passage"
+    assert all(1 <= c <= n for c in cited)
+    assert all(s["invalid_citations"] == [] for s in answer["sentences"])
+
+
+def test_every_cited_sentence_has_a_verdict_per_citation(answer: dict[str, Any]) -> None:
+    for s in answer["sentences"]:
+        assert [v["passage"] for v in s["verdicts"]] == s["citations"]
+        for v in s["verdicts"]:
+            total = v["p_support"] + v["p_contradict"] + v["p_no_evidence"]
+            assert total == pytest.approx(1.0, abs=1e-3)
+            passage = answer["passages"][v["passage"] - 1]["text"]
+            assert passage[v["evidence_char_start"] : v["evidence_char_end"]] == v["evidence"]
+            assert v["evidence"]
+
+
+def test_labels_follow_the_rules(answer: dict[str, Any]) -> None:
+    t = answer["thresholds"]
+    thresholds = VerifySettings(
+        contradict_threshold=t["contradict"], support_threshold=t["support"]
+    )
+    for s in answer["sentences"]:
+        verdicts = [
+            Verdict(
+                v["passage"],
+                NliLabel(v["label"]),
+                v["p_support"],
+                v["p_contradict"],
+                v["p_no_evidence"],
+            )
+            for v in s["verdicts"]
+        ]
+        assert s["label"] == sentence_label(verdicts, thresholds).value
+    counts = answer["label_counts"]
+    assert set(counts) == {label.value for label in SentenceLabel}
+    assert sum(counts.values()) == len(answer["sentences"])
+
+
+def test_abstains_below_threshold(env: dict[str, str], collection: str, tmp_path: Path) -> None:
+    home = Path(env["VERIFAI_HOME"])
+    settings_file = home / "settings.toml"
+    settings_file.write_text("[verify]\nabstain_threshold = 0.99\n", encoding="utf-8")
+    try:
+        done = _run(
+            [*VERIFAI, "ask", QUESTION, "--collection", collection, "-k", "3", "--json"], env
+        )
+    finally:
+        settings_file.unlink()
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["abstained"] is True
+    assert data["answer"] == "Not found in your documents."
+    assert data["sentences"] == []
+    assert len(data["passages"]) == 3
+    assert data["timings_ms"]["generate"] == 0.0

@@ -1,0 +1,74 @@
+"""`verifai eval verifier` on a slice of SciFact dev with the real shipped verifier."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+N = 30
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    from tests.conftest import SHARED_DATA
+
+    home = tmp_path_factory.mktemp("home")
+    out = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "verifai"),
+            "eval",
+            "verifier",
+            "--scifact",
+            str(SHARED_DATA / "scifact" / "original"),
+            "--split",
+            "dev",
+            "--limit",
+            str(N),
+            "--granularity",
+            "passage",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={"VERIFAI_HOME": str(home), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.returncode == 0, out.stderr
+    data: dict[str, object] = json.loads(out.stdout)
+    return data
+
+
+def test_metrics_are_consistent_with_the_confusion_matrix(report: dict[str, object]) -> None:
+    cm = report["confusion"]
+    assert isinstance(cm, list) and len(cm) == 3 and all(len(r) == 3 for r in cm)
+    assert report["n"] == N == sum(sum(r) for r in cm)
+    assert report["labels"] == ["SUPPORT", "CONTRADICT", "NO_EVIDENCE"]
+    per_class = report["per_class"]
+    assert isinstance(per_class, dict)
+    f1s, supports = [], []
+    for k, label in enumerate(report["labels"]):  # type: ignore[arg-type]
+        tp = cm[k][k]
+        predicted = sum(r[k] for r in cm)
+        gold = sum(cm[k])
+        p = tp / predicted if predicted else 0.0
+        r = tp / gold if gold else 0.0
+        f1 = 2 * p * r / (p + r) if p + r else 0.0
+        m = per_class[label]
+        assert m["support"] == gold
+        assert m["precision"] == pytest.approx(p) and m["recall"] == pytest.approx(r)
+        assert m["f1"] == pytest.approx(f1) and 0.0 <= f1 <= 1.0
+        f1s.append(f1)
+        supports.append(gold)
+    assert report["macro_f1"] == pytest.approx(sum(f1s) / 3)
+    assert report["weighted_f1"] == pytest.approx(
+        sum(f * s for f, s in zip(f1s, supports, strict=True)) / N
+    )
+    assert report["accuracy"] == pytest.approx(sum(cm[k][k] for k in range(3)) / N)
+    assert 0.0 <= float(report["ece"]) <= 1.0  # type: ignore[arg-type]
+    assert report["granularity"] == "passage" and report["dataset"] == f"scifact_dev[:{N}]"

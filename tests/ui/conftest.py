@@ -1,0 +1,153 @@
+"""UI test set-up: offscreen Qt, Qt warnings fail tests, a hand-built Answer for control flow."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+
+from verifai_desktop.domain import (
+    Answer,
+    AnswerSentence,
+    ChunkId,
+    DocId,
+    Location,
+    LocationKind,
+    NliLabel,
+    Passage,
+    SentenceLabel,
+    Verdict,
+)
+
+UI_DIR = Path(__file__).resolve().parent
+# The offscreen platform plugin warns about window-manager hints it cannot honour.
+IGNORED_QT_MESSAGES = (r"This plugin does not support (propagateSizeHints|raise|setParent)\(\)",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Make Qt warnings fail every test in tests/ui (STYLE.md)."""
+    for item in items:
+        if UI_DIR in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+            item.add_marker(pytest.mark.qt_log_ignore(*IGNORED_QT_MESSAGES))
+
+
+def make_answer() -> Answer:
+    """An answer with one sentence of every label, citing two passages (a .md and a PDF page)."""
+    md = Passage(
+        ChunkId(11),
+        DocId(1),
+        Path("/docs/deep_rules_09_overfitting.md"),
+        "Deep rules: overfitting",
+        "Overfitting is a major risk. A model that memorises the training data fails on new data. "
+        "Use a held-out test set.",
+        0,
+        113,
+        Location(LocationKind.SECTION, None, "Overfitting"),
+        ((0, 28), (29, 88), (89, 113)),
+        0.9,
+        0.8,
+        0.87,
+    )
+    pdf = Passage(
+        ChunkId(12),
+        DocId(2),
+        Path("/docs/bmc_trauma.pdf"),
+        "DVT prophylaxis review",
+        "Low molecular weight heparin reduced DVT. Mechanical methods were less studied.",
+        0,
+        79,
+        Location(LocationKind.PAGE, 3),
+        ((0, 41), (42, 79)),
+        0.5,
+        0.6,
+        0.53,
+    )
+    spec = [
+        (
+            "Overfitting means memorising the training data [1].",
+            SentenceLabel.SUPPORTED,
+            (1,),
+            (
+                Verdict(
+                    1,
+                    NliLabel.SUPPORT,
+                    0.93,
+                    0.02,
+                    0.05,
+                    "A model that memorises the training data fails on new data.",
+                    (29, 88),
+                ),
+            ),
+        ),
+        (
+            "Heparin reduced DVT [2].",
+            SentenceLabel.PARTIALLY_SUPPORTED,
+            (2,),
+            (
+                Verdict(
+                    2,
+                    NliLabel.SUPPORT,
+                    0.61,
+                    0.1,
+                    0.29,
+                    "Low molecular weight heparin reduced DVT.",
+                    (0, 41),
+                ),
+            ),
+        ),
+        (
+            "Heparin increased DVT [2].",
+            SentenceLabel.CONTRADICTED,
+            (2,),
+            (
+                Verdict(
+                    2,
+                    NliLabel.CONTRADICT,
+                    0.05,
+                    0.88,
+                    0.07,
+                    "Low molecular weight heparin reduced DVT.",
+                    (0, 41),
+                ),
+            ),
+        ),
+        (
+            "Mechanical methods cure everything [1][2].",
+            SentenceLabel.NO_EVIDENCE,
+            (1, 2),
+            (
+                Verdict(
+                    1, NliLabel.NO_EVIDENCE, 0.1, 0.1, 0.8, "Use a held-out test set.", (89, 113)
+                ),
+                Verdict(
+                    2,
+                    NliLabel.NO_EVIDENCE,
+                    0.1,
+                    0.2,
+                    0.7,
+                    "Mechanical methods were less studied.",
+                    (42, 79),
+                ),
+            ),
+        ),
+        ("This is a summary.", SentenceLabel.UNREFERENCED, (), ()),
+    ]
+    text = ""
+    sentences = []
+    for sentence_text, label, cites, verdicts in spec:
+        if text:
+            text += " "
+        start = len(text)
+        text += sentence_text
+        sentences.append(AnswerSentence(sentence_text, start, len(text), cites, verdicts, label))
+    return Answer("What is overfitting?", text, tuple(sentences), (md, pdf))
+
+
+@pytest.fixture
+def hand_answer() -> Answer:
+    """See :func:`make_answer`."""
+    return make_answer()

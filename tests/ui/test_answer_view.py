@@ -1,0 +1,119 @@
+"""The answer view renders labels from domain.Answer and shows the right evidence on hover/focus."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, Qt
+from pytestqt.qtbot import QtBot
+
+from verifai_desktop.domain import Answer, SentenceLabel
+from verifai_desktop.export import LABEL_STYLES, NOT_FOUND_TEXT
+from verifai_desktop.ui.answer_view import AnswerView, LegendView, qt_underline
+from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
+
+
+def _view(qtbot: QtBot, answer: Answer) -> AnswerView:
+    view = AnswerView()
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    view.show_answer(answer)
+    return view
+
+
+def test_rendered_sentences_carry_label_colour_underline_and_marker(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    view = _view(qtbot, hand_answer)
+    rendered = view.rendered_sentences()
+    assert [(r.text, r.label) for r in rendered] == [
+        (s.text, s.label) for s in hand_answer.sentences
+    ]
+    assert view.sentence_labels() == [(s.text, s.label) for s in hand_answer.sentences]
+    for r in rendered:
+        style = LABEL_STYLES[r.label]
+        assert (r.color_hex, r.underline, r.marker) == (
+            style.color_hex,
+            qt_underline(style),
+            style.glyph,
+        )
+    # Not colour alone: every label has its own underline style and its own glyph.
+    assert len({r.underline for r in rendered}) == len(SentenceLabel)
+    assert len({r.marker for r in rendered}) == len(SentenceLabel)
+
+
+def test_hover_card_names_source_and_highlights_evidence(qtbot: QtBot, hand_answer: Answer) -> None:
+    view = _view(qtbot, hand_answer)
+    card0 = view.hover_html(0)
+    assert (
+        f"{EVIDENCE_OPEN}A model that memorises the training data fails on new data."
+        f"{EVIDENCE_CLOSE}" in card0
+    )
+    text0 = view.hover_text(0)
+    assert "Supported — probability 0.93" in text0
+    assert "[1] deep_rules_09_overfitting.md, Overfitting\n" in text0
+    assert "support 0.93 · contradict 0.02 · no evidence 0.05" in text0
+    text2 = view.hover_text(2)
+    assert "[2] bmc_trauma.pdf, p. 3\n" in text2
+    assert "support 0.05 · contradict 0.88 · no evidence 0.07" in text2
+    assert "deep_rules_09" not in text2
+    card3 = view.hover_html(3)  # two citations: both sources, each with its own evidence
+    assert f"{EVIDENCE_OPEN}Use a held-out test set.{EVIDENCE_CLOSE}" in card3
+    assert f"{EVIDENCE_OPEN}Mechanical methods were less studied.{EVIDENCE_CLOSE}" in card3
+    assert "cites no passage" in view.hover_text(4)
+
+
+def test_mouse_hover_finds_the_exact_sentence(qtbot: QtBot, hand_answer: Answer) -> None:
+    view = _view(qtbot, hand_answer)
+    for i in (2, 0, 4):
+        with qtbot.waitSignal(view.sentence_hovered, timeout=2000) as blocker:
+            qtbot.mouseMove(view.viewport(), view.sentence_point(i))
+        assert blocker.args == [i]
+        assert view.popup.isVisible()
+        assert view.popup.label.text() == view.hover_html(i)
+    # Blank space below the text is no sentence.
+    with qtbot.waitSignal(view.sentence_hovered, timeout=2000) as blocker:
+        qtbot.mouseMove(view.viewport(), view.viewport().rect().bottomRight() - QPoint(5, 5))
+    assert blocker.args == [-1]
+
+
+def test_keyboard_steps_through_sentences(qtbot: QtBot, hand_answer: Answer) -> None:
+    view = _view(qtbot, hand_answer)
+    view.activateWindow()
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus, timeout=2000)
+    qtbot.keyClick(view, Qt.Key.Key_Tab)
+    assert view.focused_index == 0
+    qtbot.keyClick(view, Qt.Key.Key_Down)
+    qtbot.keyClick(view, Qt.Key.Key_Down)
+    assert view.focused_index == 2
+    assert view.popup.label.text() == view.hover_html(2)
+    qtbot.keyClick(view, Qt.Key.Key_Up)
+    assert view.focused_index == 1
+    with qtbot.waitSignal(view.citation_activated, timeout=1000) as blocker:
+        qtbot.keyClick(view, Qt.Key.Key_Return)
+    assert blocker.args == [2]
+
+
+def test_abstention_shows_not_found_with_closest_passages(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    import dataclasses
+
+    abstained = dataclasses.replace(
+        hand_answer, text="Not found in your documents.", sentences=(), abstained=True
+    )
+    view = _view(qtbot, abstained)
+    text = view.toPlainText()
+    assert text.startswith(NOT_FOUND_TEXT)
+    assert "[1] deep_rules_09_overfitting.md, Overfitting" in text
+    assert "[2] bmc_trauma.pdf, p. 3" in text
+    assert view.rendered_sentences() == []
+
+
+def test_legend_names_every_label_in_its_style(qtbot: QtBot) -> None:
+    legend = LegendView()
+    qtbot.addWidget(legend)
+    text = legend.toPlainText()
+    for style in LABEL_STYLES.values():
+        assert f"{style.glyph} {style.title}" in text

@@ -1,0 +1,129 @@
+"""PubMedQA answer evaluation: scoring, aggregation and the abstention sweep (no models)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verifai_desktop.evaluate.answers import (
+    DatasetError,
+    QuestionResult,
+    abstention_sweep,
+    aggregate,
+    load_pubmedqa,
+    passage_pmid,
+    to_document,
+)
+
+
+def _r(
+    pmid: str, cos: float | None, labels: tuple[str, ...], decision: str = "yes"
+) -> QuestionResult:
+    n_pairs = sum(label != "unreferenced" for label in labels)
+    return QuestionResult(
+        pmid=pmid,
+        gold="yes",
+        decision=decision,
+        best_cosine=cos,
+        gold_retrieved=True,
+        gold_cited=pmid == "1",
+        labels=labels,
+        n_pairs=n_pairs,
+        n_support=labels.count("supported"),
+        n_contradict=labels.count("contradicted"),
+        n_invalid=0,
+        timings_ms={"generate": 100.0, "verify": 10.0},
+        answer="",
+    )
+
+
+RESULTS = (
+    _r("1", 0.8, ("supported", "supported")),
+    _r("2", 0.3, ("supported", "contradicted", "unreferenced"), decision="no"),
+    _r("3", 0.1, ("no_evidence",), decision="maybe"),
+)
+
+
+def test_sweep_refusal_vs_unsupported() -> None:
+    rows = abstention_sweep(RESULTS, (0.0, 0.2, 0.5, 0.9))
+    assert [r.refusal_pct for r in rows] == pytest.approx([0.0, 100 / 3, 200 / 3, 100.0])
+    # t=0: 6 sentences, 3 supported; t=0.2: drops q3 -> 5 sentences, 2 not supported
+    assert [r.kept_sentences for r in rows] == [6, 5, 2, 0]
+    assert [r.unsupported_pct for r in rows] == pytest.approx([50.0, 40.0, 0.0, 0.0])
+    assert [r.contradicted_pct for r in rows] == pytest.approx([100 / 6, 20.0, 0.0, 0.0])
+
+
+def test_aggregate() -> None:
+    rep = aggregate(RESULTS, n_documents=10, k=5, models={})
+    assert rep.n_sentences == 6
+    assert rep.coverage_pct == pytest.approx(500 / 6)
+    assert rep.support_pct == pytest.approx(60.0)  # 3 of 5 verified pairs
+    assert rep.contradict_pct == pytest.approx(20.0)
+    assert rep.gold_cited_pct == pytest.approx(100 / 3)
+    assert rep.decision_accuracy_pct == pytest.approx(100 / 3)
+    assert rep.decision_counts == {"yes": 1, "no": 1, "maybe": 1}
+    assert rep.mean_ms == {"generate": 100.0, "verify": 10.0}
+
+
+def test_pubmedqa_documents(tmp_path: Path) -> None:
+    f = tmp_path / "pq.json"
+    f.write_text(
+        json.dumps({"123": {"QUESTION": "Q?", "CONTEXTS": ["A.", "B."], "final_decision": "Yes"}})
+    )
+    (item,) = load_pubmedqa(f)
+    assert (item.pmid, item.final_decision, item.contexts) == ("123", "yes", ("A.", "B."))
+    doc = to_document(item)
+    assert doc.text == "A.\n\nB." and str(doc.path) == "pubmedqa:123"
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(DatasetError, match=r"bad\.json"):
+        load_pubmedqa(bad)
+
+
+def test_passage_pmid() -> None:
+    from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
+
+    p = Passage(
+        ChunkId(1), DocId(1), Path("pubmedqa:42"), "", "x", 0, 1, Location(LocationKind.SECTION), ()
+    )
+    assert passage_pmid(p) == "42"
+    assert (
+        passage_pmid(
+            p.__class__(**{**{f: getattr(p, f) for f in p.__slots__}, "path": Path("/a/b.pdf")})
+        )
+        is None
+    )
+
+
+class _CountingGenerator:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def stream(self, messages, *, grammar=None, max_tokens=None, temperature=0.0, cancel=None):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        yield "An answer. "
+        yield f"[{self.calls}]"
+
+
+def test_caching_generator_replays_identical_requests(tmp_path: Path) -> None:
+    from verifai_desktop.evaluate.answers import CachingGenerator
+    from verifai_desktop.generate.prompt import ChatMessage
+
+    inner = _CountingGenerator()
+    msgs = (ChatMessage("user", "q"),)
+    cache = CachingGenerator(inner, "sha-a", tmp_path / "c.json")
+    assert "".join(cache.stream(msgs, grammar="g")) == "An answer. [1]"
+    assert "".join(cache.stream(msgs, grammar="g")) == "An answer. [1]"  # replayed
+    assert inner.calls == 1 and cache.hits == 1
+    assert cache.last is not None and set(cache.last) == {"generate", "first_token"}
+    assert "".join(cache.stream(msgs, grammar="other")) == "An answer. [2]"  # new key
+    # persisted, and keyed by the model's sha256
+    again = CachingGenerator(inner, "sha-a", tmp_path / "c.json")
+    assert "".join(again.stream(msgs, grammar="g")) == "An answer. [1]"
+    other_model = CachingGenerator(inner, "sha-b", tmp_path / "c.json")
+    assert "".join(other_model.stream(msgs, grammar="g")) == "An answer. [3]"

@@ -1,0 +1,22 @@
+"""Stand-in parse functions for ParserPool tests; module level so the spawned worker can
+unpickle them. They dispatch on the file name and otherwise call the real parser."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from verifai_desktop.domain import Document
+from verifai_desktop.ingest.parse import parse_file
+
+
+def hang_or_crash(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:
+    """Sleep forever for ``*hang*`` files, segfault the worker for ``*crash*`` files."""
+    if "hang" in path.name:
+        while True:
+            time.sleep(3600)
+    if "crash" in path.name:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return parse_file(path, password=password, timeout_s=timeout_s)

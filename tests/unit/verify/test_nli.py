@@ -1,0 +1,167 @@
+"""The shipped ONNX verifier: label map, batching, truncation, granularity, model card."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from verifai_desktop.domain import Claim, Location, LocationKind, NliLabel, Passage
+from verifai_desktop.verify.nli import (
+    LABEL_ORDER,
+    OnnxVerifier,
+    bundled_dir,
+    load_model_card,
+    parse_label,
+)
+
+PAIRS = [
+    (
+        "Aspirin lowered the risk of stroke by 17 percent in women over ten years.",
+        "Aspirin reduces stroke risk in women.",
+    ),
+    (
+        "Mice lacking the receptor gained weight on a high-fat diet.",
+        "The receptor prevents obesity.",
+    ),
+    ("The trial was stopped early.", "Vitamin D supplementation does not prevent fractures."),
+    (
+        "Smoking increased the incidence of lung cancer tenfold in the cohort.",
+        "Smoking decreases lung cancer incidence.",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def verifier() -> OnnxVerifier:
+    v = OnnxVerifier()
+    v.load()
+    return v
+
+
+def _copy_small_files(dst: Path) -> Path:
+    dst.mkdir()
+    for f in bundled_dir().iterdir():
+        if f.is_file() and f.suffix != ".onnx":
+            shutil.copy2(f, dst / f.name)
+    return dst
+
+
+def test_parse_label_accepts_checkpoint_spellings() -> None:
+    assert parse_label("entailment") is NliLabel.SUPPORT
+    assert parse_label("NO_EVIDENCE") is NliLabel.NO_EVIDENCE
+    assert parse_label("Contradiction") is NliLabel.CONTRADICT
+    with pytest.raises(ValueError):
+        parse_label("maybe")
+
+
+def test_permuted_label_order_gives_permuted_back_probabilities(
+    verifier: OnnxVerifier, tmp_path: Path
+) -> None:
+    """A checkpoint whose logits come in another order, declared in config.json, gives the
+    same domain-order probabilities; a config that only renames the columns permutes them."""
+    cfg_name = json.loads((bundled_dir() / "verifier.json").read_text("utf-8"))["onnx_file"]
+    perm = [2, 0, 1]  # new logit k = old logit perm[k]
+    model = onnx.load(str(bundled_dir() / cfg_name))
+    old_out = model.graph.output[0].name
+    for node in model.graph.node:
+        node.output[:] = [f"{old_out}_orig" if o == old_out else o for o in node.output]
+    model.graph.initializer.append(numpy_helper.from_array(np.array(perm, np.int64), "perm_idx"))
+    model.graph.node.append(
+        helper.make_node("Gather", [f"{old_out}_orig", "perm_idx"], [old_out], axis=1)
+    )
+    permuted = _copy_small_files(tmp_path / "permuted")
+    onnx.save(model, str(permuted / cfg_name))
+    config = json.loads((bundled_dir() / "config.json").read_text("utf-8"))
+    old = {int(k): v for k, v in config["id2label"].items()}
+    config["id2label"] = {str(k): old[perm[k]] for k in range(3)}
+    config["label2id"] = {v: k for k, v in config["id2label"].items()}
+    (permuted / "config.json").write_text(json.dumps(config), encoding="utf-8")
+
+    np.testing.assert_allclose(
+        OnnxVerifier(permuted).classify(PAIRS), verifier.classify(PAIRS), atol=1e-6
+    )
+
+    # Same weights, only the label names rotated: the columns must move accordingly.
+    renamed = _copy_small_files(tmp_path / "renamed")
+    (renamed / cfg_name).symlink_to(bundled_dir() / cfg_name)
+    config["id2label"] = {str(k): old[perm[k]] for k in range(3)}
+    (renamed / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    base = OnnxVerifier(calibrated=False).logits(PAIRS)
+    moved = OnnxVerifier(renamed, calibrated=False).logits(PAIRS)
+    for j, lab in enumerate(LABEL_ORDER):
+        # Renamed folder: label ``lab`` is read from raw column k with old[perm[k]] == lab;
+        # that raw column carries the original label old[k].
+        k = next(k for k in range(3) if parse_label(old[perm[k]]) is lab)
+        np.testing.assert_allclose(
+            moved[:, j], base[:, LABEL_ORDER.index(parse_label(old[k]))], atol=1e-6
+        )
+    assert not np.allclose(moved, base)
+
+
+def test_one_batch_equals_one_by_one(verifier: OnnxVerifier) -> None:
+    together = verifier.classify(PAIRS)
+    alone = np.stack([verifier.classify([p])[0] for p in PAIRS])
+    assert together.shape == (len(PAIRS), 3) and together.dtype == np.float32
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    np.testing.assert_allclose(together.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_long_premise_is_cut_and_claim_kept_whole(verifier: OnnxVerifier) -> None:
+    claim = "Metformin use is associated with a lower incidence of colorectal cancer in adults."
+    premise = " ".join(["Patients were followed for a median of seven years."] * 200)
+    ((ids, type_ids),) = verifier.encode([(premise, claim)])
+    assert len(ids) == verifier.max_length
+    tok = verifier._tokenizer
+    claim_ids = tok.encode(claim, add_special_tokens=False).ids
+    sep = tok.token_to_id("[SEP]")
+    assert ids[-1] == sep and ids[-1 - len(claim_ids) - 1] == sep
+    assert ids[-1 - len(claim_ids) : -1] == claim_ids
+    assert type_ids[-1 - len(claim_ids) : -1] == [1] * len(claim_ids)
+    probs = verifier.classify([(premise, claim)])
+    assert np.isfinite(probs).all()
+
+
+def test_sentence_windows_pick_the_deciding_window(verifier: OnnxVerifier) -> None:
+    text = (
+        "The weather was mild during the study period. Aspirin lowered the risk of stroke "
+        "by 17 percent in women over ten years. Funding came from a national grant."
+    )
+    passage = Passage(
+        chunk_id=1,
+        doc_id=1,
+        path=Path("/x.txt"),
+        title="x",
+        text=text,  # type: ignore[arg-type]
+        char_start=0,
+        char_end=len(text),
+        location=Location(LocationKind.SECTION),
+        sentence_spans=(),
+    )
+    verdicts = verifier.verify(
+        [(Claim("Aspirin reduces stroke risk in women.", 1), passage)], granularity="sentences"
+    )
+    (v,) = verdicts
+    assert v.passage_number == 1
+    assert abs(v.p_support + v.p_contradict + v.p_no_evidence - 1.0) < 1e-5
+    assert v.evidence == text[v.evidence_span[0] : v.evidence_span[1]]
+    assert "Aspirin lowered" in v.evidence
+    probs, spans = verifier.classify_passages(
+        [(text, "Aspirin reduces stroke risk in women.")], granularity="passage"
+    )
+    assert spans == ((0, len(text)),) and probs.shape == (1, 3)
+
+
+def test_model_card_has_figures_and_production_pointer() -> None:
+    card = load_model_card()
+    assert card.name == "verifai-minilm-nli"
+    assert card.production_verifier == "MilosKosRad/TextualEntailment_DeBERTa_preprocessedSciFACT"
+    assert {"scifact_dev", "healthver_test"} <= set(card.figures)
+    for figures in card.figures.values():
+        assert all(0.0 <= v <= 1.0 for k, v in figures.items() if k.endswith("f1"))
+    assert "SciFact dev macro F1" in card.summary()

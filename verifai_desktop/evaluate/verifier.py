@@ -1,0 +1,558 @@
+"""Verifier evaluation: SciFact, HealthVer and NLI files as 3-class (premise, claim) pairs.
+
+* SciFact (Wadden et al. 2020, original release): every (claim, cited abstract) is a pair,
+  labelled as in VerifAI's transformation (Bojic et al. 2024): SUPPORT / CONTRADICT when the
+  abstract holds evidence for the claim, NO_EVIDENCE when it holds none.
+* HealthVer (Sarrouti et al. 2021): ``evidence`` / ``claim`` / ``label`` CSV, Supports /
+  Refutes / Neutral.
+* NLI files: SNLI jsonl, TextFooler TSV (SNLI/MNLI samples), SICK txt, FEVER-Symmetric jsonl;
+  entailment / SUPPORTS -> SUPPORT, contradiction / REFUTES -> CONTRADICT, neutral /
+  NOT ENOUGH INFO -> NO_EVIDENCE.
+
+Metrics: per-class precision, recall and F1, macro and support-weighted F1, accuracy and the
+confusion matrix (rows gold, columns predicted, both in SUPPORT, CONTRADICT, NO_EVIDENCE order).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from verifai_desktop.domain import NliLabel, Progress
+from verifai_desktop.errors import Cancelled, VerifaiError
+from verifai_desktop.verify.calibration import expected_calibration_error
+from verifai_desktop.verify.nli import LABEL_ORDER
+from verifai_desktop.verify.premises import Granularity, sentence_windows
+
+log = logging.getLogger(__name__)
+
+_NLI_LABELS = {
+    "entailment": NliLabel.SUPPORT, "contradiction": NliLabel.CONTRADICT,
+    "neutral": NliLabel.NO_EVIDENCE, "supports": NliLabel.SUPPORT,
+    "refutes": NliLabel.CONTRADICT, "not enough info": NliLabel.NO_EVIDENCE,
+}  # fmt: skip
+_HEALTHVER_LABELS = {
+    "supports": NliLabel.SUPPORT,
+    "refutes": NliLabel.CONTRADICT,
+    "neutral": NliLabel.NO_EVIDENCE,
+}
+
+
+class EvalDataError(VerifaiError):
+    """An evaluation file or folder is missing or not in a known format."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        super().__init__(f"cannot read evaluation data {self.path}: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class EvalPair:
+    """One labelled (premise, hypothesis) pair.
+
+    Attributes:
+        premise: evidence text (a whole abstract for SciFact).
+        hypothesis: the claim.
+        label: gold class.
+        pair_id: where it came from (``"scifact:12:4983"``, ``"healthver:12813"``, ``"snli:3"``).
+    """
+
+    premise: str
+    hypothesis: str
+    label: NliLabel
+    pair_id: str
+
+
+# -- data ------------------------------------------------------------------------------------
+
+
+def load_scifact(folder: Path, split: str = "dev") -> list[EvalPair]:
+    """SciFact claim-abstract pairs of a split (original release format).
+
+    Args:
+        folder: folder with ``claims_<split>.jsonl`` and ``corpus.jsonl`` (or its parent
+            holding ``original/``).
+        split: ``train`` or ``dev`` (``test`` has no labels).
+
+    Raises:
+        EvalDataError: files missing or the split has no evidence annotations.
+    """
+    folder = Path(folder)
+    if not (folder / "corpus.jsonl").is_file() and (folder / "original").is_dir():
+        folder = folder / "original"
+    claims_path = folder / f"claims_{split}.jsonl"
+    corpus_path = folder / "corpus.jsonl"
+    for p in (claims_path, corpus_path):
+        if not p.is_file():
+            raise EvalDataError(
+                p, "not found; give the SciFact release folder (claims_*.jsonl, corpus.jsonl)"
+            )
+    corpus: dict[int, str] = {}
+    with corpus_path.open(encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            corpus[int(d["doc_id"])] = " ".join(s.strip() for s in d["abstract"])
+    pairs = []
+    with claims_path.open(encoding="utf-8") as fh:
+        for line in fh:
+            c = json.loads(line)
+            if "cited_doc_ids" not in c or "evidence" not in c:
+                raise EvalDataError(claims_path, "claims have no evidence labels (test split?)")
+            for doc in c["cited_doc_ids"]:
+                ev = c["evidence"].get(str(doc))
+                label = NliLabel(ev[0]["label"]) if ev else NliLabel.NO_EVIDENCE
+                pairs.append(
+                    EvalPair(corpus[int(doc)], c["claim"], label, f"scifact:{c['id']}:{doc}")
+                )
+    return pairs
+
+
+def load_healthver(path: Path) -> list[EvalPair]:
+    """HealthVer CSV rows (``id, evidence, claim, label, ...``) as pairs.
+
+    Raises:
+        EvalDataError: file missing or without the expected columns.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise EvalDataError(path, "not found")
+    pairs: list[EvalPair] = []
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        if not reader.fieldnames or not {"evidence", "claim", "label"} <= set(reader.fieldnames):
+            raise EvalDataError(path, "expected HealthVer columns id, evidence, claim, label")
+        for row in reader:
+            label = _HEALTHVER_LABELS.get(row["label"].strip().lower())
+            if label is not None:
+                pairs.append(
+                    EvalPair(
+                        row["evidence"].strip(),
+                        row["claim"].strip(),
+                        label,
+                        f"healthver:{row.get('id', len(pairs))}",
+                    )
+                )
+    return pairs
+
+
+def load_nli(path: Path) -> list[EvalPair]:
+    """An NLI file (SNLI jsonl, TextFooler TSV, SICK txt, FEVER-Symmetric jsonl) as pairs.
+
+    SNLI rows without a gold label (``-``) are dropped.
+
+    Raises:
+        EvalDataError: file missing or in none of these formats.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise EvalDataError(path, "not found")
+    name = path.stem
+    pairs: list[EvalPair] = []
+    with path.open(encoding="utf-8") as fh:
+        if path.suffix == ".jsonl":
+            for n, line in enumerate(fh):
+                if not line.strip():
+                    continue
+                d = json.loads(line)
+                if "claim" in d and "evidence" in d:
+                    premise, hypothesis = d["evidence"], d["claim"]
+                else:
+                    premise, hypothesis = d.get("sentence1"), d.get("sentence2")
+                label = _NLI_LABELS.get(str(d.get("gold_label", "")).lower())
+                if label is not None and premise and hypothesis:
+                    pairs.append(EvalPair(premise, hypothesis, label, f"{name}:{n}"))
+        else:
+            first = fh.readline()
+            cols = first.rstrip("\n").split("\t")
+            if "entailment_judgment" in cols:  # SICK
+                ia, ib, il = (
+                    cols.index(c) for c in ("sentence_A", "sentence_B", "entailment_judgment")
+                )
+                rows = (line.rstrip("\n").split("\t") for line in fh)
+                for n, f in enumerate(rows):
+                    label = _NLI_LABELS.get(f[il].lower()) if len(f) > il else None
+                    if label is not None:
+                        pairs.append(EvalPair(f[ia], f[ib], label, f"{name}:{n}"))
+            else:  # TextFooler: label \t premise \t hypothesis, no header
+                for n, line in enumerate([first, *fh]):
+                    f = line.rstrip("\n").split("\t")
+                    label = _NLI_LABELS.get(f[0].lower()) if len(f) == 3 else None
+                    if label is not None:
+                        pairs.append(EvalPair(f[1], f[2], label, f"{name}:{n}"))
+    if not pairs:
+        raise EvalDataError(
+            path,
+            "no labelled pairs; expected SNLI jsonl, TextFooler TSV, "
+            "SICK txt or FEVER-Symmetric jsonl",
+        )
+    return pairs
+
+
+# -- metrics ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ClassMetrics:
+    """Precision, recall, F1 and support (gold count) of one class."""
+
+    precision: float
+    recall: float
+    f1: float
+    support: int
+
+
+@dataclass(frozen=True, slots=True)
+class VerifierMetrics:
+    """Classification metrics over the three classes.
+
+    Attributes:
+        per_class: metrics per class, in :data:`LABEL_ORDER`.
+        macro_f1: unweighted mean F1 over the three classes.
+        weighted_f1: F1 averaged with gold support as weights.
+        accuracy: share of correct predictions.
+        confusion: 3x3 counts, rows gold, columns predicted, :data:`LABEL_ORDER` both ways.
+        n: number of pairs.
+    """
+
+    per_class: tuple[ClassMetrics, ...]
+    macro_f1: float
+    weighted_f1: float
+    accuracy: float
+    confusion: tuple[tuple[int, ...], ...]
+    n: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "n": self.n,
+            "accuracy": self.accuracy,
+            "macro_f1": self.macro_f1,
+            "weighted_f1": self.weighted_f1,
+            "per_class": {
+                lab.value: {
+                    "precision": m.precision,
+                    "recall": m.recall,
+                    "f1": m.f1,
+                    "support": m.support,
+                }
+                for lab, m in zip(LABEL_ORDER, self.per_class, strict=True)
+            },
+            "confusion": [list(r) for r in self.confusion],
+            "labels": [lab.value for lab in LABEL_ORDER],
+        }
+
+
+def compute_metrics(gold: Sequence[int], predicted: Sequence[int]) -> VerifierMetrics:
+    """Metrics from gold and predicted class indices (0 SUPPORT, 1 CONTRADICT, 2 NO_EVIDENCE).
+
+    A class never predicted has precision 0 (and F1 0), as in scikit-learn's
+    ``zero_division=0``.
+    """
+    g = np.asarray(gold, dtype=np.intp)
+    p = np.asarray(predicted, dtype=np.intp)
+    if g.shape != p.shape:
+        raise ValueError(f"{len(g)} gold labels but {len(p)} predictions")
+    cm = np.zeros((3, 3), dtype=np.int64)
+    np.add.at(cm, (g, p), 1)
+    per = []
+    for k in range(3):
+        tp = float(cm[k, k])
+        pred_k = float(cm[:, k].sum())
+        gold_k = int(cm[k, :].sum())
+        prec = tp / pred_k if pred_k else 0.0
+        rec = tp / gold_k if gold_k else 0.0
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        per.append(ClassMetrics(prec, rec, f1, gold_k))
+    n = int(cm.sum())
+    supports = np.array([m.support for m in per], dtype=np.float64)
+    f1s = np.array([m.f1 for m in per])
+    return VerifierMetrics(
+        per_class=tuple(per),
+        macro_f1=float(f1s.mean()),
+        weighted_f1=float((f1s * supports).sum() / supports.sum()) if n else 0.0,
+        accuracy=float(np.trace(cm) / n) if n else 0.0,
+        confusion=tuple(tuple(int(v) for v in row) for row in cm),
+        n=n,
+    )
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+class PassageVerifier(Protocol):
+    """What the evaluation needs: probabilities for (passage, claim) items at a granularity."""
+
+    def classify_passages(
+        self,
+        items: Sequence[tuple[str, str]],
+        *,
+        granularity: Granularity = "passage",
+        sentence_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
+    ) -> tuple[NDArray[np.float32], tuple[tuple[int, int], ...]]:
+        """Probabilities (n, 3) in LABEL_ORDER and the deciding span per item."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class VerifierEval:
+    """Result of one evaluation run.
+
+    Attributes:
+        dataset: dataset name (``"scifact_dev"``, ``"healthver_test"``, file stem).
+        system: what was evaluated (model folder name or baseline name).
+        granularity: premise granularity used.
+        metrics: the metrics.
+        ece: expected calibration error of the top-class probability (15 bins).
+        predictions: predicted class index per pair.
+        gold: gold class index per pair.
+        probs: probabilities, float32, shape (n, 3).
+        elapsed_s: wall time of classification.
+    """
+
+    dataset: str
+    system: str
+    granularity: str
+    metrics: VerifierMetrics
+    ece: float
+    predictions: tuple[int, ...]
+    gold: tuple[int, ...]
+    probs: NDArray[np.float32]
+    elapsed_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (no per-pair probabilities)."""
+        return {
+            "dataset": self.dataset,
+            "system": self.system,
+            "granularity": self.granularity,
+            "ece": self.ece,
+            "elapsed_s": self.elapsed_s,
+            **self.metrics.as_dict(),
+        }
+
+
+def evaluate_pairs(
+    verifier: PassageVerifier,
+    pairs: Sequence[EvalPair],
+    *,
+    dataset: str,
+    system: str,
+    granularity: Granularity = "passage",
+    chunk: int = 64,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> VerifierEval:
+    """Classify every pair and score the predictions.
+
+    Pairs go to the verifier ``chunk`` at a time so progress and cancel work on long runs.
+
+    Raises:
+        Cancelled: ``cancel`` was set.
+    """
+    t0 = time.perf_counter()
+    probs = np.zeros((len(pairs), 3), dtype=np.float32)
+    for s in range(0, len(pairs), chunk):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("verifier evaluation")
+        part = pairs[s : s + chunk]
+        out, _ = verifier.classify_passages(
+            [(p.premise, p.hypothesis) for p in part], granularity=granularity
+        )
+        probs[s : s + len(part)] = out
+        if progress is not None:
+            progress(
+                Progress(
+                    stage="verify",
+                    done=s + len(part),
+                    total=len(pairs),
+                    unit="pairs",
+                    message=dataset,
+                )
+            )
+    gold = tuple(LABEL_ORDER.index(p.label) for p in pairs)
+    pred = tuple(int(i) for i in probs.argmax(axis=1))
+    return VerifierEval(
+        dataset=dataset,
+        system=system,
+        granularity=granularity,
+        metrics=compute_metrics(gold, pred),
+        ece=expected_calibration_error(probs, gold),
+        predictions=pred,
+        gold=gold,
+        probs=probs,
+        elapsed_s=time.perf_counter() - t0,
+    )
+
+
+# -- baselines -------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset((
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and",
+    "or", "is", "are", "was", "were", "be", "been", "that", "this", "these", "those", "it",
+    "its", "as", "than", "into", "over", "under", "between", "among", "during", "after",
+    "before", "have", "has", "had", "do", "does", "did", "can", "could", "may", "might",
+    "will", "would", "should", "which", "who", "what", "when", "where", "there", "their",
+    "they", "them", "we", "our",
+))  # fmt: skip
+_NEGATION = re.compile(
+    r"\b(?:no|not|never|none|without|cannot|lack of|absence of|fail(?:s|ed)? "
+    r"to|n't)\b",
+    re.IGNORECASE,
+)
+
+
+class LexicalOverlapVerifier:
+    """Baseline: claim/premise word overlap decides evidence; negation mismatch, contradiction.
+
+    For each premise sentence window the share of the claim's content words it contains is
+    computed; the best window counts. Overlap below ``threshold`` is NO_EVIDENCE; otherwise
+    CONTRADICT when exactly one of claim and window has a negation cue, else SUPPORT.
+    Outputs one-hot probabilities.
+    """
+
+    name = "lexical-overlap"
+
+    def __init__(self, threshold: float = 0.5) -> None:
+        self.threshold = threshold
+
+    def _one(self, premise: str, claim: str, granularity: Granularity) -> tuple[int, int, int]:
+        words = {w for w in _WORD.findall(claim.lower()) if w not in _STOP}
+        spans = sentence_windows(premise) if granularity == "sentences" else ((0, len(premise)),)
+        best, best_span = -1.0, (0, len(premise))
+        for s, e in spans or ((0, len(premise)),):
+            pw = set(_WORD.findall(premise[s:e].lower()))
+            score = len(words & pw) / len(words) if words else 0.0
+            if score > best:
+                best, best_span = score, (s, e)
+        if best < self.threshold:
+            return 2, *best_span
+        window = premise[best_span[0] : best_span[1]]
+        neg_c, neg_p = bool(_NEGATION.search(claim)), bool(_NEGATION.search(window))
+        return (1 if neg_c != neg_p else 0), *best_span
+
+    def classify_passages(
+        self,
+        items: Sequence[tuple[str, str]],
+        *,
+        granularity: Granularity = "passage",
+        sentence_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
+    ) -> tuple[NDArray[np.float32], tuple[tuple[int, int], ...]]:
+        """One-hot probabilities (n, 3) and the best-overlap span per item."""
+        out = np.zeros((len(items), 3), dtype=np.float32)
+        spans = []
+        for n, (premise, claim) in enumerate(items):
+            k, s, e = self._one(premise, claim, granularity)
+            out[n, k] = 1.0
+            spans.append((s, e))
+        return out, tuple(spans)
+
+
+JUDGE_GRAMMAR = 'root ::= "SUPPORT" | "CONTRADICT" | "NO_EVIDENCE"'
+JUDGE_PROMPT = (
+    "You check scientific claims against evidence.\n"
+    "Evidence: {premise}\n"
+    "Claim: {claim}\n"
+    "Does the evidence support the claim, contradict it, or give no evidence about it? "
+    "Answer with exactly one word: SUPPORT, CONTRADICT or NO_EVIDENCE."
+)
+
+
+class LlmJudgeVerifier:
+    """Baseline: a local GGUF LLM (llama.cpp) as judge, its output constrained by a grammar.
+
+    The answer is restricted to the three labels with a GBNF grammar, greedy decoding; the
+    premise is cut to ``max_premise_chars``. Outputs one-hot probabilities.
+    """
+
+    name = "llm-judge"
+
+    def __init__(
+        self,
+        gguf_path: Path,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int = 2,
+        max_premise_chars: int = 3000,
+    ) -> None:
+        self.gguf_path = Path(gguf_path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.max_premise_chars = max_premise_chars
+        self._llm: Any = None
+        self._grammar: Any = None
+
+    def _load(self) -> None:
+        if self._llm is None:
+            from llama_cpp import Llama
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            self._llm = Llama(
+                model_path=str(self.gguf_path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                verbose=False,
+            )
+            self._grammar = LlamaGrammar.from_string(JUDGE_GRAMMAR, verbose=False)
+
+    def judge(self, premise: str, claim: str) -> NliLabel:
+        """The LLM's label for one pair."""
+        self._load()
+        prompt = JUDGE_PROMPT.format(premise=premise[: self.max_premise_chars], claim=claim)
+        out = self._llm.create_chat_completion(
+            messages=[{"role": "user", "content": prompt}],
+            grammar=self._grammar,
+            temperature=0.0,
+            max_tokens=8,
+        )
+        text = str(out["choices"][0]["message"]["content"]).strip()
+        return NliLabel(text) if text in NliLabel.__members__ else NliLabel.NO_EVIDENCE
+
+    def classify_passages(
+        self,
+        items: Sequence[tuple[str, str]],
+        *,
+        granularity: Granularity = "passage",
+        sentence_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
+    ) -> tuple[NDArray[np.float32], tuple[tuple[int, int], ...]]:
+        """One-hot probabilities (n, 3); the premise is always the whole passage."""
+        out = np.zeros((len(items), 3), dtype=np.float32)
+        for n, (premise, claim) in enumerate(items):
+            out[n, LABEL_ORDER.index(self.judge(premise, claim))] = 1.0
+        return out, tuple((0, len(p)) for p, _ in items)
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def format_report(result: VerifierEval) -> str:
+    """Plain-text report: per-class table, averages and confusion matrix."""
+    m = result.metrics
+    lines = [
+        f"{result.dataset}  system={result.system}  premise={result.granularity}  n={m.n}",
+        f"{'class':<12} {'P':>6} {'R':>6} {'F1':>6} {'support':>8}",
+    ]
+    for lab, c in zip(LABEL_ORDER, m.per_class, strict=True):
+        lines.append(
+            f"{lab.value:<12} {c.precision:6.3f} {c.recall:6.3f} {c.f1:6.3f} {c.support:8d}"
+        )
+    lines += [
+        f"macro F1 {m.macro_f1:.3f}   weighted F1 {m.weighted_f1:.3f}   "
+        f"accuracy {m.accuracy:.3f}   ECE {result.ece:.3f}   ({result.elapsed_s:.1f} s)",
+        "confusion (rows gold, columns predicted):",
+        f"{'':<12} " + " ".join(f"{lab.value[:10]:>10}" for lab in LABEL_ORDER),
+    ]
+    for lab, row in zip(LABEL_ORDER, m.confusion, strict=True):
+        lines.append(f"{lab.value:<12} " + " ".join(f"{v:10d}" for v in row))
+    return "\n".join(lines)

@@ -1,0 +1,254 @@
+"""Export a verified :class:`~verifai_desktop.domain.Answer` as Markdown or HTML (no Qt).
+
+Also holds the label style table (colour, underline style, marker glyph) shared by the desktop
+answer view and the HTML export, so both show the same scheme: the VerifAI paper's colours
+(supported dark green, partially supported dark yellow/orange, contradicted red, unreferenced
+dark grey; Bojic et al., VerifAI, 2024) plus a distinct style for "no evidence", and for
+colour-blind readers a different underline style and a marker glyph per label.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Literal
+
+from verifai_desktop.domain import Answer, AnswerSentence, Passage, SentenceLabel, Verdict
+from verifai_desktop.verify import labels
+
+UnderlineStyle = Literal["solid", "dashed", "wavy", "dotted", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class LabelStyle:
+    """How one sentence label is shown.
+
+    Attributes:
+        label: the sentence label.
+        title: human name ("Supported").
+        color_hex: text colour, ``#rrggbb``.
+        underline: underline style (CSS ``text-decoration-style`` names).
+        glyph: marker shown after the sentence, readable without colour.
+        description: one-line explanation for the legend.
+    """
+
+    label: SentenceLabel
+    title: str
+    color_hex: str
+    underline: UnderlineStyle
+    glyph: str
+    description: str
+
+
+LABEL_STYLES: dict[SentenceLabel, LabelStyle] = {
+    SentenceLabel.SUPPORTED: LabelStyle(
+        SentenceLabel.SUPPORTED,
+        "Supported",
+        "#1b6e20",
+        "solid",
+        "✓",
+        "every cited passage supports the sentence",
+    ),
+    SentenceLabel.PARTIALLY_SUPPORTED: LabelStyle(
+        SentenceLabel.PARTIALLY_SUPPORTED,
+        "Partially supported",
+        "#b45f06",
+        "dashed",
+        "◐",
+        "some cited passages support it, others do not",
+    ),
+    SentenceLabel.CONTRADICTED: LabelStyle(
+        SentenceLabel.CONTRADICTED,
+        "Contradicted",
+        "#c62828",
+        "wavy",
+        "✗",
+        "a cited passage contradicts the sentence",
+    ),
+    SentenceLabel.NO_EVIDENCE: LabelStyle(
+        SentenceLabel.NO_EVIDENCE,
+        "No evidence",
+        "#6a1b9a",
+        "dotted",
+        "?",
+        "the cited passages neither support nor contradict it",
+    ),
+    SentenceLabel.UNREFERENCED: LabelStyle(
+        SentenceLabel.UNREFERENCED,
+        "Unreferenced",
+        "#555555",
+        "none",
+        "○",
+        "the sentence cites no passage",
+    ),
+}
+
+NOT_FOUND_TEXT = "Not found in your documents"
+
+
+def source_label(passage: Passage) -> str:
+    """``"file.pdf, p. 3"``: the file name and the location label of a passage."""
+    loc = passage.location.label()
+    return f"{passage.path.name}, {loc}" if loc else passage.path.name
+
+
+def verdict_summary(verdict: Verdict) -> str:
+    """``"support 0.93 · contradict 0.02 · no evidence 0.05"``: the verifier's three
+    probabilities for one (sentence, cited passage) pair."""
+    return (
+        f"support {verdict.p_support:.2f} · contradict {verdict.p_contradict:.2f} · "
+        f"no evidence {verdict.p_no_evidence:.2f}"
+    )
+
+
+def sentence_probability(sentence: AnswerSentence) -> float | None:
+    """Probability shown for a sentence label (the rule of
+    :func:`verifai_desktop.verify.labels.sentence_probability`: e.g. the weakest P(SUPPORT)
+    of a supported sentence, the strongest P(CONTRADICT) of a contradicted one).
+
+    Returns ``None`` for a sentence without verdicts (unreferenced).
+    """
+    if not sentence.verdicts:
+        return None
+    return labels.sentence_probability(sentence.label, sentence.verdicts)
+
+
+def _passage_for(answer: Answer, number: int) -> Passage | None:
+    return answer.passages[number - 1] if 1 <= number <= len(answer.passages) else None
+
+
+def answer_to_markdown(answer: Answer) -> str:
+    """Render an answer as Markdown: labelled sentences, evidence per citation, sources.
+
+    Args:
+        answer: the verified answer.
+
+    Returns:
+        A Markdown document (str) ending with a newline.
+    """
+    out: list[str] = [f"# {answer.question}", ""]
+    if answer.abstained:
+        out += [f"**{NOT_FOUND_TEXT}.** Closest passages:", ""]
+    else:
+        out += ["## Answer", ""]
+        for s in answer.sentences:
+            st = LABEL_STYLES[s.label]
+            p = sentence_probability(s)
+            prob = f", {p:.2f}" if p is not None else ""
+            out.append(f"{s.text} **[{st.glyph} {st.title}{prob}]**")
+            out.append("")
+        out += ["## Evidence", ""]
+        for i, s in enumerate(answer.sentences, start=1):
+            st = LABEL_STYLES[s.label]
+            out.append(f"{i}. *{s.text}* — {st.glyph} {st.title}")
+            for v in s.verdicts:
+                passage = _passage_for(answer, v.passage_number)
+                where = source_label(passage) if passage else "unknown source"
+                ev = f': "{v.evidence}"' if v.evidence else ""
+                out.append(f"   - [{v.passage_number}] {where} — {verdict_summary(v)}{ev}")
+        out.append("")
+    out += ["## Sources", ""]
+    for n, ps in enumerate(answer.passages, start=1):
+        out.append(
+            f"[{n}] {ps.title} — {source_label(ps)} — lexical {ps.lexical_score:.2f}, "
+            f"semantic {ps.semantic_score:.2f}, fused {ps.fused_score:.3f}"
+        )
+    out += ["", "Legend: " + "; ".join(f"{s.glyph} {s.title}" for s in LABEL_STYLES.values()), ""]
+    return "\n".join(out)
+
+
+def sentence_css(label: SentenceLabel) -> str:
+    """Inline CSS for a sentence with this label (colour plus underline style)."""
+    st = LABEL_STYLES[label]
+    if st.underline == "none":
+        return f"color:{st.color_hex}"
+    return (
+        f"color:{st.color_hex};text-decoration:underline {st.underline} {st.color_hex};"
+        "text-underline-offset:3px"
+    )
+
+
+def highlight_evidence_html(passage_text: str, span: tuple[int, int]) -> str:
+    """Escape ``passage_text`` and wrap ``passage_text[span[0]:span[1]]`` in ``<mark>``.
+
+    Args:
+        passage_text: the passage (chunk) text.
+        span: half-open offsets of the evidence sentence into ``passage_text``; an empty or
+            out-of-range span highlights nothing.
+    """
+    start, end = span
+    if not (0 <= start < end <= len(passage_text)):
+        return html.escape(passage_text)
+    return (
+        html.escape(passage_text[:start])
+        + "<mark>"
+        + html.escape(passage_text[start:end])
+        + "</mark>"
+        + html.escape(passage_text[end:])
+    )
+
+
+def answer_to_html(answer: Answer) -> str:
+    """Render an answer as a standalone HTML page with the same scheme as the app.
+
+    Returns:
+        An HTML5 document (str), styles inline so it survives copy and paste.
+    """
+    e = html.escape
+    parts: list[str] = [
+        "<!DOCTYPE html>",
+        '<html><head><meta charset="utf-8">',
+        f"<title>{e(answer.question)}</title></head><body>",
+        f"<h1>{e(answer.question)}</h1>",
+    ]
+    if answer.abstained:
+        parts.append(
+            f"<p><strong>{NOT_FOUND_TEXT}.</strong> Closest passages are listed below.</p>"
+        )
+    else:
+        parts.append("<h2>Answer</h2><p>")
+        for s in answer.sentences:
+            st = LABEL_STYLES[s.label]
+            p = sentence_probability(s)
+            prob = f" {p:.2f}" if p is not None else ""
+            parts.append(
+                f'<span class="sentence {s.label.value}" style="{sentence_css(s.label)}" '
+                f'title="{e(st.title)}{prob}">{e(s.text)}</span>'
+                f'<sup title="{e(st.title)}">{st.glyph}</sup> '
+            )
+        parts.append("</p><h2>Evidence</h2><ol>")
+        for s in answer.sentences:
+            st = LABEL_STYLES[s.label]
+            parts.append(
+                f'<li><span style="{sentence_css(s.label)}">{e(s.text)}</span> '
+                f"— {st.glyph} {e(st.title)}<ul>"
+            )
+            for v in s.verdicts:
+                passage = _passage_for(answer, v.passage_number)
+                where = source_label(passage) if passage else "unknown source"
+                body = highlight_evidence_html(passage.text, v.evidence_span) if passage else ""
+                parts.append(
+                    f"<li>[{v.passage_number}] {e(where)} — {e(verdict_summary(v))}"
+                    f"<blockquote>{body}</blockquote></li>"
+                )
+            parts.append("</ul></li>")
+        parts.append("</ol>")
+    parts.append('<h2>Sources</h2><table border="1" cellpadding="4">')
+    parts.append(
+        "<tr><th>#</th><th>Source</th><th>Lexical</th><th>Semantic</th><th>Fused</th></tr>"
+    )
+    for n, ps in enumerate(answer.passages, start=1):
+        parts.append(
+            f"<tr><td>{n}</td><td>{e(ps.title)}<br><small>{e(source_label(ps))}</small></td>"
+            f"<td>{ps.lexical_score:.2f}</td><td>{ps.semantic_score:.2f}</td>"
+            f"<td>{ps.fused_score:.3f}</td></tr>"
+        )
+    parts.append("</table><p>Legend: ")
+    parts.append(
+        " · ".join(
+            f'<span style="{sentence_css(s.label)}">{s.glyph} {e(s.title)}</span>'
+            for s in LABEL_STYLES.values()
+        )
+    )
+    parts.append("</p></body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,194 @@
+"""The BM25 lexical index (Tantivy) over chunk texts, with English stemming and stop words.
+
+Tantivy scores with BM25 (Robertson & Zaragoza, 2009; k1 = 1.2, b = 0.75). Documents and queries
+go through the same analyzer: simple tokenizer, tokens over 40 chars dropped, lowercase, the
+English stop-word list, the Snowball English stemmer. Queries are never handed to Tantivy's query
+parser: they are analysed into terms and OR-ed as term queries, so user punctuation such as
+``COVID-19: (why?)`` cannot break them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import tantivy
+
+log = logging.getLogger(__name__)
+
+ANALYZER_NAME = "en_stem_stop"
+WRITER_HEAP_BYTES = 64_000_000
+
+
+def english_analyzer() -> tantivy.TextAnalyzer:
+    """Simple tokenizer + remove-long(40) + lowercase + English stop words + English stemmer."""
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+_ANALYZER = english_analyzer()
+
+
+def query_terms(query: str) -> tuple[str, ...]:
+    """Analyse a free-text query into unique index terms, in first-seen order.
+
+    Stop words are removed (as in VerifAI's lexical query) and terms are stemmed exactly as the
+    indexed text was, so ``"The running studies"`` gives ``("run", "studi")``.
+    """
+    seen: dict[str, None] = {}
+    for token in _ANALYZER.analyze(query):
+        seen.setdefault(token, None)
+    return tuple(seen)
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("chunk_id", stored=True, indexed=True, fast=True)
+    builder.add_integer_field("doc_id", stored=False, indexed=True, fast=True)
+    builder.add_text_field("text", stored=False, tokenizer_name=ANALYZER_NAME, index_option="freq")
+    return builder.build()
+
+
+class LexicalIndex:
+    """A Tantivy index of chunks keyed by ``chunk_id``, stored in one folder.
+
+    Args:
+        folder: the index folder (created if missing).
+        sidecar: JSON file recording the catalog generation the committed index reflects.
+    """
+
+    def __init__(self, folder: Path, sidecar: Path) -> None:
+        self.folder = folder
+        self.sidecar = sidecar
+        folder.mkdir(parents=True, exist_ok=True)
+        self._index = self._open()
+        self._writer: tantivy.IndexWriter | None = None
+        self._dirty = False
+
+    def _open(self) -> tantivy.Index:
+        try:
+            index = tantivy.Index(_schema(), path=str(self.folder), reuse=True)
+        except ValueError as exc:
+            # An unreadable or schema-incompatible folder is derived data: start it afresh.
+            log.warning("lexical index at %s unreadable (%s); recreating it", self.folder, exc)
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.sidecar.unlink(missing_ok=True)
+            index = tantivy.Index(_schema(), path=str(self.folder), reuse=False)
+        index.register_tokenizer(ANALYZER_NAME, english_analyzer())
+        return index
+
+    # -- generation ----------------------------------------------------------------------
+    def generation(self) -> int:
+        """Catalog generation of the last committed state; -1 when unknown."""
+        try:
+            return int(json.loads(self.sidecar.read_text(encoding="utf-8"))["generation"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return -1
+
+    def _write_generation(self, generation: int) -> None:
+        tmp = self.sidecar.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps({"generation": generation}), encoding="utf-8")
+        os.replace(tmp, self.sidecar)
+
+    # -- writing -------------------------------------------------------------------------
+    def _w(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
+        return self._writer
+
+    def add(self, chunk_ids: Sequence[int], doc_id: int, texts: Sequence[str]) -> None:
+        """Add chunks of one document (not visible until :meth:`commit`)."""
+        writer = self._w()
+        for chunk_id, text in zip(chunk_ids, texts, strict=True):
+            writer.add_document(
+                tantivy.Document(chunk_id=int(chunk_id), doc_id=int(doc_id), text=text)
+            )
+        self._dirty = True
+
+    def add_many(self, rows: Iterable[tuple[int, int, str]]) -> None:
+        """Add ``(chunk_id, doc_id, text)`` rows (not visible until :meth:`commit`)."""
+        writer = self._w()
+        for chunk_id, doc_id, text in rows:
+            writer.add_document(
+                tantivy.Document(chunk_id=int(chunk_id), doc_id=int(doc_id), text=text)
+            )
+        self._dirty = True
+
+    def delete_document(self, doc_id: int) -> None:
+        """Delete every chunk of a document (not visible until :meth:`commit`)."""
+        self._w().delete_documents_by_term("doc_id", int(doc_id))
+        self._dirty = True
+
+    def commit(self, generation: int) -> None:
+        """Publish pending changes, then record ``generation`` in the sidecar."""
+        if self._dirty:
+            self._w().commit()
+            self._dirty = False
+        if self.generation() != generation:
+            self._write_generation(generation)
+        self._index.reload()
+
+    def rebuild(self, rows: Iterable[tuple[int, int, str]], generation: int) -> None:
+        """Replace the whole index with ``(chunk_id, doc_id, text)`` rows and commit."""
+        writer = self._w()
+        writer.delete_all_documents()
+        self.add_many(rows)
+        self._dirty = True
+        self.commit(generation)
+
+    def close(self) -> None:
+        """Release the Tantivy writer (its lock) after waiting for merges."""
+        if self._writer is not None:
+            if self._dirty:
+                self._writer.rollback()
+            self._writer.wait_merging_threads()
+            self._writer = None
+
+    # -- reading -------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Pick up commits made since the last search (by this or another process)."""
+        self._index.reload()
+
+    def search(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """BM25 top hits for a free-text query.
+
+        Returns:
+            ``(chunk_id, bm25_score)`` pairs, best first, ties broken by ascending chunk_id;
+            empty when the query has no indexable term (only stop words or punctuation).
+        """
+        terms = query_terms(query)
+        if not terms or limit <= 0:
+            return []
+        schema = self._index.schema
+        query_obj = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", t)) for t in terms]
+        )
+        searcher = self._index.searcher()
+        # Ask for a few extra hits so that equal scores at the cut are ordered by chunk_id.
+        result = searcher.search(query_obj, limit=limit + 16, count=False)
+        hits = result.hits
+        if not hits:
+            return []
+        ids = searcher.fast_field_values("chunk_id", [addr for _, addr in hits])
+        pairs = [
+            (int(cid), float(score))
+            for (score, _), cid in zip(hits, ids, strict=True)
+            if cid is not None
+        ]
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        return pairs[:limit]
+
+    def num_chunks(self) -> int:
+        """Number of chunks visible to searches."""
+        return int(self._index.searcher().num_docs)

@@ -1,0 +1,416 @@
+"""The document catalog of a collection (SQLite): the single source of truth.
+
+Tables: ``documents`` (one row per source file or ``beir:<id>`` key, with its status), ``chunks``
+(text, offsets, location, sentence spans and the float32 embedding) and ``meta`` (the catalog
+``generation``, incremented in the same transaction as every committed change). The Tantivy and
+usearch indexes are derived from it and record the generation they reflect.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from verifai_desktop.domain import (
+    Chunk,
+    ChunkId,
+    DocFormat,
+    DocId,
+    DocStatus,
+    Location,
+    LocationKind,
+)
+from verifai_desktop.errors import IndexCorrupt
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    source TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    sha256 TEXT NOT NULL DEFAULT '',
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    mtime_ns INTEGER NOT NULL DEFAULT 0,
+    format TEXT,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    chunk_count INTEGER NOT NULL DEFAULT 0,
+    ingested_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id INTEGER NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    loc_kind TEXT NOT NULL,
+    loc_number INTEGER,
+    loc_heading TEXT NOT NULL DEFAULT '',
+    sentence_spans TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ordinal);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """One row of the catalog's ``documents`` table.
+
+    Attributes:
+        doc_id: catalog id.
+        source: absolute file path, or a ``beir:<id>`` key for pre-parsed corpora.
+        title: document title ('' when it was never parsed).
+        sha256: hex digest of the file bytes ('' for pre-parsed documents: hash of the text).
+        size_bytes: file size when ingested.
+        mtime_ns: file modification time when ingested (ns since the epoch).
+        format: file format, ``None`` when it could not be detected.
+        status: outcome of the last ingest of this source.
+        reason: why it is not indexed ('' when indexed).
+        chunk_count: number of chunks in the indexes.
+        ingested_at: when the row was written (seconds since the epoch).
+    """
+
+    doc_id: DocId
+    source: str
+    title: str
+    sha256: str
+    size_bytes: int
+    mtime_ns: int
+    format: DocFormat | None
+    status: DocStatus
+    reason: str
+    chunk_count: int
+    ingested_at: float
+
+    @property
+    def path(self) -> Path:
+        """The source as a path (``beir:<id>`` keys become a relative path of that name)."""
+        return Path(self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRecord:
+    """A chunk row joined with its document, as retrieval needs it.
+
+    Attributes:
+        chunk_id: catalog id.
+        doc_id: document id.
+        source: document source (path or key).
+        title: document title.
+        chunk: the chunk (offsets into the document text, sentence spans into the chunk).
+    """
+
+    chunk_id: ChunkId
+    doc_id: DocId
+    source: str
+    title: str
+    chunk: Chunk
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentMeta:
+    """What is known about a source before writing it to the catalog."""
+
+    source: str
+    title: str = ""
+    sha256: str = ""
+    size_bytes: int = 0
+    mtime_ns: int = 0
+    format: DocFormat | None = None
+
+
+_DOC_COLUMNS = (
+    "doc_id, source, title, sha256, size_bytes, mtime_ns, format, status, reason, "
+    "chunk_count, ingested_at"
+)
+
+
+def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:
+    fmt = row[6]
+    return DocumentRecord(
+        doc_id=DocId(int(row[0])),
+        source=str(row[1]),
+        title=str(row[2]),
+        sha256=str(row[3]),
+        size_bytes=int(row[4]),
+        mtime_ns=int(row[5]),
+        format=DocFormat(fmt) if fmt else None,
+        status=DocStatus(str(row[7])),
+        reason=str(row[8]),
+        chunk_count=int(row[9]),
+        ingested_at=float(row[10]),
+    )
+
+
+class Catalog:
+    """SQLite catalog of one collection (WAL journal, one writer at a time).
+
+    Args:
+        path: the ``catalog.sqlite`` file (created if missing).
+
+    Raises:
+        IndexCorrupt: the file is not a readable SQLite catalog.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute("PRAGMA busy_timeout=10000")
+            self._db.executescript(_SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0'), "
+                "('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(path, str(exc)) from exc
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    # -- meta ----------------------------------------------------------------------------
+    def generation(self) -> int:
+        """The catalog generation: +1 for every committed change."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        return int(row[0])
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the ``meta`` table."""
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _bump(self) -> int:
+        self._db.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'"
+        )
+        return self.generation()
+
+    # -- documents -----------------------------------------------------------------------
+    def document(self, source: str) -> DocumentRecord | None:
+        """The row for a source, or ``None``."""
+        row = self._db.execute(
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE source=?", (source,)
+        ).fetchone()
+        return None if row is None else _doc_from_row(row)
+
+    def documents(self) -> list[DocumentRecord]:
+        """Every document row, ordered by source."""
+        rows = self._db.execute(f"SELECT {_DOC_COLUMNS} FROM documents ORDER BY source").fetchall()
+        return [_doc_from_row(r) for r in rows]
+
+    def sources_under(self, folder: Path) -> list[str]:
+        """Sources that are files inside ``folder`` (recursively)."""
+        rows = self._db.execute("SELECT source FROM documents").fetchall()
+        return [str(r[0]) for r in rows if Path(str(r[0])).is_relative_to(folder)]
+
+    def chunk_ids_of(self, doc_id: int) -> list[int]:
+        """Chunk ids of one document, by ordinal."""
+        rows = self._db.execute(
+            "SELECT chunk_id FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc_id,)
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    # -- writes (each one transaction, generation + 1) -------------------------------------
+    def write_documents(
+        self,
+        items: Sequence[
+            tuple[DocumentMeta, DocStatus, str, Sequence[Chunk], NDArray[np.float32] | None]
+        ],
+    ) -> tuple[int, list[tuple[int, list[int], list[int]]]]:
+        """Write documents with their chunks and vectors in ONE transaction.
+
+        Each item is ``(meta, status, reason, chunks, vectors)``; ``vectors`` is float32, shape
+        (len(chunks), dim), L2-normalised, or ``None`` when there are no chunks. A source that
+        already has a row keeps its ``doc_id``; its old chunks are deleted.
+
+        Returns:
+            ``(generation, [(doc_id, removed_chunk_ids, new_chunk_ids), ...])`` per item.
+        """
+        now = time.time()
+        results: list[tuple[int, list[int], list[int]]] = []
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for meta, status, reason, chunks, vectors in items:
+                row = self._db.execute(
+                    "SELECT doc_id FROM documents WHERE source=?", (meta.source,)
+                ).fetchone()
+                removed: list[int] = []
+                values = (
+                    meta.title,
+                    meta.sha256,
+                    meta.size_bytes,
+                    meta.mtime_ns,
+                    meta.format.value if meta.format else None,
+                    status.value,
+                    reason,
+                    len(chunks),
+                    now,
+                )
+                if row is None:
+                    cur = self._db.execute(
+                        "INSERT INTO documents(title, sha256, size_bytes, mtime_ns, format, status,"
+                        " reason, chunk_count, ingested_at, source) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        (*values, meta.source),
+                    )
+                    doc_id = int(cur.lastrowid or 0)
+                else:
+                    doc_id = int(row[0])
+                    removed = self.chunk_ids_of(doc_id)
+                    self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+                    self._db.execute(
+                        "UPDATE documents SET title=?, sha256=?, size_bytes=?, mtime_ns=?,"
+                        " format=?, status=?, reason=?, chunk_count=?, ingested_at=?"
+                        " WHERE doc_id=?",
+                        (*values, doc_id),
+                    )
+                new_ids: list[int] = []
+                if chunks:
+                    assert vectors is not None and len(vectors) == len(chunks)
+                    vecs = np.ascontiguousarray(vectors, dtype=np.float32)
+                    for chunk, vec in zip(chunks, vecs, strict=True):
+                        cur = self._db.execute(
+                            "INSERT INTO chunks(doc_id, ordinal, text, char_start, char_end,"
+                            " loc_kind, loc_number, loc_heading, sentence_spans, vector)"
+                            " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            (
+                                doc_id,
+                                chunk.ordinal,
+                                chunk.text,
+                                chunk.char_start,
+                                chunk.char_end,
+                                chunk.location.kind.value,
+                                chunk.location.number,
+                                chunk.location.heading,
+                                json.dumps([list(s) for s in chunk.sentence_spans]),
+                                vec.tobytes(),
+                            ),
+                        )
+                        new_ids.append(int(cur.lastrowid or 0))
+                    if self.get_meta("dim") is None:
+                        self._db.execute(
+                            "INSERT INTO meta(key, value) VALUES ('dim', ?)", (str(vecs.shape[1]),)
+                        )
+                results.append((doc_id, removed, new_ids))
+            generation = self._bump()
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return generation, results
+
+    def touch(self, source: str, mtime_ns: int) -> None:
+        """Record a new mtime for an unchanged file (content hash equal); no generation change."""
+        self._db.execute("UPDATE documents SET mtime_ns=? WHERE source=?", (mtime_ns, source))
+
+    def remove(self, sources: Sequence[str]) -> tuple[int, list[tuple[int, list[int]]]]:
+        """Delete documents and their chunks in one transaction.
+
+        Returns:
+            ``(generation, [(doc_id, removed_chunk_ids), ...])`` for the sources that existed.
+        """
+        out: list[tuple[int, list[int]]] = []
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for source in sources:
+                row = self._db.execute(
+                    "SELECT doc_id FROM documents WHERE source=?", (source,)
+                ).fetchone()
+                if row is None:
+                    continue
+                doc_id = int(row[0])
+                out.append((doc_id, self.chunk_ids_of(doc_id)))
+                self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+                self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+            generation = self._bump() if out else self.generation()
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return generation, out
+
+    # -- reads for indexes and retrieval -------------------------------------------------
+    def num_chunks(self) -> int:
+        """Number of chunk rows."""
+        return int(self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
+    def iter_chunk_texts(self) -> Iterator[tuple[int, int, str]]:
+        """``(chunk_id, doc_id, text)`` for every chunk, by chunk_id."""
+        cur = self._db.execute("SELECT chunk_id, doc_id, text FROM chunks ORDER BY chunk_id")
+        for row in cur:
+            yield int(row[0]), int(row[1]), str(row[2])
+
+    def all_vectors(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """Every chunk id (int64, shape (n,)) and float32 vector (shape (n, dim))."""
+        rows = self._db.execute("SELECT chunk_id, vector FROM chunks ORDER BY chunk_id").fetchall()
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        if not rows:
+            return ids, np.zeros((0, 0), dtype=np.float32)
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        return ids, mat
+
+    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, NDArray[np.float32]]:
+        """Full-precision vectors (float32, shape (dim,)) of the given chunks that exist."""
+        out: dict[int, NDArray[np.float32]] = {}
+        ids = list(dict.fromkeys(int(c) for c in chunk_ids))
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            marks = ",".join("?" * len(part))
+            for cid, blob in self._db.execute(
+                f"SELECT chunk_id, vector FROM chunks WHERE chunk_id IN ({marks})", part
+            ):
+                out[int(cid)] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def chunk_records(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        """Chunk rows joined with their documents, for the ids that exist."""
+        out: dict[int, ChunkRecord] = {}
+        ids = list(dict.fromkeys(int(c) for c in chunk_ids))
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                "SELECT c.chunk_id, c.doc_id, d.source, d.title, c.ordinal, c.text, c.char_start,"
+                " c.char_end, c.loc_kind, c.loc_number, c.loc_heading, c.sentence_spans"
+                " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+                f" WHERE c.chunk_id IN ({marks})",
+                part,
+            ).fetchall()
+            for r in rows:
+                chunk = Chunk(
+                    ordinal=int(r[4]),
+                    text=str(r[5]),
+                    char_start=int(r[6]),
+                    char_end=int(r[7]),
+                    location=Location(
+                        LocationKind(str(r[8])), None if r[9] is None else int(r[9]), str(r[10])
+                    ),
+                    sentence_spans=tuple((int(s), int(e)) for s, e in json.loads(r[11])),
+                )
+                out[int(r[0])] = ChunkRecord(
+                    chunk_id=ChunkId(int(r[0])),
+                    doc_id=DocId(int(r[1])),
+                    source=str(r[2]),
+                    title=str(r[3]),
+                    chunk=chunk,
+                )
+        return out

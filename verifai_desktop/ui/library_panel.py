@@ -1,0 +1,630 @@
+"""The library side panel: collections (create, rename, delete), their documents with status
+and reason, adding files by dialog or drag and drop, background ingest with progress and cancel.
+
+All collection work runs on the :class:`~verifai_desktop.ui.tasks.TaskRunner`'s single writer:
+each task opens the collection, does its work and closes it, so the write lock is held only
+while writing and reads after a write see it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from verifai_desktop.domain import DocStatus, Progress
+from verifai_desktop.settings import Settings, collections_dir
+from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files
+from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
+
+if TYPE_CHECKING:
+    from verifai_desktop.ingest.catalog import DocumentRecord
+    from verifai_desktop.ingest.run import IngestReport
+
+log = logging.getLogger(__name__)
+
+PROGRESS_DELAY_MS = 600  # show progress only for work that is not instant (STYLE.md)
+DOC_COLUMNS = ("File", "Status", "Chunks", "Reason")
+STATUS_TEXT = {
+    DocStatus.INDEXED: "indexed",
+    DocStatus.NEEDS_OCR: "needs OCR",
+    DocStatus.ENCRYPTED: "encrypted 🔒",
+    DocStatus.EMPTY: "empty",
+    DocStatus.FAILED: "failed",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRow:
+    """One row of the documents table.
+
+    Attributes:
+        source: absolute path of the file.
+        status: catalog status.
+        reason: why it is not indexed ('' when indexed).
+        chunk_count: chunks indexed.
+    """
+
+    source: str
+    status: DocStatus
+    reason: str
+    chunk_count: int
+
+    @property
+    def name(self) -> str:
+        """The file name."""
+        return Path(self.source).name
+
+
+def list_collection_names() -> list[str]:
+    """Existing collection names, sorted, read from disk.
+
+    Same rule as :func:`verifai_desktop.collection.list_collections` (a folder holding a
+    ``collection.toml``), without importing the index libraries at start-up.
+    """
+    root = collections_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "collection.toml").is_file())
+
+
+def _rows(records: Sequence[DocumentRecord]) -> list[DocumentRow]:
+    return [DocumentRow(r.source, r.status, r.reason, r.chunk_count) for r in records]
+
+
+class LibraryPanel(QWidget):
+    """Collections and their documents.
+
+    Signals:
+        collection_changed(str): the current collection changed ('' when none).
+        documents_changed(str): a write to the named collection finished (ingest, remove).
+        ingest_finished(object): an ingest run ended with this ``IngestReport``.
+        busy_changed(bool): a write started (True) or all writes ended (False).
+        status_message(str): a one-line message for the status bar.
+    """
+
+    collection_changed = Signal(str)
+    documents_changed = Signal(str)
+    ingest_finished = Signal(object)
+    busy_changed = Signal(bool)
+    status_message = Signal(str)
+
+    def __init__(
+        self,
+        runner: TaskRunner,
+        settings: Callable[[], Settings],
+        *,
+        offer_sample: bool = True,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("libraryPanel")
+        self.setAcceptDrops(True)
+        self.runner = runner
+        self._settings = settings
+        self.current: str = ""
+        self.rows: list[DocumentRow] = []
+        self.passwords: dict[str, str] = {}  # source -> PDF password given in this session
+        self.ingest_task: Task[IngestReport] | None = None
+        self._writes = 0
+        self._chunks_done = 0
+
+        title = QLabel("Collections")
+        title.setObjectName("sectionTitle")
+        self.collections = QListWidget()
+        self.collections.setObjectName("collectionList")
+        self.collections.setMaximumHeight(150)
+        self.new_button = self._tool("new-collection", "New collection")
+        self.rename_button = self._tool("rename", "Rename collection")
+        self.delete_button = self._tool("delete", "Delete collection")
+        coll_bar = QHBoxLayout()
+        for b in (self.new_button, self.rename_button, self.delete_button):
+            coll_bar.addWidget(b)
+        coll_bar.addStretch(1)
+
+        self.sample_banner = QFrame()
+        self.sample_banner.setObjectName("sampleBanner")
+        banner_text = QLabel(
+            "New here? Load a small sample collection of open-licence papers and ask a "
+            "question within a minute."
+        )
+        banner_text.setWordWrap(True)
+        self.sample_button = QPushButton("Load sample collection")
+        banner_layout = QVBoxLayout(self.sample_banner)
+        banner_layout.addWidget(banner_text)
+        banner_layout.addWidget(self.sample_button)
+        self.sample_banner.setVisible(
+            offer_sample and not list_collection_names() and bool(sample_files())
+        )
+
+        self.docs_title = QLabel("Documents")
+        self.docs_title.setObjectName("sectionTitle")
+        self.table = QTableWidget(0, len(DOC_COLUMNS))
+        self.table.setObjectName("documentTable")
+        self.table.setHorizontalHeaderLabels(list(DOC_COLUMNS))
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.table.setColumnWidth(0, 140)
+        self.table.setToolTip("Double-click an encrypted PDF to enter its password.")
+
+        self.add_files_button = QPushButton(icon("add-file"), "Add files…")
+        self.add_folder_button = QPushButton(icon("add-folder"), "Add folder…")
+        self.remove_button = QPushButton(icon("remove"), "Remove")
+        self.remove_button.setToolTip("Remove the selected documents from the collection")
+        docs_bar = QHBoxLayout()
+        docs_bar.addWidget(self.add_files_button)
+        docs_bar.addWidget(self.add_folder_button)
+        docs_bar.addStretch(1)
+        docs_bar.addWidget(self.remove_button)
+
+        self.progress_frame = QFrame()
+        self.progress_label = QLabel("")
+        self.progress_label.setWordWrap(True)
+        self.files_bar = QProgressBar()
+        self.files_bar.setObjectName("filesProgress")
+        self.files_bar.setFormat("%v / %m files")
+        self.chunks_label = QLabel("")
+        self.cancel_button = QPushButton(icon("cancel"), "Cancel")
+        pl = QVBoxLayout(self.progress_frame)
+        pl.setContentsMargins(0, 4, 0, 0)
+        pl.addWidget(self.progress_label)
+        row = QHBoxLayout()
+        row.addWidget(self.files_bar, 1)
+        row.addWidget(self.cancel_button)
+        pl.addLayout(row)
+        pl.addWidget(self.chunks_label)
+        self.progress_frame.setVisible(False)
+        self.drop_hint = QLabel("Drop files or folders here to add them.")
+        self.drop_hint.setStyleSheet("color:#667")
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(title)
+        layout.addWidget(self.collections)
+        layout.addLayout(coll_bar)
+        layout.addWidget(self.sample_banner)
+        layout.addWidget(self.docs_title)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(docs_bar)
+        layout.addWidget(self.drop_hint)
+        layout.addWidget(self.progress_frame)
+        self._connect_signals()
+        self._update_buttons()
+
+    def _tool(self, icon_name: str, tip: str) -> QToolButton:
+        b = QToolButton()
+        b.setIcon(icon(icon_name))
+        b.setToolTip(tip)
+        b.setAccessibleName(tip)
+        return b
+
+    def _connect_signals(self) -> None:
+        self.collections.currentTextChanged.connect(self.on_collection_clicked)
+        self.new_button.clicked.connect(self.on_new_clicked)
+        self.rename_button.clicked.connect(self.on_rename_clicked)
+        self.delete_button.clicked.connect(self.on_delete_clicked)
+        self.sample_button.clicked.connect(self.on_sample_clicked)
+        self.add_files_button.clicked.connect(self.on_add_files_clicked)
+        self.add_folder_button.clicked.connect(self.on_add_folder_clicked)
+        self.remove_button.clicked.connect(self.on_remove_clicked)
+        self.cancel_button.clicked.connect(self.cancel_ingest)
+        self.table.cellDoubleClicked.connect(self.on_row_double_clicked)
+        self.table.itemSelectionChanged.connect(self._update_buttons)
+
+    # ----- collections ---------------------------------------------------------------------
+
+    def refresh_collections(self, select: str | None = None) -> None:
+        """Re-read the collection names; select ``select`` (or keep the current one)."""
+        names = list_collection_names()
+        target = select if select is not None else self.current
+        self.collections.blockSignals(True)
+        self.collections.clear()
+        self.collections.addItems(names)
+        self.collections.blockSignals(False)
+        if target in names:
+            self.collections.setCurrentRow(names.index(target))
+        elif names:
+            self.collections.setCurrentRow(0)
+        self._set_current(
+            self.collections.currentItem().text() if self.collections.currentItem() else ""
+        )
+        if names:
+            self.sample_banner.setVisible(False)
+
+    def _set_current(self, name: str) -> None:
+        changed = name != self.current
+        self.current = name
+        self.docs_title.setText(f"Documents in “{name}”" if name else "Documents")
+        if changed:
+            self.rows = []
+            self._fill_table()
+            self.collection_changed.emit(name)
+        if name:
+            self.reload_documents()
+        self._update_buttons()
+
+    @Slot(str)
+    def on_collection_clicked(self, name: str) -> None:
+        """Switch to the clicked collection."""
+        if name:
+            self._set_current(name)
+
+    def create_collection(self, name: str) -> Task[None]:
+        """Create collection ``name`` (on the writer) and select it when done."""
+
+        def work(ctx: TaskContext) -> None:
+            from verifai_desktop.collection import Collection
+
+            Collection.open(name, create=True, settings=self._settings()).close()
+
+        task = self._write("create collection", work, context=f"Creating collection {name!r}")
+        task.succeeded.connect(lambda _r: self.refresh_collections(select=name))
+        return task
+
+    def rename_current(self, new: str) -> Task[None]:
+        """Rename the current collection to ``new``."""
+        old = self.current
+
+        def work(ctx: TaskContext) -> None:
+            from verifai_desktop.collection import rename_collection
+
+            rename_collection(old, new)
+
+        task = self._write("rename collection", work, context=f"Renaming {old!r}")
+        task.succeeded.connect(lambda _r: self.refresh_collections(select=new))
+        return task
+
+    def delete_current(self) -> Task[None]:
+        """Delete the current collection and its index files (not the documents themselves)."""
+        name = self.current
+
+        def work(ctx: TaskContext) -> None:
+            from verifai_desktop.collection import delete_collection
+
+            delete_collection(name)
+
+        task = self._write("delete collection", work, context=f"Deleting {name!r}")
+        task.succeeded.connect(lambda _r: self._after_delete())
+        return task
+
+    def _after_delete(self) -> None:
+        self.current = ""
+        self.refresh_collections(select="")
+        if not self.current:
+            self.collection_changed.emit("")
+
+    def ask_text(self, title: str, label: str, text: str = "") -> str | None:
+        """Ask for a line of text (a dialog; tests replace this method)."""
+        value, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Normal, text)
+        return value.strip() if ok and value.strip() else None
+
+    def confirm(self, title: str, text: str) -> bool:
+        """Ask yes/no (a dialog; tests replace this method)."""
+        answer = QMessageBox.question(self, title, text)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def ask_password(self, path: Path, wrong: bool = False) -> str | None:
+        """Ask for a PDF's password (a dialog; tests replace this method)."""
+        prompt = (
+            f"The password for {path.name} was wrong. Try again:"
+            if wrong
+            else f"{path.name} is encrypted. Enter its password to index it:"
+        )
+        value, ok = QInputDialog.getText(
+            self, "Password needed", prompt, QLineEdit.EchoMode.Password
+        )
+        return value if ok and value else None
+
+    @Slot()
+    def on_new_clicked(self) -> None:
+        """Ask for a name and create the collection."""
+        name = self.ask_text("New collection", "Name (letters, digits, '-', '_', '.'):")
+        if name:
+            self.create_collection(name)
+
+    @Slot()
+    def on_rename_clicked(self) -> None:
+        """Ask for a new name and rename the current collection."""
+        if not self.current:
+            return
+        name = self.ask_text("Rename collection", f"New name for “{self.current}”:", self.current)
+        if name and name != self.current:
+            self.rename_current(name)
+
+    @Slot()
+    def on_delete_clicked(self) -> None:
+        """Confirm and delete the current collection."""
+        if self.current and self.confirm(
+            "Delete collection",
+            f"Delete the collection “{self.current}” and its index? Your files are not touched.",
+        ):
+            self.delete_current()
+
+    @Slot()
+    def on_sample_clicked(self) -> None:
+        """Create the sample collection from ``resources/sample`` and ingest it."""
+        self.sample_banner.setVisible(False)
+        files = sample_files()
+        task = self.create_collection(SAMPLE_COLLECTION)
+        task.succeeded.connect(lambda _r: self.ingest(files))
+
+    # ----- documents -----------------------------------------------------------------------
+
+    def reload_documents(self) -> Task[list[DocumentRow]] | None:
+        """Read the current collection's documents (queued behind any write)."""
+        name = self.current
+        if not name:
+            return None
+
+        def work(ctx: TaskContext) -> list[DocumentRow]:
+            from verifai_desktop.collection import Collection
+
+            with Collection.open(name, settings=self._settings()) as c:
+                return _rows(c.documents())
+
+        task = self.runner.submit("list documents", work, writes_index=True)
+        task.succeeded.connect(lambda rows: self._on_rows(name, rows))
+        task.failed.connect(lambda exc: show_error(self.window(), exc, context=f"Reading {name!r}"))
+        return task
+
+    def _on_rows(self, name: str, rows: list[DocumentRow]) -> None:
+        if name != self.current:
+            return
+        self.rows = rows
+        self._fill_table()
+
+    def _fill_table(self) -> None:
+        self.table.setRowCount(len(self.rows))
+        for i, r in enumerate(self.rows):
+            items = (
+                QTableWidgetItem(r.name),
+                QTableWidgetItem(STATUS_TEXT.get(r.status, r.status.value)),
+                QTableWidgetItem(str(r.chunk_count)),
+                QTableWidgetItem(r.reason),
+            )
+            items[0].setToolTip(r.source)
+            items[2].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            items[3].setToolTip(r.reason)
+            if r.status is not DocStatus.INDEXED:
+                for it in items:
+                    it.setForeground(Qt.GlobalColor.darkRed)
+            for col, it in enumerate(items):
+                self.table.setItem(i, col, it)
+        self._update_buttons()
+
+    def table_rows(self) -> list[tuple[str, str, str, str]]:
+        """The documents table's cell texts (file, status, chunks, reason)."""
+
+        def cell(row: int, col: int) -> str:
+            item = self.table.item(row, col)
+            return item.text() if item is not None else ""
+
+        return [
+            (cell(i, 0), cell(i, 1), cell(i, 2), cell(i, 3)) for i in range(self.table.rowCount())
+        ]
+
+    def ingest(
+        self, paths: Sequence[Path], *, passwords: dict[Path, str] | None = None
+    ) -> Task[IngestReport] | None:
+        """Ingest files and folders into the current collection in the background.
+
+        Creates a collection named ``default`` when none is selected. Encrypted PDFs found in
+        the run are asked for their password afterwards and ingested again with it.
+        """
+        if not paths:
+            return None
+        name = self.current or "default"
+        if not self.current:
+            self.create_collection(name)
+        paths = [Path(p) for p in paths]
+        pw = dict(passwords or {})
+
+        def work(ctx: TaskContext) -> IngestReport:
+            from verifai_desktop.collection import Collection
+            from verifai_desktop.ingest.run import ingest_paths
+
+            with Collection.open(name, create=True, settings=self._settings()) as c:
+                return ingest_paths(
+                    c, paths, passwords=pw, progress=ctx.progress, cancel=ctx.cancel
+                )
+
+        task = self._write("ingest", work, context=f"Adding files to {name!r}")
+        self.ingest_task = task
+        self._chunks_done = 0
+        self.progress_label.setText(f"Adding {len(paths)} item(s) to “{name}”…")
+        self.files_bar.setRange(0, 0)
+        self.chunks_label.setText("")
+        self.cancel_button.setEnabled(True)
+        QTimer.singleShot(PROGRESS_DELAY_MS, lambda: self._show_progress(task))
+        task.progressed.connect(self.on_ingest_progress)
+        task.succeeded.connect(lambda report: self._on_ingest_done(name, report, pw))
+        task.cancelled.connect(lambda: self._on_ingest_cancelled(name))
+        task.finished.connect(self._on_ingest_finished)
+        return task
+
+    def _show_progress(self, task: Task[IngestReport]) -> None:
+        if task.is_running and task is self.ingest_task:
+            self.progress_frame.setVisible(True)
+
+    @Slot(object)
+    def on_ingest_progress(self, p: Progress) -> None:
+        """Update the files bar (files) and the chunks line (chunks embedded)."""
+        if p.unit == "files":
+            self.files_bar.setRange(0, p.total or 0)
+            self.files_bar.setValue(p.done)
+            if p.message:
+                self.progress_label.setText(f"Reading {p.message}")
+        elif p.unit == "chunks":
+            self._chunks_done = p.done
+            self.chunks_label.setText(f"{p.done:,} chunks embedded")
+
+    @Slot()
+    def cancel_ingest(self) -> None:
+        """Stop the running ingest; files finished so far stay indexed."""
+        if self.ingest_task is not None and self.ingest_task.is_running:
+            self.ingest_task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.progress_label.setText("Cancelling…")
+
+    def _on_ingest_cancelled(self, name: str) -> None:
+        self.progress_label.setText("Cancelled; files finished before stay indexed.")
+        self.documents_changed.emit(name)
+
+    def _on_ingest_finished(self) -> None:
+        self.progress_frame.setVisible(False)
+        if self.current:
+            self.reload_documents()
+
+    def _on_ingest_done(self, name: str, report: IngestReport, given: dict[Path, str]) -> None:
+        from verifai_desktop.ingest.run import Outcome
+
+        for path, password in given.items():
+            self.passwords[str(Path(path).expanduser().resolve())] = password
+        self.documents_changed.emit(name)
+        self.ingest_finished.emit(report)
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(report.counts.items()))
+        self.status_message.emit(
+            f"Ingest into “{name}” finished: {counts}; {report.chunks_indexed:,} new chunks."
+        )
+        encrypted = [Path(o.source) for o in report.outcomes if o.status is Outcome.ENCRYPTED]
+        if encrypted and name == self.current:
+            QTimer.singleShot(0, lambda: self.request_passwords(encrypted, given))
+
+    def request_passwords(
+        self, paths: Sequence[Path], tried: dict[Path, str] | None = None
+    ) -> None:
+        """Ask each encrypted PDF's password and ingest those given again."""
+        tried_keys = {Path(p).resolve() for p in (tried or {})}
+        passwords: dict[Path, str] = {}
+        for path in paths:
+            pw = self.ask_password(path, wrong=path.resolve() in tried_keys)
+            if pw:
+                passwords[path] = pw
+        if passwords:
+            self.ingest(list(passwords), passwords=passwords)
+
+    @Slot(int, int)
+    def on_row_double_clicked(self, row: int, _col: int) -> None:
+        """Double-click on an encrypted document asks its password and re-ingests it."""
+        if 0 <= row < len(self.rows) and self.rows[row].status is DocStatus.ENCRYPTED:
+            self.request_passwords([Path(self.rows[row].source)])
+
+    def remove_documents(self, sources: Sequence[str]) -> Task[int]:
+        """Remove documents (absolute paths) from the current collection."""
+        name = self.current
+        targets = list(sources)
+
+        def work(ctx: TaskContext) -> int:
+            from verifai_desktop.collection import Collection
+
+            with Collection.open(name, settings=self._settings()) as c:
+                return sum(1 for s in targets if c.remove(s))
+
+        task = self._write("remove documents", work, context=f"Removing from {name!r}")
+        task.succeeded.connect(lambda _n: self.documents_changed.emit(name))
+        task.finished.connect(self.reload_documents)
+        return task
+
+    @Slot()
+    def on_remove_clicked(self) -> None:
+        """Remove the selected documents."""
+        rows = sorted({i.row() for i in self.table.selectedIndexes()})
+        sources = [self.rows[r].source for r in rows if r < len(self.rows)]
+        if sources and self.confirm(
+            "Remove documents", f"Remove {len(sources)} document(s) from “{self.current}”?"
+        ):
+            self.remove_documents(sources)
+
+    @Slot()
+    def on_add_files_clicked(self) -> None:
+        """Pick files with a dialog and ingest them."""
+        files, _ = QFileDialog.getOpenFileNames(
+            self,
+            "Add documents",
+            str(Path.home()),
+            "Documents (*.pdf *.docx *.pptx *.epub *.md *.markdown *.txt);;All files (*)",
+        )
+        self.ingest([Path(f) for f in files])
+
+    @Slot()
+    def on_add_folder_clicked(self) -> None:
+        """Pick a folder with a dialog and ingest it (recursively)."""
+        folder = QFileDialog.getExistingDirectory(
+            self, "Add a folder of documents", str(Path.home())
+        )
+        if folder:
+            self.ingest([Path(folder)])
+
+    # ----- drag and drop -------------------------------------------------------------------
+
+    def dragEnterEvent(self, e: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
+        if e.mimeData().hasUrls() and any(u.isLocalFile() for u in e.mimeData().urls()):
+            e.acceptProposedAction()
+        else:
+            e.ignore()
+
+    def dropEvent(self, e: QDropEvent) -> None:  # noqa: N802 (Qt override)
+        paths = [Path(u.toLocalFile()) for u in e.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            e.acceptProposedAction()
+            self.ingest(paths)
+
+    # ----- plumbing ------------------------------------------------------------------------
+
+    def _write(self, name: str, fn: Callable[[TaskContext], T], *, context: str) -> Task[T]:
+        task = self.runner.submit(name, fn, writes_index=True)
+        self._writes += 1
+        if self._writes == 1:
+            self.busy_changed.emit(True)
+        task.failed.connect(lambda exc: show_error(self.window(), exc, context=context))
+        task.finished.connect(self._on_write_finished)
+        self._update_buttons()
+        return task
+
+    def _on_write_finished(self) -> None:
+        self._writes -= 1
+        if self._writes == 0:
+            self.busy_changed.emit(False)
+        self._update_buttons()
+
+    @property
+    def busy(self) -> bool:
+        """True while a write (create, ingest, remove, rename, delete) is queued or running."""
+        return self._writes > 0
+
+    def _update_buttons(self) -> None:
+        has = bool(self.current)
+        self.rename_button.setEnabled(has and not self.busy)
+        self.delete_button.setEnabled(has and not self.busy)
+        self.remove_button.setEnabled(has and bool(self.table.selectedIndexes()))

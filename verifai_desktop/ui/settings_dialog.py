@@ -1,0 +1,197 @@
+"""The settings dialog: models, retrieval, verification and abstention; saved as TOML."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from verifai_desktop.settings import SEARCH_MODES, Settings, save_settings
+from verifai_desktop.ui.errors import show_error
+
+
+def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
+    s = QSpinBox()
+    s.setRange(lo, hi)
+    s.setValue(value)
+    s.setToolTip(tip)
+    return s
+
+
+def _dspin(lo: float, hi: float, value: float, tip: str, step: float = 0.05) -> QDoubleSpinBox:
+    s = QDoubleSpinBox()
+    s.setRange(lo, hi)
+    s.setDecimals(2)
+    s.setSingleStep(step)
+    s.setValue(value)
+    s.setToolTip(tip)
+    return s
+
+
+class SettingsDialog(QDialog):
+    """Edits a :class:`Settings`; :meth:`accept` saves it with ``save_settings``.
+
+    Attributes:
+        result_settings: the settings saved on accept (``None`` before).
+    """
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setMinimumWidth(520)
+        self.original = settings
+        self.result_settings: Settings | None = None
+        m, r, v = settings.models, settings.retrieval, settings.verify
+
+        self.generator = QLineEdit(m.generator)
+        self.generator.setToolTip("Catalog name or path of a GGUF file")
+        gen_browse = QPushButton("Browse…")
+        gen_browse.clicked.connect(self.on_browse_generator)
+        gen_row = QHBoxLayout()
+        gen_row.addWidget(self.generator, 1)
+        gen_row.addWidget(gen_browse)
+        self.verifier = QLineEdit(m.verifier)
+        self.verifier.setToolTip("Catalog name or folder of an ONNX NLI verifier")
+        ver_browse = QPushButton("Browse…")
+        ver_browse.clicked.connect(self.on_browse_verifier)
+        ver_row = QHBoxLayout()
+        ver_row.addWidget(self.verifier, 1)
+        ver_row.addWidget(ver_browse)
+        self.embedder = QLineEdit(m.embedder)
+        self.embedder.setToolTip("sentence-transformers name or path (new collections use it)")
+        self.gpu_layers = _spin(
+            -1,
+            999,
+            m.n_gpu_layers,
+            "Layers offloaded to the GPU; -1 = all when CUDA is available, 0 = CPU only",
+        )
+        models_box = QGroupBox("Models (load on first use)")
+        mf = QFormLayout(models_box)
+        mf.addRow("Generator (GGUF):", gen_row)
+        mf.addRow("Verifier:", ver_row)
+        mf.addRow("Embedder:", self.embedder)
+        mf.addRow("GPU layers:", self.gpu_layers)
+
+        self.k = _spin(1, 50, r.k, "Passages given to the generator")
+        self.mode = QComboBox()
+        self.mode.addItems(list(SEARCH_MODES))
+        self.mode.setCurrentText(r.mode)
+        self.lexical_weight = _dspin(
+            0.0, 1.0, r.lexical_weight, "Weight of normalised BM25 in hybrid mode"
+        )
+        self.semantic_weight = _dspin(
+            0.0, 1.0, r.semantic_weight, "Weight of normalised cosine in hybrid mode"
+        )
+        self.rrf_k = _spin(1, 1000, r.rrf_k, "k of Reciprocal Rank Fusion (Cormack et al., 2009)")
+        retrieval_box = QGroupBox("Retrieval")
+        rf = QFormLayout(retrieval_box)
+        rf.addRow("Passages (k):", self.k)
+        rf.addRow("Mode:", self.mode)
+        rf.addRow("Lexical weight:", self.lexical_weight)
+        rf.addRow("Semantic weight:", self.semantic_weight)
+        rf.addRow("RRF k:", self.rrf_k)
+
+        self.support_threshold = _dspin(
+            0.0, 1.0, v.support_threshold, "P(SUPPORT) at or above which a pair supports"
+        )
+        self.contradict_threshold = _dspin(
+            0.0, 1.0, v.contradict_threshold, "P(CONTRADICT) at or above which a pair contradicts"
+        )
+        self.premise = QComboBox()
+        self.premise.addItems(["sentences", "passage"])
+        self.premise.setCurrentText(v.premise)
+        self.abstain_threshold = _dspin(
+            0.0,
+            1.0,
+            v.abstain_threshold,
+            "Best cosine below which the app answers 'Not found in your documents'",
+            0.01,
+        )
+        verify_box = QGroupBox("Verification and abstention")
+        vf = QFormLayout(verify_box)
+        vf.addRow("Support threshold:", self.support_threshold)
+        vf.addRow("Contradiction threshold:", self.contradict_threshold)
+        vf.addRow("Premise:", self.premise)
+        vf.addRow("Abstention threshold:", self.abstain_threshold)
+
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(models_box)
+        layout.addWidget(retrieval_box)
+        layout.addWidget(verify_box)
+        layout.addWidget(buttons)
+
+    def edited_settings(self) -> Settings:
+        """The settings as currently edited (not saved)."""
+        s = self.original
+        mode = self.mode.currentText()
+        premise = self.premise.currentText()
+        return dataclasses.replace(
+            s,
+            models=dataclasses.replace(
+                s.models,
+                generator=self.generator.text().strip(),
+                verifier=self.verifier.text().strip(),
+                embedder=self.embedder.text().strip(),
+                n_gpu_layers=self.gpu_layers.value(),
+            ),
+            retrieval=dataclasses.replace(
+                s.retrieval,
+                k=self.k.value(),
+                mode=mode,  # type: ignore[arg-type]
+                lexical_weight=round(self.lexical_weight.value(), 4),
+                semantic_weight=round(self.semantic_weight.value(), 4),
+                rrf_k=self.rrf_k.value(),
+            ),
+            verify=dataclasses.replace(
+                s.verify,
+                support_threshold=round(self.support_threshold.value(), 4),
+                contradict_threshold=round(self.contradict_threshold.value(), 4),
+                premise=premise,  # type: ignore[arg-type]
+                abstain_threshold=round(self.abstain_threshold.value(), 4),
+            ),
+        )
+
+    def accept(self) -> None:
+        """Save the edited settings and close; on failure show the error and stay open."""
+        settings = self.edited_settings()
+        try:
+            save_settings(settings)
+        except OSError as exc:
+            show_error(self, exc, context="Saving settings")
+            return
+        self.result_settings = settings
+        super().accept()
+
+    @Slot()
+    def on_browse_generator(self) -> None:
+        """Pick a GGUF file."""
+        path, _ = QFileDialog.getOpenFileName(self, "Generator model", "", "GGUF models (*.gguf)")
+        if path:
+            self.generator.setText(path)
+
+    @Slot()
+    def on_browse_verifier(self) -> None:
+        """Pick a verifier folder."""
+        path = QFileDialog.getExistingDirectory(self, "Verifier folder (ONNX)")
+        if path:
+            self.verifier.setText(path)
