@@ -64,6 +64,15 @@ class Location:
     number: int | None = None
     heading: str = ""
 
+    def as_dict(self) -> dict[str, str | int | None]:
+        """JSON-ready form: ``kind``, ``number``, ``heading`` and the human ``label``."""
+        return {
+            "kind": self.kind.value,
+            "number": self.number,
+            "heading": self.heading,
+            "label": self.label(),
+        }
+
     def label(self) -> str:
         """Short human label, e.g. ``"p. 3"``, ``"slide 2"``, ``"ch. 4 Down the Rabbit-Hole"``."""
         prefix = {

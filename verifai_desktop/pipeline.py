@@ -558,12 +558,7 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
                 "path": str(p.path),
                 "file": p.path.name,
                 "title": p.title,
-                "location": {
-                    "kind": p.location.kind.value,
-                    "number": p.location.number,
-                    "heading": p.location.heading,
-                    "label": p.location.label(),
-                },
+                "location": p.location.as_dict(),
                 "char_start": p.char_start,
                 "char_end": p.char_end,
                 "scores": {

@@ -35,12 +35,7 @@ def passage_json(rank: int, p: Passage) -> dict[str, Any]:
         "doc_id": p.doc_id,
         "path": str(p.path),
         "title": p.title,
-        "location": {
-            "kind": p.location.kind.value,
-            "number": p.location.number,
-            "heading": p.location.heading,
-            "label": p.location.label(),
-        },
+        "location": p.location.as_dict(),
         "char_start": p.char_start,
         "char_end": p.char_end,
         "fused_score": p.fused_score,
