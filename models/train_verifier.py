@@ -146,6 +146,8 @@ EVALS = (
     # (key, loader, path relative to data, granularity, limit), most important first
     ("scifact_dev", "scifact", "scifact/original", "passage", None),
     ("healthver_test", "healthver", "healthver/healthver_test.csv", "passage", None),
+    ("scifact_dev_sentences", "scifact", "scifact/original", "sentences", None),
+    ("healthver_test_sentences", "healthver", "healthver/healthver_test.csv", "sentences", None),
     ("scifact_dev_sentences_first100", "scifact", "scifact/original", "sentences", 100),
     ("scifact_dev_first100", "scifact", "scifact/original", "passage", 100),
     ("healthver_test_first200", "healthver", "healthver/healthver_test.csv", "passage", 200),
