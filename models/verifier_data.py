@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LABELS = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE")
-NLI_TO_LABEL = {"entailment": "SUPPORT", "contradiction": "CONTRADICT", "neutral": "NO_EVIDENCE"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,46 +344,30 @@ def _perturbations(
 
 
 def load_nli_pairs(path: Path) -> list[Pair]:
-    """Read an NLI file: SNLI jsonl, TextFooler TSV, SICK txt or FEVER-Symmetric jsonl.
+    """Read an NLI file (SNLI jsonl, TextFooler TSV, SICK txt or FEVER-Symmetric jsonl) as
+    training pairs, through the evaluation's reader (``evaluate.verifier.load_nli``).
 
     Labels map to the verifier's classes: entailment/SUPPORTS -> SUPPORT,
     contradiction/REFUTES -> CONTRADICT, neutral/NOT ENOUGH INFO -> NO_EVIDENCE; SNLI rows with
-    no gold label (``-``) are dropped.
+    no gold label (``-``) are dropped. ``source`` names the file's family (``snli``,
+    ``textfooler``, ``sick``, ``fever``).
+
+    Raises:
+        EvalDataError: file missing or without labelled pairs.
     """
+    from verifai_desktop.evaluate.verifier import load_nli
+
     name = path.name.lower()
-    out: list[Pair] = []
-    fever = {"SUPPORTS": "SUPPORT", "REFUTES": "CONTRADICT", "NOT ENOUGH INFO": "NO_EVIDENCE"}
-    with path.open(encoding="utf-8") as fh:
-        if name.endswith(".jsonl"):
-            for line in fh:
-                if not line.strip():
-                    continue
-                d = json.loads(line)
-                if "gold_label" in d and "claim" in d and "evidence" in d:
-                    lab = fever.get(str(d["gold_label"]).upper())
-                    if lab:
-                        out.append(Pair(d["evidence"], d["claim"], lab, "fever"))
-                elif d.get("gold_label") in NLI_TO_LABEL:
-                    out.append(
-                        Pair(d["sentence1"], d["sentence2"], NLI_TO_LABEL[d["gold_label"]], "snli")
-                    )
-        else:
-            header = fh.readline()
-            cols = header.rstrip("\n").split("\t")
-            if "entailment_judgment" in cols:  # SICK
-                ia, ib, il = (
-                    cols.index(c) for c in ("sentence_A", "sentence_B", "entailment_judgment")
-                )
-                for line in fh:
-                    f = line.rstrip("\n").split("\t")
-                    if len(f) > il and f[il].lower() in NLI_TO_LABEL:
-                        out.append(Pair(f[ia], f[ib], NLI_TO_LABEL[f[il].lower()], "sick"))
-            else:  # TextFooler: label \t premise \t hypothesis, no header
-                for line in [header, *fh]:
-                    f = line.rstrip("\n").split("\t")
-                    if len(f) == 3 and f[0] in NLI_TO_LABEL:
-                        out.append(Pair(f[1], f[2], NLI_TO_LABEL[f[0]], "textfooler"))
-    return out
+    source = (
+        "fever"
+        if "fever" in name
+        else "sick"
+        if "sick" in name
+        else "snli"
+        if name.endswith(".jsonl")
+        else "textfooler"
+    )
+    return [Pair(p.premise, p.hypothesis, p.label.value, source) for p in load_nli(path)]
 
 
 def split_claims(
