@@ -371,14 +371,34 @@ def load_nli_pairs(path: Path) -> list[Pair]:
 
 
 def split_claims(
-    claims: list[dict[str, object]], *, held_out_fraction: float, seed: int
+    claims: list[dict[str, object]],
+    *,
+    held_out_fraction: float,
+    seed: int,
+    fold: tuple[int, int] | None = None,
 ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    """Split SciFact train claims into (training, held-out) by claim, reproducibly."""
+    """Split SciFact train claims into (training, held-out) by claim, reproducibly.
+
+    Args:
+        claims: SciFact train claims.
+        held_out_fraction: share of claims held out (ignored when ``fold`` is given).
+        seed: shuffling seed.
+        fold: ``(i, k)`` for K-fold cross-fitting: the claims are shuffled once and cut into
+            ``k`` near-equal parts; part ``i`` (0-based) is held out.
+
+    Raises:
+        ValueError: if ``fold`` is not ``0 <= i < k`` with ``k >= 2``.
+    """
     rng = random.Random(seed)
     idx = list(range(len(claims)))
     rng.shuffle(idx)
-    n_held = round(held_out_fraction * len(claims))
-    held = set(idx[:n_held])
+    if fold is not None:
+        i, k = fold
+        if k < 2 or not 0 <= i < k:
+            raise ValueError(f"fold must be (i, k) with k >= 2 and 0 <= i < k, got {fold}")
+        held = set(idx[i::k])
+    else:
+        held = set(idx[: round(held_out_fraction * len(claims))])
     return (
         [c for i, c in enumerate(claims) if i not in held],
         [c for i, c in enumerate(claims) if i in held],

@@ -12,8 +12,13 @@ contradictions a small NLI model misses:
 
 The layer is a multinomial logistic regression on ``[log P(model), features]``: weights
 (3, d), bias (3,), feature mean and scale, stored as JSON in ``verifier.json`` and applied here
-in numpy. It is fitted on SciFact *train* claims held out from the model's training and tuned on
-SciFact dev and HealthVer dev (``models/train_verifier.py --calibrate``).
+in numpy. It is fitted on SciFact *train* claims the scoring model never trained on (a held-out
+share, or every train claim by K-fold cross-fitting: Wolpert 1992 stacking) and chosen on
+SciFact dev and HealthVer dev (``models/train_verifier.py --calibrate [--oof]``).
+
+A :class:`RoutedFeatureLayer` holds two such layers, one for short premises (sentence windows,
+evidence sentences) and one for whole passages, chosen per pair by the premise's word count:
+the model's probabilities mean different things for a 30-word sentence and a 250-word abstract.
 """
 
 from __future__ import annotations
@@ -176,6 +181,7 @@ class FeatureLayer:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (stored under ``feature_layer`` in ``verifier.json``)."""
         return {
+            "kind": "logistic",
             "weights": [list(r) for r in self.weights],
             "bias": list(self.bias),
             "mean": list(self.mean),
@@ -202,6 +208,66 @@ class FeatureLayer:
             mean=tuple(float(v) for v in data["mean"]),
             scale=tuple(float(v) for v in data["scale"]),
         )
+
+
+# Premises of at most this many words go to the short-premise layer: sentence windows are 1-3
+# sentences (about 25 words each in SciFact / HealthVer), whole abstracts are longer (5th
+# percentile of SciFact dev abstracts: 111 words; 95th percentile of HealthVer evidence: 70).
+SHORT_PREMISE_MAX_WORDS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedFeatureLayer:
+    """Two feature layers routed by premise length.
+
+    Attributes:
+        short: layer for premises of at most ``max_short_words`` words.
+        long: layer for longer premises (whole passages).
+        max_short_words: the routing threshold, in whitespace-separated words.
+    """
+
+    short: FeatureLayer
+    long: FeatureLayer
+    max_short_words: int = SHORT_PREMISE_MAX_WORDS
+
+    def apply(
+        self, probs: NDArray[np.float32], pairs: Sequence[tuple[str, str]]
+    ) -> NDArray[np.float32]:
+        """Calibrated probabilities, float32, shape (n, 3), same column order as ``probs``."""
+        out = np.empty((len(pairs), 3), dtype=np.float32)
+        is_short = np.array([len(p.split()) <= self.max_short_words for p, _ in pairs], bool)
+        for layer, mask in ((self.short, is_short), (self.long, ~is_short)):
+            idx = np.flatnonzero(mask)
+            if len(idx):
+                out[idx] = layer.apply(probs[idx], [pairs[int(i)] for i in idx])
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (stored under ``feature_layer`` in ``verifier.json``)."""
+        return {
+            "kind": "routed",
+            "max_short_words": self.max_short_words,
+            "short": self.short.to_dict(),
+            "long": self.long.to_dict(),
+        }
+
+
+def feature_layer_from_dict(data: Mapping[str, Any]) -> FeatureLayer | RoutedFeatureLayer:
+    """The layer stored under ``feature_layer`` in ``verifier.json``, either kind.
+
+    Raises:
+        ValueError: an unknown ``kind``, or features that differ from this version's.
+    """
+    kind = data.get("kind", "logistic")
+    if kind == "logistic":
+        return FeatureLayer.from_dict(data)
+    if kind == "routed":
+        return RoutedFeatureLayer(
+            short=FeatureLayer.from_dict(data["short"]),
+            long=FeatureLayer.from_dict(data["long"]),
+            max_short_words=int(data["max_short_words"]),
+        )
+    raise ValueError(f"unknown feature layer kind {kind!r} (expected 'logistic' or 'routed')")
 
 
 def fit_feature_layer(

@@ -273,9 +273,9 @@ class OnnxVerifier:
             self._max_length = min(limit, self._model_max_length())
             self._pad_id = self._pad_token_id()
             if self.calibrated and self._config.get("feature_layer"):
-                from verifai_desktop.verify.features import FeatureLayer
+                from verifai_desktop.verify.features import feature_layer_from_dict
 
-                self._feature_layer = FeatureLayer.from_dict(self._config["feature_layer"])
+                self._feature_layer = feature_layer_from_dict(self._config["feature_layer"])
             self._session = session
             log.info("verifier %s loaded on %s", self.model_dir, session.get_providers()[0])
 
