@@ -216,6 +216,13 @@ class FeatureLayer:
 SHORT_PREMISE_MAX_WORDS = 100
 
 
+def short_premise_mask(
+    premises: Sequence[str], max_words: int = SHORT_PREMISE_MAX_WORDS
+) -> NDArray[np.bool_]:
+    """Which premises count as short (at most ``max_words`` whitespace words), shape (n,)."""
+    return np.array([len(p.split()) <= max_words for p in premises], dtype=bool)
+
+
 @dataclass(frozen=True, slots=True)
 class RoutedFeatureLayer:
     """Two feature layers routed by premise length.
@@ -235,7 +242,7 @@ class RoutedFeatureLayer:
     ) -> NDArray[np.float32]:
         """Calibrated probabilities, float32, shape (n, 3), same column order as ``probs``."""
         out = np.empty((len(pairs), 3), dtype=np.float32)
-        is_short = np.array([len(p.split()) <= self.max_short_words for p, _ in pairs], bool)
+        is_short = short_premise_mask([p for p, _ in pairs], self.max_short_words)
         for layer, mask in ((self.short, is_short), (self.long, ~is_short)):
             idx = np.flatnonzero(mask)
             if len(idx):
