@@ -51,7 +51,7 @@ def _rss_mb(who: int) -> float:
 
 
 def _row(name: str, report: object) -> dict[str, object]:
-    from verifai_desktop.ingest.run import IngestReport, Outcome
+    from verifai_desktop.store.writer import IngestReport, Outcome
 
     assert isinstance(report, IngestReport)
     work_ms = report.elapsed_ms - report.load_ms
@@ -120,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     home = Path(tempfile.mkdtemp(prefix="verifai-bench-ingest-"))
     os.environ["VERIFAI_HOME"] = str(home)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from verifai_desktop.collection import Collection
-    from verifai_desktop.ingest.run import ingest_documents, ingest_paths
+    from verifai_desktop.store.collection import Collection
+    from verifai_desktop.store.writer import ingest_documents, ingest_paths
 
     rows: list[dict[str, object]] = []
     if not args.skip_clean:

@@ -38,7 +38,7 @@ from verifai_desktop.verify.evidence import SentenceEmbedder, find_evidence
 from verifai_desktop.verify.labels import sentence_label
 
 if TYPE_CHECKING:
-    from verifai_desktop.collection import Collection
+    from verifai_desktop.store.collection import Collection
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from verifai_desktop.collection import Collection
+from verifai_desktop.store.collection import Collection
 from verifai_desktop.domain import ChunkId, DocId, Passage
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.index.embedder import Embedder

@@ -83,7 +83,7 @@ def _stderr_progress(enabled: bool) -> Callable[[Progress], None] | None:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Answer a question from a collection; a coloured report or ``--json``."""
-    from verifai_desktop.collection import Collection
+    from verifai_desktop.store.collection import Collection
     from verifai_desktop.pipeline import AskSession, answer_to_dict
 
     settings = load_settings()

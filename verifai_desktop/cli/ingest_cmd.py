@@ -14,12 +14,12 @@ from types import FrameType
 from typing import Any
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
-from verifai_desktop.collection import Collection, list_collections
+from verifai_desktop.store.collection import Collection, list_collections
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import VerifaiError
 from verifai_desktop.index.embedder import canonical_name
-from verifai_desktop.ingest.catalog import DocumentRecord
-from verifai_desktop.ingest.run import FileOutcome, IngestReport, Outcome, ingest_paths
+from verifai_desktop.store.catalog import DocumentRecord
+from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome, ingest_paths
 from verifai_desktop.settings import load_settings
 
 

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
-from verifai_desktop.collection import Collection
+from verifai_desktop.store.collection import Collection
 from verifai_desktop.domain import Passage
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import SEARCH_MODES, load_settings

@@ -430,8 +430,8 @@ def build_collection(
 
     Unchanged abstracts are skipped by the ingest (same text hash). Returns the document count.
     """
-    from verifai_desktop.collection import Collection
-    from verifai_desktop.ingest.run import ingest_documents
+    from verifai_desktop.store.collection import Collection
+    from verifai_desktop.store.writer import ingest_documents
 
     keys = {f"{KEY_PREFIX}{it.pmid}" for it in items}
 
@@ -483,7 +483,7 @@ def evaluate_pubmedqa(
         DatasetError: the file is unreadable.
         Cancelled: ``cancel`` was set.
     """
-    from verifai_desktop.collection import Collection
+    from verifai_desktop.store.collection import Collection
     from verifai_desktop.pipeline import AskSession
 
     settings = settings or load_settings()

@@ -40,7 +40,7 @@ from verifai_desktop.evaluate.metrics import Qrels, RetrievalMetrics, evaluate_r
 from verifai_desktop.settings import SEARCH_MODES, SearchMode, Settings, collections_dir
 
 if TYPE_CHECKING:
-    from verifai_desktop.collection import Collection
+    from verifai_desktop.store.collection import Collection
     from verifai_desktop.index.embedder import Embedder
     from verifai_desktop.retrieve import Retriever
 
@@ -98,7 +98,7 @@ def _read_fingerprint(name: str) -> dict[str, object]:
 
 
 def _collection_exists(name: str) -> bool:
-    from verifai_desktop.collection import list_collections
+    from verifai_desktop.store.collection import list_collections
 
     return name in list_collections()
 
@@ -134,8 +134,8 @@ def open_beir_collection(
         BeirCollectionMismatchError: ``name`` was given explicitly and that collection holds
             documents that are not in this corpus.
     """
-    from verifai_desktop.collection import Collection
-    from verifai_desktop.ingest.run import ingest_documents
+    from verifai_desktop.store.collection import Collection
+    from verifai_desktop.store.writer import ingest_documents
 
     explicit = name is not None
     name = name or default_collection_name(dataset, include_title=include_title)
@@ -159,7 +159,7 @@ def open_beir_collection(
             )
         if foreign:
             collection.close()
-            from verifai_desktop.collection import delete_collection
+            from verifai_desktop.store.collection import delete_collection
 
             log.warning("collection %s holds %d foreign documents; rebuilding", name, len(foreign))
             delete_collection(name)

@@ -43,8 +43,8 @@ from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files
 from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
 
 if TYPE_CHECKING:
-    from verifai_desktop.ingest.catalog import DocumentRecord
-    from verifai_desktop.ingest.run import IngestReport
+    from verifai_desktop.store.catalog import DocumentRecord
+    from verifai_desktop.store.writer import IngestReport
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class DocumentRow:
 def list_collection_names() -> list[str]:
     """Existing collection names, sorted, read from disk.
 
-    Same rule as :func:`verifai_desktop.collection.list_collections` (a folder holding a
+    Same rule as :func:`verifai_desktop.store.collection.list_collections` (a folder holding a
     ``collection.toml``), without importing the index libraries at start-up.
     """
     root = collections_dir()
@@ -284,7 +284,7 @@ class LibraryPanel(QWidget):
         """Create collection ``name`` (on the writer) and select it when done."""
 
         def work(ctx: TaskContext) -> None:
-            from verifai_desktop.collection import Collection
+            from verifai_desktop.store.collection import Collection
 
             Collection.open(name, create=True, settings=self._settings()).close()
 
@@ -297,7 +297,7 @@ class LibraryPanel(QWidget):
         old = self.current
 
         def work(ctx: TaskContext) -> None:
-            from verifai_desktop.collection import rename_collection
+            from verifai_desktop.store.collection import rename_collection
 
             rename_collection(old, new)
 
@@ -310,7 +310,7 @@ class LibraryPanel(QWidget):
         name = self.current
 
         def work(ctx: TaskContext) -> None:
-            from verifai_desktop.collection import delete_collection
+            from verifai_desktop.store.collection import delete_collection
 
             delete_collection(name)
 
@@ -388,7 +388,7 @@ class LibraryPanel(QWidget):
             return None
 
         def work(ctx: TaskContext) -> list[DocumentRow]:
-            from verifai_desktop.collection import Collection
+            from verifai_desktop.store.collection import Collection
 
             with Collection.open(name, settings=self._settings()) as c:
                 return _rows(c.documents())
@@ -451,8 +451,8 @@ class LibraryPanel(QWidget):
         pw = dict(passwords or {})
 
         def work(ctx: TaskContext) -> IngestReport:
-            from verifai_desktop.collection import Collection
-            from verifai_desktop.ingest.run import ingest_paths
+            from verifai_desktop.store.collection import Collection
+            from verifai_desktop.store.writer import ingest_paths
 
             with Collection.open(name, create=True, settings=self._settings()) as c:
                 return ingest_paths(
@@ -507,7 +507,7 @@ class LibraryPanel(QWidget):
             self.reload_documents()
 
     def _on_ingest_done(self, name: str, report: IngestReport, given: dict[Path, str]) -> None:
-        from verifai_desktop.ingest.run import Outcome
+        from verifai_desktop.store.writer import Outcome
 
         for path, password in given.items():
             self.passwords[str(Path(path).expanduser().resolve())] = password
@@ -546,7 +546,7 @@ class LibraryPanel(QWidget):
         targets = list(sources)
 
         def work(ctx: TaskContext) -> int:
-            from verifai_desktop.collection import Collection
+            from verifai_desktop.store.collection import Collection
 
             with Collection.open(name, settings=self._settings()) as c:
                 return sum(1 for s in targets if c.remove(s))

@@ -49,7 +49,7 @@ from verifai_desktop.ui.sources_panel import SourcesPanel
 from verifai_desktop.ui.tasks import Task, TaskContext, TaskRunner
 
 if TYPE_CHECKING:
-    from verifai_desktop.collection import Collection
+    from verifai_desktop.store.collection import Collection
     from verifai_desktop.pipeline import AskSession
 
 log = logging.getLogger(__name__)
@@ -250,7 +250,7 @@ class MainWindow(QMainWindow):
         settings = self.settings
 
         def work(ctx: TaskContext) -> Answer:
-            from verifai_desktop.collection import Collection
+            from verifai_desktop.store.collection import Collection
             from verifai_desktop.pipeline import AskSession
 
             if self._session is None:

@@ -38,7 +38,7 @@ from verifai_desktop.errors import (
 from verifai_desktop.index.embedder import Embedder, canonical_name, get_embedder
 from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.vector import VectorIndex
-from verifai_desktop.ingest.catalog import Catalog, DocumentMeta, DocumentRecord
+from verifai_desktop.store.catalog import Catalog, DocumentMeta, DocumentRecord
 from verifai_desktop.settings import Settings, collections_dir, load_settings
 
 __all__ = [

@@ -3,7 +3,7 @@
 Every file is committed to the catalog in one SQLite transaction holding all its chunks and
 vectors, so a run killed at any moment loses at most the file in flight; already committed files
 are skipped by hash on the next run. Indexes are flushed every couple of seconds and at the end
-(see :mod:`verifai_desktop.collection` for how they are reconciled after a crash).
+(see :mod:`verifai_desktop.store.collection` for how they are reconciled after a crash).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from verifai_desktop.collection import Collection, CommitItem
+from verifai_desktop.store.collection import Collection, CommitItem
 from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Document, Progress
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
-from verifai_desktop.ingest.catalog import DocumentMeta, DocumentRecord
+from verifai_desktop.store.catalog import DocumentMeta, DocumentRecord
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
 from verifai_desktop.ingest.parse import ParserPool
 

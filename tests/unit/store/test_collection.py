@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.unit.index.fakes import HashEmbedder
-from verifai_desktop.collection import Collection, delete_collection, list_collections
+from tests.unit.fakes import HashEmbedder
+from verifai_desktop.store.collection import Collection, delete_collection, list_collections
 from verifai_desktop.domain import (
     Chunk,
     DocFormat,
@@ -29,9 +29,9 @@ from verifai_desktop.errors import (
     CollectionNotFound,
     InvalidCollectionName,
 )
-from verifai_desktop.ingest import run as run_mod
-from verifai_desktop.ingest.catalog import DocumentMeta
-from verifai_desktop.ingest.run import Outcome, ingest_documents
+from verifai_desktop.store import writer as run_mod
+from verifai_desktop.store.catalog import DocumentMeta
+from verifai_desktop.store.writer import Outcome, ingest_documents
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import Settings
 

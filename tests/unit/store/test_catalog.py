@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Location, LocationKind
-from verifai_desktop.ingest.catalog import Catalog, DocumentMeta
+from verifai_desktop.store.catalog import Catalog, DocumentMeta
 
 
 def _chunks(*texts: str) -> tuple[Chunk, ...]:

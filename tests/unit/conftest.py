@@ -1,4 +1,4 @@
-"""Fixtures for the index/catalog unit tests: the fake embedder registered by name."""
+"""Fixtures shared by the unit tests: the fake embedder registered by name."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.unit.index.fakes import FAKE_NAME, HashEmbedder
+from tests.unit.fakes import FAKE_NAME, HashEmbedder
 from verifai_desktop.index import embedder as embedder_mod
 from verifai_desktop.settings import ModelSettings, Settings
 
