@@ -172,9 +172,7 @@ def balance_source(pairs: Sequence[PoolPair], *, rng: random.Random) -> list[Poo
         pairs += synthesise_no_evidence(pairs, round(sum(present) / len(present)), rng=rng)
         counts = Counter(p.label for p in pairs)
     n_labels = sum(1 for lab in LABELS if counts[lab])
-    return [
-        replace(p, weight=len(pairs) / (n_labels * counts[p.label])) for p in pairs
-    ]
+    return [replace(p, weight=len(pairs) / (n_labels * counts[p.label])) for p in pairs]
 
 
 def normalise_weights(pairs: Sequence[PoolPair]) -> list[PoolPair]:

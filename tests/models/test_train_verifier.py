@@ -92,14 +92,11 @@ def test_resume_from_a_checkpoint_continues_the_same_schedule(
     import torch
     import train_verifier as tv
 
+    fever = pl.balance_source(pl.load_source(pool_dir, "rte_fever")[:40], rng=random.Random(2))
     stages = (
         pl.Stage("general_nli", tuple(pl.load_source(pool_dir, "cad_snli")[:48]), 1, 5e-5, 48),
-        pl.Stage(
-            "claim_evidence",
-            tuple(pl.balance_source(pl.load_source(pool_dir, "rte_fever")[:40], rng=random.Random(2))),
-            2, 3e-5, 64,
-        ),
-    )  # fmt: skip
+        pl.Stage("claim_evidence", tuple(fever), 2, 3e-5, 64),
+    )
     base = str(tv.base_model_dir())
 
     straight = tv.Trainer(tmp_path / "a", stages, base=base, batch_size=16, threads=1)
@@ -107,9 +104,9 @@ def test_resume_from_a_checkpoint_continues_the_same_schedule(
 
     first = tv.Trainer(tmp_path / "b", stages, base=base, batch_size=16, threads=1)
     assert first.train(max_steps=4) is False  # stops inside stage 2 (stage 1 = 3 steps)
-    assert json.loads((tmp_path / "b" / "progress.jsonl").read_text().splitlines()[-1])[
-        "stage"
-    ] == 1
+    assert (
+        json.loads((tmp_path / "b" / "progress.jsonl").read_text().splitlines()[-1])["stage"] == 1
+    )
     second = tv.Trainer(tmp_path / "b", stages, base=base, batch_size=16, threads=1)
     second.load_checkpoint()
     assert second.pos.global_step == 4
