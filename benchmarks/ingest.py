@@ -29,12 +29,21 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from verifai_desktop.domain import (  # noqa: E402 - after the sys.path entry
+    DocFormat,
+    Document,
+    Location,
+    LocationKind,
+    Section,
+)
+from verifai_desktop.settings import load_settings  # noqa: E402
+from verifai_desktop.store.collection import Collection  # noqa: E402
+from verifai_desktop.store.writer import IngestReport, Outcome  # noqa: E402
+
 SHARED = Path(os.environ.get("VERIFAI_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
-def _scifact_docs(path: Path, limit: int | None) -> Iterator[tuple[str, object]]:
-    from verifai_desktop.domain import DocFormat, Document, Location, LocationKind, Section
-
+def _scifact_docs(path: Path, limit: int | None) -> Iterator[tuple[str, Document]]:
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh):
             if limit is not None and n >= limit:
@@ -50,10 +59,7 @@ def _rss_mb(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024.0  # Linux: KiB
 
 
-def _row(name: str, report: object) -> dict[str, object]:
-    from verifai_desktop.store.writer import IngestReport, Outcome
-
-    assert isinstance(report, IngestReport)
+def _row(name: str, report: IngestReport) -> dict[str, object]:
     work_ms = report.elapsed_ms - report.load_ms
     seconds = work_ms / 1000.0
     indexed = [o for o in report.outcomes if o.status is Outcome.INDEXED]
@@ -120,20 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     home = Path(tempfile.mkdtemp(prefix="verifai-bench-ingest-"))
     os.environ["VERIFAI_HOME"] = str(home)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from verifai_desktop.store.collection import Collection
-    from verifai_desktop.store.writer import ingest_documents, ingest_paths
+    settings = load_settings()  # the throw-away data root has none: the defaults
 
     rows: list[dict[str, object]] = []
     if not args.skip_clean:
         files = sorted(p for p in (SHARED / "docs" / "clean").iterdir() if p.is_file())
         files = files[: args.limit] if args.limit else files
-        with Collection.open("bench-clean", create=True) as col:
-            report = ingest_paths(col, files)
+        with Collection.open("bench-clean", create=True, settings=settings) as col:
+            report = col.add_paths(files)
         rows.append(_row(f"docs/clean ({len(files)} files)", report))
     if not args.skip_scifact:
         corpus = SHARED / "scifact" / "beir" / "corpus.jsonl"
-        with Collection.open("bench-scifact", create=True) as col:
-            report = ingest_documents(col, _scifact_docs(corpus, args.scifact_limit))  # type: ignore[arg-type]
+        with Collection.open("bench-scifact", create=True, settings=settings) as col:
+            report = col.add_documents(_scifact_docs(corpus, args.scifact_limit))
         rows.append(_row("SciFact corpus", report))
     print(f"CPU threads: {os.cpu_count()}; data root: {home}\n")
     _print_table(rows)

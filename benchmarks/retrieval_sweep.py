@@ -27,7 +27,10 @@ DEFAULT_BEIR = REPO.parent / "shared" / "data" / "scifact" / "beir"
 if __package__ in (None, ""):
     sys.path.insert(0, str(REPO))
 
-from verifai_desktop.evaluate.metrics import RetrievalMetrics  # noqa: E402
+from verifai_desktop.evaluate import retrieval as ev  # noqa: E402
+from verifai_desktop.evaluate.beir import load_beir  # noqa: E402
+from verifai_desktop.evaluate.metrics import RetrievalMetrics, evaluate_run  # noqa: E402
+from verifai_desktop.settings import load_settings  # noqa: E402
 
 HEADER = "| {:<16} | nDCG@10 | Recall@100 | MAP@10 |  P@10  |".format("row")
 RULE = "|" + "-" * 18 + "|---------|------------|--------|--------|"
@@ -52,20 +55,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="also append the tables here")
     args = parser.parse_args(argv)
 
-    from verifai_desktop.evaluate.beir import load_beir
-    from verifai_desktop.evaluate.metrics import evaluate_run
-    from verifai_desktop.evaluate.retrieval import (
-        best_weight,
-        check_fusion_agrees,
-        collect_candidates,
-        evaluate_modes,
-        fuse_rrf,
-        fuse_weighted,
-        open_beir_collection,
-        primed_retriever,
-        weight_sweep,
-    )
-
     tune = load_beir(args.beir, args.tune_split)
     test = load_beir(args.beir, args.eval_split)
     lines: list[str] = []
@@ -74,18 +63,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(text, flush=True)
         lines.append(text)
 
-    collection = open_beir_collection(tune, args.collection)
+    settings = load_settings()
+    collection = ev.open_beir_collection(tune, args.collection, settings=settings)
     with collection:
-        retriever = primed_retriever(collection, [*tune.queries.values(), *test.queries.values()])
+        retriever = ev.primed_retriever(
+            collection, [*tune.queries.values(), *test.queries.values()], settings.retrieval
+        )
         start = time.perf_counter()
-        tune_cands = collect_candidates(retriever, tune.queries, chunk_depth=args.depth)
-        test_cands = collect_candidates(retriever, test.queries, chunk_depth=args.depth)
+        tune_cands = ev.collect_candidates(retriever, tune.queries, chunk_depth=args.depth)
+        test_cands = ev.collect_candidates(retriever, test.queries, chunk_depth=args.depth)
         fetch_s = time.perf_counter() - start
         start = time.perf_counter()
-        tune_rows = weight_sweep(tune_cands, tune.qrels)
-        test_rows = weight_sweep(test_cands, test.qrels)
+        tune_rows = ev.weight_sweep(tune_cands, tune.qrels)
+        test_rows = ev.weight_sweep(test_cands, test.qrels)
         sweep_s = time.perf_counter() - start
-        chosen = best_weight(tune_rows)
+        chosen = ev.best_weight(tune_rows)
 
         out(f"### Weight sweep on {tune.name} {tune.split} ({len(tune.queries)} claims)")
         out()
@@ -98,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in tune_rows:
             mark = " *" if row.lexical_weight == chosen else ""
             out(_line(f"w = {row.lexical_weight:.1f}{mark}", row.metrics))
-        out(_line("RRF (k = 60)", evaluate_run(fuse_rrf(tune_cands), tune.qrels)))
+        out(_line("RRF (k = 60)", evaluate_run(ev.fuse_rrf(tune_cands), tune.qrels)))
         out()
         out(f"Chosen on {tune.split}: lexical weight {chosen:.1f}, semantic {1 - chosen:.1f} (*).")
         out()
@@ -109,10 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for row in test_rows:
             mark = " *" if row.lexical_weight == chosen else ""
             out(_line(f"w = {row.lexical_weight:.1f}{mark}", row.metrics))
-        out(_line("RRF (k = 60)", evaluate_run(fuse_rrf(test_cands), test.qrels)))
+        out(_line("RRF (k = 60)", evaluate_run(ev.fuse_rrf(test_cands), test.qrels)))
         out()
 
-        real = evaluate_modes(
+        real = ev.evaluate_modes(
             collection,
             test,
             modes=("hybrid",),
@@ -121,8 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             chunk_depth=args.depth,
             retriever=retriever,
         )[0]
-        replay = fuse_weighted(test_cands, chosen)
-        agree = check_fusion_agrees(real.run, replay)
+        replay = ev.fuse_weighted(test_cands, chosen)
+        agree = ev.check_fusion_agrees(real.run, replay)
         out(f"Real hybrid path at w = {chosen:.1f} on {test.split}:")
         out()
         out(HEADER)

@@ -13,6 +13,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import statistics
@@ -21,6 +22,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from verifai_desktop.evaluate.beir import load_beir
+from verifai_desktop.evaluate.retrieval import open_beir_collection
+from verifai_desktop.retrieve import Retriever
+from verifai_desktop.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BEIR = REPO.parent / "shared" / "data" / "scifact" / "beir"
@@ -48,11 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also time query embedding alone")
     args = parser.parse_args(argv)
 
-    from verifai_desktop.evaluate.beir import load_beir
-    from verifai_desktop.evaluate.retrieval import open_beir_collection
-    from verifai_desktop.retrieve import Retriever
-    from verifai_desktop.settings import load_settings
-
     settings = load_settings()
     rs = settings.retrieval
     k = args.k if args.k is not None else rs.k
@@ -62,14 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     queries = list(dataset.queries.values())
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
 
-    import torch
+    import torch  # deferred: heavy; only for the thread count printed below
 
+    timed = dataclasses.replace(
+        rs, k=k, lexical_weight=lexical_weight, semantic_weight=semantic_weight
+    )
     collection = open_beir_collection(dataset, args.collection, settings=settings)
     with collection:
-        retriever = Retriever(collection)
+        retriever = Retriever(collection, timed)
+        by_mode = {m: retriever.with_settings(dataclasses.replace(timed, mode=m)) for m in modes}
         for q in queries[: args.warmup]:
             for mode in modes:
-                retriever.search(q, k=k, mode=mode)
+                by_mode[mode].search(q)
         print(
             f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
             f"torch threads {torch.get_num_threads()}, python {platform.python_version()}"
@@ -87,18 +92,10 @@ def main(argv: list[str] | None = None) -> int:
             samples: list[float] = []
             for q in queries:
                 start = time.perf_counter()
-                retriever.search(
-                    q,
-                    k=k,
-                    mode=mode,
-                    lexical_weight=lexical_weight,
-                    semantic_weight=semantic_weight,
-                    rrf_k=rs.rrf_k,
-                    candidates=rs.candidates,
-                )
+                by_mode[mode].search(q)
                 samples.append((time.perf_counter() - start) * 1000.0)
                 if mode == "hybrid":
-                    for step, ms in retriever.last_timings_ms.items():
+                    for step, ms in by_mode[mode].last_timings_ms.items():
                         steps.setdefault(step, []).append(ms)
             print(_row(mode, samples))
         if args.profile:

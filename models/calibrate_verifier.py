@@ -22,6 +22,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -80,7 +81,7 @@ def cached_verifier(  # type: ignore[no-untyped-def]
             if calibration is None:
                 return super().classify(pairs)
             temperature, layer = calibration
-            probs = softmax(self.logits(pairs), temperature)
+            probs = softmax(self.logits(pairs), temperature)  # type: ignore[no-untyped-call]
             if layer is not None and len(pairs):
                 probs = layer.apply(probs, pairs)  # type: ignore[attr-defined]
             return probs
@@ -190,8 +191,8 @@ def evaluate_all(
                     pairs[:JUDGE_SLICE],
                     dataset=f"{key}[:{JUDGE_SLICE}]",
                     system=str(getattr(system, "name", "verifai-minilm-nli")),
-                    granularity=gran,
-                )  # type: ignore[arg-type]
+                    granularity=gran,  # type: ignore[arg-type]
+                )
                 (out / f"{prefix}slice{JUDGE_SLICE}_{key}.json").write_text(
                     json.dumps(res.as_dict(), indent=2)
                 )
@@ -263,13 +264,14 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
         load_scifact,
     )
     from verifai_desktop.verify.calibration import expected_calibration_error, fit_temperature
+    from verifai_desktop.verify.check import LABEL_ORDER, verify_pairs
     from verifai_desktop.verify.features import (
         FeatureLayer,
         RoutedFeatureLayer,
         fit_feature_layer,
         short_premise_mask,
     )
-    from verifai_desktop.verify.nli import LABEL_ORDER, softmax
+    from verifai_desktop.verify.nli import softmax
 
     t0 = time.monotonic()
     sci = args.data / "scifact" / "original"
@@ -313,7 +315,7 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
         out["scifact_dev_macro_f1"] = m.macro_f1
         out["scifact_dev_contradict_f1"] = m.per_class[1].f1
         out["scifact_dev_ece"] = expected_calibration_error(p_probs, d_gold)
-        s_probs = scorer.classify_passages(d_pairs, granularity="sentences")[0]
+        s_probs = verify_pairs(scorer, d_pairs, granularity="sentences").probs
         out["scifact_dev_sentences_macro_f1"] = compute_metrics(
             d_gold, s_probs.argmax(axis=1).tolist()
         ).macro_f1
@@ -357,7 +359,7 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
     lex = LexicalOverlapVerifier()
 
     def lex_f1(pairs: list[tuple[str, str]], gold: list[int], gran: str = "passage") -> object:
-        probs = lex.classify_passages(pairs, granularity=gran)[0]  # type: ignore[arg-type]
+        probs = verify_pairs(lex, pairs, granularity=gran).probs  # type: ignore[arg-type]
         return compute_metrics(gold, probs.argmax(axis=1).tolist())
 
     baseline = {
@@ -377,8 +379,8 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
     )  # fmt: skip
     gran: dict[str, float] = {}
     for g in ("passage", "sentences"):
-        sp = scorer.classify_passages(d_pairs, granularity=g)[0]  # type: ignore[arg-type]
-        hp = scorer.classify_passages(hv_pairs, granularity=g)[0]  # type: ignore[arg-type]
+        sp = verify_pairs(scorer, d_pairs, granularity=g).probs
+        hp = verify_pairs(scorer, hv_pairs, granularity=g).probs
         gran[f"scifact_dev_{g}_macro_f1"] = compute_metrics(d_gold, sp.argmax(1).tolist()).macro_f1
         gran[f"healthver_dev_{g}_macro_f1"] = compute_metrics(
             hv_gold, hp.argmax(1).tolist()
@@ -408,13 +410,11 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
 
 def training_data(info: dict[str, object]) -> list[dict[str, str]]:
     """The datasets (with licences) behind a run, from its ``train_info.json``."""
-    stages = info.get("stages", {})
+    stages = cast("dict[str, dict[str, dict[str, dict[str, int]]]]", info.get("stages", {}))
+    licences = cast("dict[str, str]", info.get("licences", {}))
     out = []
-    for source, licence in sorted(info.get("licences", {}).items()):  # type: ignore[attr-defined]
-        n = sum(
-            sum(st["sources"].get(source, {}).values())  # type: ignore[index]
-            for st in stages.values()  # type: ignore[attr-defined]
-        )
+    for source, licence in sorted(licences.items()):
+        n = sum(sum(st["sources"].get(source, {}).values()) for st in stages.values())
         out.append({"name": f"{source} ({n:,} pairs over the stages)", "licence": licence})
     return out
 

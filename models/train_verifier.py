@@ -418,7 +418,7 @@ class Trainer:
                 y = labels[b].to(self.device)
                 w = weights[b].to(self.device)
                 loss = (torch.nn.functional.cross_entropy(logits, y, reduction="none") * w).mean()
-                loss.backward()
+                loss.backward()  # type: ignore[no-untyped-call]
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
                 self._opt.step()
                 self._sched.step()

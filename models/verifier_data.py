@@ -55,6 +55,13 @@ class Pair:
     claim_id: int = -1
 
 
+def _int(value: object) -> int:
+    """A JSON id (int or numeric string) as int."""
+    if isinstance(value, int | str):
+        return int(value)
+    raise TypeError(f"not an id: {value!r}")
+
+
 def load_corpus(path: Path) -> dict[int, tuple[str, tuple[str, ...]]]:
     """SciFact corpus: doc_id -> (title, abstract sentences)."""
     corpus: dict[int, tuple[str, tuple[str, ...]]] = {}
@@ -91,8 +98,8 @@ def scifact_eval_pairs(claims_path: Path, corpus_path: Path) -> list[Pair]:
             label, _ = claim_doc_label(claim, int(doc))
             _, sents = corpus[int(doc)]
             pairs.append(
-                Pair(" ".join(sents), str(claim["claim"]), label, "passage", int(claim["id"]))
-            )  # type: ignore[call-overload]
+                Pair(" ".join(sents), str(claim["claim"]), label, "passage", _int(claim["id"]))
+            )
     return pairs
 
 
@@ -291,9 +298,9 @@ def _hard_negatives(
                 str(claim["claim"]),
                 "NO_EVIDENCE",
                 "hard_neg",
-                int(claim["id"]),
+                _int(claim["id"]),
             )
-        )  # type: ignore[call-overload]
+        )
     return out
 
 

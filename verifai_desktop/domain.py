@@ -32,7 +32,11 @@ class DocFormat(enum.StrEnum):
 
 
 class DocStatus(enum.StrEnum):
-    """Outcome of ingesting one file, stored in the catalog and shown to the user."""
+    """State of one document in a collection's catalog (what its last ingest found).
+
+    A run's per-file result is :class:`verifai_desktop.store.writer.Outcome`, which adds
+    ``skipped`` and ``removed`` to these.
+    """
 
     INDEXED = "indexed"
     NEEDS_OCR = "needs_ocr"  # no text layer (scanned); nothing indexed
@@ -183,6 +187,12 @@ class Passage:
         """The passage's sentences as strings."""
         return tuple(self.text[s:e] for s, e in self.sentence_spans)
 
+    def source_label(self) -> str:
+        """``"file.pdf, p. 3"``: the file name and the location label (also how the answer
+        prompt names a passage's source)."""
+        where = self.location.label()
+        return f"{self.path.name}, {where}" if where else self.path.name
+
 
 class NliLabel(enum.StrEnum):
     """Verifier output classes, as in VerifAI's SciFact transformation."""
@@ -225,7 +235,8 @@ class Verdict:
         p_support: probability of SUPPORT (0..1).
         p_contradict: probability of CONTRADICT (0..1).
         p_no_evidence: probability of NO_EVIDENCE (0..1).
-        evidence: the passage sentence closest to the claim (embedding cosine).
+        evidence: the premise window that decided the verdict (:func:`.verify.check.verify_pairs`;
+            the whole passage at passage granularity).
         evidence_span: offsets of ``evidence`` into the passage text.
     """
 

@@ -23,9 +23,9 @@ class EncryptedDocument(ParseError):
 
     def __init__(self, path: Path | str, *, wrong_password: bool = False) -> None:
         reason = (
-            "the password given is wrong; supply the right one (--pdf-password)"
+            "the password given is wrong; supply the right one"
             if wrong_password
-            else "it is encrypted; supply its password (--pdf-password) to index it"
+            else "it is encrypted; supply its password to index it"
         )
         super().__init__(path, reason)
         self.wrong_password = wrong_password
@@ -52,10 +52,49 @@ class CollectionNotFound(VerifaiError):
 
     def __init__(self, name: str) -> None:
         self.name = name
+        super().__init__(f"no collection named {name!r}; create it by adding documents to it")
+
+
+class CollectionExists(VerifaiError):
+    """A collection is to be created or renamed to a name that another collection has."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
         super().__init__(
-            f"no collection named {name!r}; "
-            f"create it with `verifai ingest PATH --collection {name}`"
+            f"a collection named {name!r} already exists; choose another name or delete it first"
         )
+
+
+class EmbedderMismatch(VerifaiError):
+    """An existing collection is asked for with another embedder than it was built with."""
+
+    def __init__(self, name: str, built_with: str, asked: str) -> None:
+        self.name = name
+        self.built_with = built_with
+        self.asked = asked
+        super().__init__(
+            f"collection {name!r} was built with the embedder {built_with!r}, not {asked!r}; "
+            "use another collection name for a different embedder"
+        )
+
+
+class BeirCollectionMismatch(VerifaiError):
+    """A collection named for reuse holds something other than the BEIR corpus."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        super().__init__(
+            f"collection {name!r} does not hold this BEIR corpus ({reason}); use another "
+            "collection name, or none for a dedicated beir-<dataset> collection"
+        )
+
+
+class MissingPath(VerifaiError):
+    """A file or folder given to ingest does not exist."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        super().__init__(f"{self.path} does not exist; give existing files or folders")
 
 
 class IndexCorrupt(VerifaiError):
@@ -75,7 +114,7 @@ class ModelNotFound(VerifaiError):
         self.name = name
         super().__init__(
             f"model {name!r} is not available on this machine"
-            + (f"; {hint}" if hint else "; see `verifai models list`")
+            + (f"; {hint}" if hint else "; choose an installed model or give the path of one")
         )
 
 
@@ -128,4 +167,34 @@ class CollectionBusy(VerifaiError):
         super().__init__(
             f"collection {name!r} is being written by another process (an ingest is running); "
             "wait for it to finish and try again"
+        )
+
+
+class EvalDataError(VerifaiError):
+    """An evaluation file or folder is missing or not in a known format."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        super().__init__(f"cannot read evaluation data {self.path}: {reason}")
+
+
+class DatasetError(VerifaiError):
+    """The PubMedQA file of an answer evaluation cannot be read."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        super().__init__(
+            f"cannot read PubMedQA file {self.path}: {reason}; give PubMedQA's ori_pqal.json"
+        )
+
+
+class UnsupportedExportFormat(VerifaiError):
+    """An answer is to be saved under a file suffix that names no export format."""
+
+    def __init__(self, path: Path | str, suffixes: tuple[str, ...]) -> None:
+        self.path = Path(path)
+        self.suffixes = suffixes
+        super().__init__(
+            f"cannot save an answer as {self.path.name!r}: unknown file type "
+            f"{self.path.suffix or '(no suffix)'}; use one of {', '.join(suffixes)}"
         )

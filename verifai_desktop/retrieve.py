@@ -22,17 +22,109 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
-from verifai_desktop.store.collection import Collection
 from verifai_desktop.domain import ChunkId, DocId, Passage
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.index.embedder import Embedder
-from verifai_desktop.settings import SEARCH_MODES, SearchMode
+from verifai_desktop.settings import SEARCH_MODES, RetrievalSettings, SearchMode
+from verifai_desktop.store.collection import Collection
 
 log = logging.getLogger(__name__)
 
 Scored = tuple[int, float]
 """``(chunk_id, score)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Both engines' hits for one query, aligned on the union of their chunks.
+
+    Every array has shape (n,), one entry per distinct chunk, lexical hits first in their
+    order, then the semantic hits BM25 did not return.
+
+    Attributes:
+        chunk_ids: catalog chunk ids, int64.
+        lexical: raw BM25 score, float64; 0 where BM25 did not return the chunk.
+        semantic: raw cosine, float64; 0 where the dense engine did not return the chunk.
+        lexical_rank: 1-based rank in the BM25 list, int64; 0 where absent.
+        semantic_rank: 1-based rank in the dense list, int64; 0 where absent.
+    """
+
+    chunk_ids: NDArray[np.int64]
+    lexical: NDArray[np.float64]
+    semantic: NDArray[np.float64]
+    lexical_rank: NDArray[np.int64]
+    semantic_rank: NDArray[np.int64]
+
+    @classmethod
+    def from_hits(cls, lexical: Sequence[Scored], semantic: Sequence[Scored]) -> Candidates:
+        """Align two ``(chunk_id, score)`` lists (each best first, ids unique within a list)."""
+        index: dict[int, int] = {}
+        for cid, _ in (*lexical, *semantic):
+            index.setdefault(int(cid), len(index))
+        n = len(index)
+        lex = np.zeros(n)
+        sem = np.zeros(n)
+        lex_rank = np.zeros(n, dtype=np.int64)
+        sem_rank = np.zeros(n, dtype=np.int64)
+        for rank, (cid, score) in enumerate(lexical, start=1):
+            lex[index[int(cid)]] = score
+            lex_rank[index[int(cid)]] = rank
+        for rank, (cid, score) in enumerate(semantic, start=1):
+            sem[index[int(cid)]] = score
+            sem_rank[index[int(cid)]] = rank
+        chunk_ids = np.fromiter(index, dtype=np.int64, count=n)
+        return cls(chunk_ids, lex, sem, lex_rank, sem_rank)
+
+
+def normalised(c: Candidates) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each engine's scores divided by its top score for the query (VerifAI).
+
+    Returns:
+        ``(lexical, semantic)``, float64, shape (n,); an engine whose top score is not > 0
+        gives all zeros; a chunk the engine did not return gets 0.
+    """
+
+    def by_top(scores: NDArray[np.float64], ranks: NDArray[np.int64]) -> NDArray[np.float64]:
+        present = ranks > 0
+        top = float(scores[present].max()) if present.any() else 0.0
+        if top <= 0.0:
+            return np.zeros_like(scores)
+        return np.where(present, scores / top, 0.0)
+
+    return by_top(c.lexical, c.lexical_rank), by_top(c.semantic, c.semantic_rank)
+
+
+def fused_scores(
+    c: Candidates,
+    *,
+    mode: SearchMode,
+    lexical_weight: float = 0.7,
+    semantic_weight: float = 0.3,
+    rrf_k: int = 60,
+) -> NDArray[np.float64]:
+    """The ranking score of every candidate under ``mode`` (float64, shape (n,)).
+
+    ``hybrid``: ``lexical_weight * lexical / top + semantic_weight * semantic / top``;
+    ``rrf``: ``sum 1 / (rrf_k + rank)`` over the engines that returned the chunk;
+    ``lexical`` / ``semantic``: that engine's normalised score. This is the one fusion formula:
+    the search path and the evaluation sweep (:mod:`verifai_desktop.evaluate.retrieval`) both
+    call it.
+    """
+    lex, sem = normalised(c)
+    if mode == "hybrid":
+        return lexical_weight * lex + semantic_weight * sem
+    if mode == "rrf":
+        return np.where(c.lexical_rank > 0, 1.0 / (rrf_k + c.lexical_rank), 0.0) + np.where(
+            c.semantic_rank > 0, 1.0 / (rrf_k + c.semantic_rank), 0.0
+        )
+    return lex if mode == "lexical" else sem
+
+
+def ranking(c: Candidates, scores: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Candidate positions by descending score, ties by ascending chunk id."""
+    return np.lexsort((c.chunk_ids, -scores))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,17 +150,9 @@ class Fused:
 
 def normalise_by_top(hits: Sequence[Scored]) -> dict[int, float]:
     """Divide every score by the list's top score (VerifAI); all 0 when the top is not > 0."""
-    if not hits:
-        return {}
-    top = max(score for _, score in hits)
-    if top <= 0.0:
-        return {cid: 0.0 for cid, _ in hits}
-    return {cid: score / top for cid, score in hits}
-
-
-def _ranked(items: list[Fused], k: int) -> list[Fused]:
-    items.sort(key=lambda f: (-f.fused, f.chunk_id))
-    return items[:k]
+    c = Candidates.from_hits(hits, ())
+    lex, _ = normalised(c)
+    return {int(cid): float(v) for cid, v in zip(c.chunk_ids, lex, strict=True)}
 
 
 def fuse(
@@ -86,7 +170,8 @@ def fuse(
     Args:
         lexical: ``(chunk_id, BM25)`` pairs, best first.
         semantic: ``(chunk_id, cosine)`` pairs, best first.
-        mode: ``hybrid``, ``rrf``, ``lexical`` or ``semantic``.
+        mode: ``hybrid``, ``rrf``, ``lexical`` or ``semantic`` (:func:`fused_scores`); the
+            single-engine modes keep only that engine's chunks.
         k: how many to return.
         lexical_weight: hybrid weight of the normalised BM25 score.
         semantic_weight: hybrid weight of the normalised cosine.
@@ -95,54 +180,80 @@ def fuse(
     Returns:
         Fused results, best first, ties by ascending chunk id.
     """
-    lex_norm = normalise_by_top(lexical)
-    sem_norm = normalise_by_top(semantic)
-    lex_raw = dict(lexical)
-    sem_raw = dict(semantic)
-    if mode == "lexical":
-        ids: Sequence[int] = list(lex_raw)
-    elif mode == "semantic":
-        ids = list(sem_raw)
-    else:
-        ids = list(dict.fromkeys([*lex_raw, *sem_raw]))
-    lex_rank = {cid: rank for rank, (cid, _) in enumerate(lexical, start=1)}
-    sem_rank = {cid: rank for rank, (cid, _) in enumerate(semantic, start=1)}
+    if k <= 0:
+        return []
+    c = Candidates.from_hits(lexical, semantic)
+    scores = fused_scores(
+        c, mode=mode, lexical_weight=lexical_weight, semantic_weight=semantic_weight, rrf_k=rrf_k
+    )
+    lex, sem = normalised(c)
     out: list[Fused] = []
-    for cid in ids:
-        lex = lex_norm.get(cid, 0.0)
-        sem = sem_norm.get(cid, 0.0)
-        if mode == "hybrid":
-            score = lexical_weight * lex + semantic_weight * sem
-        elif mode == "rrf":
-            score = 0.0
-            if cid in lex_rank:
-                score += 1.0 / (rrf_k + lex_rank[cid])
-            if cid in sem_rank:
-                score += 1.0 / (rrf_k + sem_rank[cid])
-        elif mode == "lexical":
-            score = lex
-        else:
-            score = sem
-        out.append(Fused(cid, score, lex, sem, lex_raw.get(cid), sem_raw.get(cid)))
-    return _ranked(out, k)
+    for i in ranking(c, scores):
+        in_lex, in_sem = bool(c.lexical_rank[i] > 0), bool(c.semantic_rank[i] > 0)
+        if (mode == "lexical" and not in_lex) or (mode == "semantic" and not in_sem):
+            continue
+        out.append(
+            Fused(
+                int(c.chunk_ids[i]),
+                float(scores[i]),
+                float(lex[i]),
+                float(sem[i]),
+                float(c.lexical[i]) if in_lex else None,
+                float(c.semantic[i]) if in_sem else None,
+            )
+        )
+        if len(out) == k:
+            break
+    return out
 
 
 class Retriever:
-    """Searches one collection repeatedly, keeping the embedder and indexes loaded.
+    """Searches one collection repeatedly with one set of retrieval settings.
+
+    Keeps the query embedder loaded between searches. ``Retriever(collection,
+    settings.retrieval).search(query)`` is the whole retrieval step of an answer.
 
     Args:
         collection: an opened collection (it stays owned by the caller).
+        settings: mode, fusion weights, RRF constant, candidates per engine and default ``k``.
         embedder: the query embedder; defaults to the collection's own.
+
+    Raises:
+        SettingsError: ``settings.mode`` is not a search mode.
     """
 
-    def __init__(self, collection: Collection, *, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        collection: Collection,
+        settings: RetrievalSettings,
+        *,
+        embedder: Embedder | None = None,
+    ) -> None:
+        if settings.mode not in SEARCH_MODES:
+            raise SettingsError(
+                "retrieval.mode", f"{settings.mode!r}; use one of {', '.join(SEARCH_MODES)}"
+            )
         self.collection = collection
+        self.settings = settings
         self._embedder = embedder
         self._loaded = False
         self.last_timings_ms: dict[str, float] = {}
         """Wall time of the last search per step (ms): ``lexical``, ``embed``, ``semantic``
         (embedding included), ``fuse``, ``total``; ``load`` (model loading, excluded from the
         others) on the first semantic search."""
+
+    def with_settings(self, settings: RetrievalSettings) -> Retriever:
+        """A retriever over the same collection and query embedder, with other settings.
+
+        Cheap: the embedder (and whether its model is loaded) is shared, so evaluation can run
+        every mode and weight through one loaded model.
+
+        Raises:
+            SettingsError: ``settings.mode`` is not a search mode.
+        """
+        other = Retriever(self.collection, settings, embedder=self._embedder)
+        other._loaded = self._loaded
+        return other
 
     @property
     def embedder(self) -> Embedder:
@@ -179,57 +290,53 @@ class Retriever:
         self.last_timings_ms["embed"] = (t1 - t0) * 1000.0
         return hits
 
-    def search(
-        self,
-        query: str,
-        *,
-        k: int = 10,
-        mode: SearchMode = "hybrid",
-        lexical_weight: float = 0.7,
-        semantic_weight: float = 0.3,
-        rrf_k: int = 60,
-        candidates: int = 100,
-    ) -> tuple[Passage, ...]:
-        """Top ``k`` passages for ``query``.
+    def search(self, query: str, *, k: int | None = None) -> tuple[Passage, ...]:
+        """Top ``k`` passages for ``query`` under this retriever's settings.
+
+        Each engine returns ``settings.candidates`` hits (at least ``k``) before fusion.
 
         Args:
             query: free text; punctuation and operators are harmless.
-            k: passages to return.
-            mode: ``hybrid`` (default), ``rrf``, ``lexical`` or ``semantic``.
-            lexical_weight: hybrid weight of BM25 / top BM25.
-            semantic_weight: hybrid weight of cosine / top cosine.
-            rrf_k: RRF constant (60, Cormack et al. 2009).
-            candidates: hits taken from each engine before fusion.
+            k: passages to return; ``settings.k`` when ``None``.
 
         Returns:
             Passages best first, each with its lexical, semantic, fused and raw scores.
-
-        Raises:
-            SettingsError: unknown ``mode``.
         """
-        if mode not in SEARCH_MODES:
-            raise SettingsError("retrieval.mode", f"{mode!r}; use one of {', '.join(SEARCH_MODES)}")
+        s = self.settings
+        k = s.k if k is None else k
         self.last_timings_ms = {}
         if k <= 0 or not query.strip():
             return ()
         self.collection.refresh()
-        limit = max(candidates, k)
+        limit = max(s.candidates, k)
         t0 = time.perf_counter()
-        lexical = self.lexical_hits(query, limit) if mode != "semantic" else []
+        lexical = self.lexical_hits(query, limit) if s.mode != "semantic" else []
         t1 = time.perf_counter()
-        semantic = self.semantic_hits(query, limit) if mode != "lexical" else []
+        semantic = self.semantic_hits(query, limit) if s.mode != "lexical" else []
         t2 = time.perf_counter()
         load_s = self.last_timings_ms.get("load", 0.0) / 1000.0
         # Over-fetch a little so that chunks missing from a stale index can be skipped.
         fused = fuse(
             lexical,
             semantic,
-            mode=mode,
+            mode=s.mode,
             k=k + 8,
-            lexical_weight=lexical_weight,
-            semantic_weight=semantic_weight,
-            rrf_k=rrf_k,
+            lexical_weight=s.lexical_weight,
+            semantic_weight=s.semantic_weight,
+            rrf_k=s.rrf_k,
         )
+        passages = self._passages(fused, k)
+        t3 = time.perf_counter()
+        self.last_timings_ms.update(
+            lexical=(t1 - t0) * 1000.0,
+            semantic=(t2 - t1 - load_s) * 1000.0,
+            fuse=(t3 - t2) * 1000.0,
+            total=(t3 - t0 - load_s) * 1000.0,
+        )
+        return passages
+
+    def _passages(self, fused: Sequence[Fused], k: int) -> tuple[Passage, ...]:
+        """The first ``k`` fused results still in the catalog, as passages."""
         records = self.collection.catalog.chunk_records([f.chunk_id for f in fused])
         passages: list[Passage] = []
         for f in fused:
@@ -257,34 +364,4 @@ class Retriever:
             )
             if len(passages) == k:
                 break
-        t3 = time.perf_counter()
-        self.last_timings_ms.update(
-            lexical=(t1 - t0) * 1000.0,
-            semantic=(t2 - t1 - load_s) * 1000.0,
-            fuse=(t3 - t2) * 1000.0,
-            total=(t3 - t0 - load_s) * 1000.0,
-        )
         return tuple(passages)
-
-
-def search(
-    collection: Collection,
-    query: str,
-    *,
-    k: int = 10,
-    mode: SearchMode = "hybrid",
-    lexical_weight: float = 0.7,
-    semantic_weight: float = 0.3,
-    rrf_k: int = 60,
-    candidates: int = 100,
-) -> tuple[Passage, ...]:
-    """Top ``k`` passages of a collection for ``query``; see :meth:`Retriever.search`."""
-    return Retriever(collection).search(
-        query,
-        k=k,
-        mode=mode,
-        lexical_weight=lexical_weight,
-        semantic_weight=semantic_weight,
-        rrf_k=rrf_k,
-        candidates=candidates,
-    )

@@ -52,7 +52,7 @@ def test_metrics_are_consistent_with_the_confusion_matrix(report: dict[str, obje
     per_class = report["per_class"]
     assert isinstance(per_class, dict)
     f1s, supports = [], []
-    for k, label in enumerate(report["labels"]):  # type: ignore[arg-type]
+    for k, label in enumerate(report["labels"]):
         tp = cm[k][k]
         predicted = sum(r[k] for r in cm)
         gold = sum(cm[k])

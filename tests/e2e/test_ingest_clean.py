@@ -107,11 +107,12 @@ def test_search_finds_file_and_location(
     )
     top = out["passages"][0]
     assert (Path(top["path"]).name, top["location"]["label"]) == (name, label)
+    scores = top["scores"]
     if mode == "hybrid":
-        expected = 0.7 * top["lexical_score"] + 0.3 * top["semantic_score"]
-        assert top["fused_score"] == pytest.approx(expected)
+        expected = 0.7 * scores["lexical"] + 0.3 * scores["semantic"]
+        assert scores["fused"] == pytest.approx(expected)
     else:  # one engine: the top hit's score divided by itself
-        assert top["fused_score"] == 1.0
+        assert scores["fused"] == 1.0
     ids = [p["chunk_id"] for p in out["passages"]]
     assert 1 <= len(ids) == len(set(ids)) <= 5
 
@@ -127,10 +128,9 @@ def test_hybrid_scores_follow_verifai_formula(clean_home: tuple[Path, dict[str, 
     assert len(passages) == 10
     assert Path(passages[0]["path"]).name == "scifact_covid_claims.txt"
     for p in passages:
-        assert p["fused_score"] == pytest.approx(
-            0.7 * p["lexical_score"] + 0.3 * p["semantic_score"]
-        )
-    fused = [p["fused_score"] for p in passages]
+        scores = p["scores"]
+        assert scores["fused"] == pytest.approx(0.7 * scores["lexical"] + 0.3 * scores["semantic"])
+    fused = [p["scores"]["fused"] for p in passages]
     assert fused == sorted(fused, reverse=True)
 
 

@@ -6,7 +6,7 @@ from PySide6.QtCore import QPoint, Qt
 from pytestqt.qtbot import QtBot
 
 from verifai_desktop.domain import Answer, SentenceLabel
-from verifai_desktop.export import LABEL_STYLES, NOT_FOUND_TEXT
+from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT
 from verifai_desktop.ui.answer_view import AnswerView, LegendView, qt_underline
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
@@ -13,6 +14,7 @@ from verifai_desktop.errors import EncryptedDocument, ModelNotFound
 from verifai_desktop.settings import Settings
 from verifai_desktop.ui.errors import describe_error, show_error
 from verifai_desktop.ui.library_panel import LibraryPanel
+from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.tasks import TaskRunner
 
 
@@ -25,7 +27,11 @@ def _panel(qtbot: QtBot) -> LibraryPanel:
 def test_dropped_files_and_folders_are_ingested(qtbot: QtBot, tmp_path: Path) -> None:
     panel = _panel(qtbot)
     calls: list[list[Path]] = []
-    panel.ingest = lambda paths, passwords=None: calls.append(list(paths))  # type: ignore[method-assign,assignment,return-value]
+
+    def ingest(paths: Sequence[Path], *, passwords: dict[Path, str] | None = None) -> None:
+        calls.append(list(paths))
+
+    panel.ingest = ingest  # type: ignore[method-assign]
     (tmp_path / "a.md").write_text("# A\n\nText.", encoding="utf-8")
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "a.md")), QUrl.fromLocalFile(str(tmp_path))])
@@ -61,3 +67,32 @@ def test_errors_say_what_to_do(qtbot: QtBot) -> None:
     assert box.windowTitle() == "Model missing"
     assert box.text().startswith("Answering the question: model 'qwen' is not available")
     box.close()
+
+
+def test_password_question_is_asked_again_when_wrong(qtbot: QtBot, tmp_path: Path) -> None:
+    panel = _panel(qtbot)
+    ingested: list[tuple[list[Path], dict[Path, str] | None]] = []
+
+    def ingest(paths: Sequence[Path], *, passwords: dict[Path, str] | None = None) -> None:
+        ingested.append((list(paths), passwords))
+
+    panel.ingest = ingest  # type: ignore[method-assign]
+    pdf = tmp_path / "secret.pdf"
+    asked: list[tuple[str, bool, str]] = []
+    answers = iter(("", "foo"))
+
+    def answer(question: PasswordQuestion) -> None:
+        asked.append((question.path.name, question.wrong, question.text))
+        question.answer(next(answers))
+
+    panel.password_requested.connect(answer)
+    # No password given: nothing is ingested.
+    panel.request_passwords([pdf])
+    assert ingested == []
+    # A password tried before came back encrypted: asked again, marked wrong, then ingested.
+    panel.request_passwords([pdf], tried={pdf: "bar"})
+    assert asked == [
+        ("secret.pdf", False, "secret.pdf is encrypted. Enter its password to index it:"),
+        ("secret.pdf", True, "The password for secret.pdf was wrong. Try again:"),
+    ]
+    assert ingested == [([pdf], {pdf: "foo"})]

@@ -1,5 +1,6 @@
 """The library panel on the real core: ingest a folder from docs/clean through the UI, an
-encrypted PDF asks for its password, remove a document, and a real ingest is cancelled."""
+encrypted PDF asks for its password (a question answered by signal), remove a document, and a
+real ingest is cancelled."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from pytestqt.qtbot import QtBot
 
 from tests.conftest import DOCS_CLEAN, DOCS_NASTY
 from verifai_desktop.settings import Settings
-from verifai_desktop.ui.library_panel import LibraryPanel, list_collection_names
+from verifai_desktop.store.collection import list_collections as list_collection_names
+from verifai_desktop.store.writer import IngestReport
+from verifai_desktop.ui.library_panel import LibraryPanel
+from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.resources import sample_files
 from verifai_desktop.ui.tasks import TaskRunner
 
@@ -45,11 +49,11 @@ def test_ingest_folder_password_and_remove(
     shutil.copy(DOCS_NASTY / ENCRYPTED, folder / ENCRYPTED)
     asked: list[tuple[str, bool]] = []
 
-    def password(path: Path, wrong: bool = False) -> str:
-        asked.append((path.name, wrong))
-        return "foo"
+    def password(question: PasswordQuestion) -> None:
+        asked.append((question.path.name, question.wrong))
+        question.answer("foo")
 
-    panel.ask_password = password  # type: ignore[method-assign]
+    panel.password_requested.connect(password)
 
     # First run offers the sample collection shipped in resources/.
     assert panel.sample_banner.isVisibleTo(panel)
@@ -66,7 +70,7 @@ def test_ingest_folder_password_and_remove(
     assert list_collection_names() == ["papers", "sample"] and panel.current == "papers"
     assert panel.table_rows() == []
 
-    reports = []
+    reports: list[IngestReport] = []
     panel.ingest_finished.connect(reports.append)
     panel.ingest([folder])
     # First run: three files indexed, the PDF encrypted -> password asked -> second run indexes it.

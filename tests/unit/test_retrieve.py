@@ -1,10 +1,27 @@
-"""Fusion math of hybrid retrieval (VerifAI's weighted sum) and RRF, on hand-computed scores."""
+"""Fusion math of hybrid retrieval (VerifAI's weighted sum) and RRF, on hand-computed scores;
+the Retriever's settings on a small collection (hashing fake embedder)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from verifai_desktop.retrieve import fuse, normalise_by_top
+from tests.unit.fakes import HashEmbedder
+from verifai_desktop.domain import DocFormat, Document, Location, LocationKind, Section
+from verifai_desktop.errors import SettingsError
+from verifai_desktop.retrieve import (
+    Candidates,
+    Retriever,
+    fuse,
+    fused_scores,
+    normalise_by_top,
+    normalised,
+    ranking,
+)
+from verifai_desktop.settings import RetrievalSettings, Settings
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.writer import ingest_documents
 
 LEXICAL = [(1, 10.0), (2, 5.0), (4, 2.5)]  # BM25, best first
 SEMANTIC = [(2, 0.8), (3, 0.4), (4, 0.2)]  # cosine, best first
@@ -57,3 +74,70 @@ def test_ties_break_by_chunk_id() -> None:
         semantic_weight=0.5,
     )
     assert [f.chunk_id for f in fused] == [5, 7, 9]
+
+
+def test_candidates_align_both_engines_on_the_union_of_chunks() -> None:
+    c = Candidates.from_hits(LEXICAL, SEMANTIC)
+    assert c.chunk_ids.tolist() == [1, 2, 4, 3]
+    assert c.lexical.tolist() == [10.0, 5.0, 2.5, 0.0]
+    assert c.semantic.tolist() == [0.0, 0.8, 0.2, 0.4]
+    assert c.lexical_rank.tolist() == [1, 2, 3, 0]
+    assert c.semantic_rank.tolist() == [0, 1, 3, 2]
+    lex, sem = normalised(c)
+    assert lex.tolist() == [1.0, 0.5, 0.25, 0.0]
+    assert sem.tolist() == [0.0, 1.0, 0.25, 0.5]
+    hybrid = fused_scores(c, mode="hybrid", lexical_weight=0.7, semantic_weight=0.3)
+    assert hybrid.tolist() == pytest.approx([0.7, 0.65, 0.25, 0.15])
+    assert [int(c.chunk_ids[i]) for i in ranking(c, hybrid)] == [1, 2, 4, 3]
+
+
+def _collection(settings: Settings) -> Collection:
+    col = Collection.open("r", create=True, settings=settings)
+    ingest_documents(
+        col,
+        [
+            (
+                f"beir:{i}",
+                Document(
+                    Path(f"beir:{i}"),
+                    DocFormat.TXT,
+                    "",
+                    text,
+                    (Section(0, len(text), Location(LocationKind.SECTION)),),
+                ),
+            )
+            for i, text in enumerate(
+                ["Aspirin lowers stroke risk.", "Zinc shortens colds.", "Aspirin thins blood."]
+            )
+        ],
+    )
+    return col
+
+
+def test_retriever_searches_with_its_settings(
+    fake_settings: Settings, fake_embedder: HashEmbedder
+) -> None:
+    with _collection(fake_settings) as col:
+        lexical = Retriever(col, RetrievalSettings(k=1, mode="lexical"))
+        assert [str(p.path) for p in lexical.search("zinc")] == ["beir:1"]
+        assert len(lexical.search("aspirin")) == 1  # settings.k
+        assert len(lexical.search("aspirin", k=5)) == 2
+        assert set(lexical.last_timings_ms) == {"lexical", "semantic", "fuse", "total"}
+        assert lexical.search("   ") == () and lexical.search("aspirin", k=0) == ()
+
+        semantic = lexical.with_settings(RetrievalSettings(k=3, mode="semantic"))
+        assert semantic.collection is col and semantic.settings.mode == "semantic"
+        hits = semantic.search("aspirin stroke")
+        assert str(hits[0].path) == "beir:0" and hits[0].raw_lexical is None
+        assert semantic.embedder is fake_embedder
+        # The copy shares the loaded query embedder: no second "load" step.
+        again = semantic.with_settings(RetrievalSettings(mode="rrf"))
+        again.search("aspirin")
+        assert "load" not in again.last_timings_ms
+
+
+def test_unknown_mode_is_a_settings_error(fake_settings: Settings) -> None:
+    with _collection(fake_settings) as col:
+        bad = RetrievalSettings(mode="fuzzy")  # type: ignore[arg-type]
+        with pytest.raises(SettingsError, match=r"invalid setting retrieval\.mode: 'fuzzy'"):
+            Retriever(col, bad)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from verifai_desktop import __version__
 from verifai_desktop.cli import ask_cmd, eval_cmd, ingest_cmd, models_cmd, search_cmd, verifier_cmd
+from verifai_desktop.cli.common import error_hint
 from verifai_desktop.errors import Cancelled, VerifaiError
 from verifai_desktop.logs import setup_logging
 
@@ -59,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except VerifaiError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc}{error_hint(exc)}", file=sys.stderr)
         return 1
     return code
 

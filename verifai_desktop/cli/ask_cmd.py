@@ -8,10 +8,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from verifai_desktop import pipeline  # noqa: F401  -- loads onnxruntime before usearch
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
 from verifai_desktop.domain import Answer, Progress, SentenceLabel
+from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_report
+from verifai_desktop.pipeline import AskSession
+from verifai_desktop.serialize import answer_to_dict, source_label
 from verifai_desktop.settings import Settings, load_settings
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.verify.labels import sentence_probability
 
 LABEL_STYLE: dict[SentenceLabel, str] = {
     SentenceLabel.SUPPORTED: "green",
@@ -83,9 +87,6 @@ def _stderr_progress(enabled: bool) -> Callable[[Progress], None] | None:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Answer a question from a collection; a coloured report or ``--json``."""
-    from verifai_desktop.store.collection import Collection
-    from verifai_desktop.pipeline import AskSession, answer_to_dict
-
     settings = load_settings()
     stream = not args.json and not args.no_stream and sys.stderr.isatty()
 
@@ -111,9 +112,6 @@ def render_answer(answer: Answer, settings: Settings) -> None:
     """Print an answer with coloured sentences, a legend, verdicts and numbered sources."""
     from rich.console import Console
     from rich.text import Text
-
-    from verifai_desktop.generate.prompt import source_label
-    from verifai_desktop.verify.labels import sentence_probability
 
     console = Console(highlight=False)
     console.print(Text(f"Q: {answer.question}", style="bold"))
@@ -163,8 +161,6 @@ def render_answer(answer: Answer, settings: Settings) -> None:
 
 def run_eval_answers(args: argparse.Namespace) -> int:
     """PubMedQA answer evaluation: citation coverage, support, decision agreement, timings."""
-    from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_report
-
     settings = load_settings()
     report = evaluate_pubmedqa(
         args.pubmedqa,

@@ -7,6 +7,28 @@ import json
 import sys
 from typing import Any
 
+from verifai_desktop.errors import (
+    BeirCollectionMismatch,
+    CollectionNotFound,
+    EmbedderMismatch,
+    VerifaiError,
+)
+
+PASSWORD_HINT = "--pdf-password PW"
+"""How a password is given on the command line (core messages only say "supply its password")."""
+
+
+def error_hint(exc: VerifaiError) -> str:
+    """The command-line way to do what ``exc``'s message advises, as `` (...)``, or ``""``.
+
+    Core messages fit the app and the command line alike; the CLI adds its flags here.
+    """
+    if isinstance(exc, CollectionNotFound):
+        return f" (`verifai ingest PATH --collection {exc.name}`)"
+    if isinstance(exc, EmbedderMismatch | BeirCollectionMismatch):
+        return " (--collection NAME)"
+    return ""
+
 
 def add_collection_arg(parser: argparse.ArgumentParser) -> None:
     """Add ``--collection NAME`` (default ``default``)."""

@@ -11,6 +11,13 @@ from pathlib import Path
 from verifai_desktop.cli.common import add_json_arg, print_json
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import SettingsError
+from verifai_desktop.evaluate.beir import load_beir
+from verifai_desktop.evaluate.retrieval import (
+    CHUNK_DEPTH,
+    collection_is_current,
+    evaluate_modes,
+    open_beir_collection,
+)
 from verifai_desktop.settings import SEARCH_MODES, SearchMode, load_settings
 
 
@@ -94,14 +101,6 @@ def _progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
 
 def run_retrieval(args: argparse.Namespace) -> int:
     """Handler of ``verifai eval retrieval``."""
-    from verifai_desktop.evaluate.beir import load_beir
-    from verifai_desktop.evaluate.retrieval import (
-        CHUNK_DEPTH,
-        collection_is_current,
-        evaluate_modes,
-        open_beir_collection,
-    )
-
     settings = load_settings()
     lexical_weight = settings.retrieval.lexical_weight
     semantic_weight = settings.retrieval.semantic_weight

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import signal
 import sys
 import threading
@@ -13,14 +12,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
-from verifai_desktop.store.collection import Collection, list_collections
-from verifai_desktop.domain import Progress
-from verifai_desktop.errors import VerifaiError
-from verifai_desktop.index.embedder import canonical_name
-from verifai_desktop.store.catalog import DocumentRecord
-from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome, ingest_paths
+from verifai_desktop.cli.common import (
+    PASSWORD_HINT,
+    add_collection_arg,
+    add_json_arg,
+    print_json,
+)
+from verifai_desktop.domain import DocStatus, Progress
+from verifai_desktop.errors import MissingPath, VerifaiError
 from verifai_desktop.settings import load_settings
+from verifai_desktop.store.catalog import DocumentRecord
+from verifai_desktop.store.collection import Collection, list_collections
+from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,13 +65,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("collections", help="list the collections")
     add_json_arg(p)
     p.set_defaults(func=run_collections)
-
-
-class MissingPathError(VerifaiError):
-    """A path given on the command line does not exist."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(f"{path} does not exist; give existing files or folders")
 
 
 @contextmanager
@@ -149,6 +145,8 @@ def _print_report(report: IngestReport) -> None:
         line = f"{status:<22} {o.chunk_count:>5} chunks  {Path(o.source).name}"
         if o.reason and o.status is not Outcome.INDEXED:
             line += f"  - {o.reason}"
+            if o.stored_status is DocStatus.ENCRYPTED:
+                line += f" ({PASSWORD_HINT})"
         print(line)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(report.counts.items()))
     print(
@@ -157,44 +155,20 @@ def _print_report(report: IngestReport) -> None:
     )
 
 
-class EmbedderMismatchError(VerifaiError):
-    """``--embedder`` names another model than the existing collection was built with."""
-
-    def __init__(self, collection: str, built_with: str, asked: str) -> None:
-        super().__init__(
-            f"collection {collection!r} was built with the embedder {built_with!r}, not "
-            f"{asked!r}; use another --collection name for a different embedder"
-        )
-
-
-def _open_for_ingest(name: str, embedder: str | None) -> Collection:
-    """Open (creating if needed) a collection; ``embedder`` applies to a new one only."""
-    if embedder is None:
-        return Collection.open(name, create=True)
-    settings = load_settings()
-    settings = dataclasses.replace(
-        settings, models=dataclasses.replace(settings.models, embedder=embedder)
-    )
-    collection = Collection.open(name, create=True, settings=settings)
-    if collection.embedder_name != canonical_name(embedder):
-        built_with = collection.embedder_name
-        collection.close()
-        raise EmbedderMismatchError(name, built_with, embedder)
-    return collection
-
-
 def run_ingest(args: argparse.Namespace) -> int:
     """Handler of ``verifai ingest``."""
     for path in args.paths:
         if not path.exists():
-            raise MissingPathError(path)
+            raise MissingPath(path)
+    # ``--embedder`` builds a new collection with that model; an existing one must match it.
     with (
-        _open_for_ingest(args.collection, args.embedder) as collection,
+        Collection.open(
+            args.collection, create=True, settings=load_settings(), embedder=args.embedder
+        ) as collection,
         _cancel_on_sigint() as cancel,
         _progress_reporter(False) as progress,
     ):
-        report = ingest_paths(
-            collection,
+        report = collection.add_paths(
             args.paths,
             default_password=args.pdf_password,
             progress=progress,

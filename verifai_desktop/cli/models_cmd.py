@@ -9,6 +9,7 @@ from typing import Any
 from verifai_desktop import modelstore
 from verifai_desktop.cli.common import add_json_arg, print_json
 from verifai_desktop.domain import Progress
+from verifai_desktop.verify.nli import load_model_card
 
 
 def register_models(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,9 +32,7 @@ def _verifier_card() -> tuple[dict[str, Any], str] | None:
     """The bundled verifier's model card (as data and a one-line summary), if it ships one."""
     if not (modelstore.BUNDLED_VERIFIER_DIR / "model_card.json").is_file():
         return None
-    from verifai_desktop.verify import nli
-
-    card = nli.load_model_card(modelstore.BUNDLED_VERIFIER_DIR)
+    card = load_model_card(modelstore.BUNDLED_VERIFIER_DIR)
     data = {
         "name": card.name,
         "version": card.version,

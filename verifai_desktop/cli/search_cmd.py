@@ -1,15 +1,19 @@
-"""`verifai search`: hybrid, RRF, lexical or semantic search over a collection."""
+"""`verifai search`: hybrid, RRF, lexical or semantic search over a collection.
+
+``--json`` prints each passage as an answer's passages are printed
+(:func:`verifai_desktop.serialize.passage_to_dict`: one schema for both).
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import dataclasses
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
-from verifai_desktop.store.collection import Collection
-from verifai_desktop.domain import Passage
 from verifai_desktop.retrieve import Retriever
+from verifai_desktop.serialize import passage_to_dict
 from verifai_desktop.settings import SEARCH_MODES, load_settings
+from verifai_desktop.store.collection import Collection
 
 SNIPPET_CHARS = 160
 
@@ -27,27 +31,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run_search)
 
 
-def passage_json(rank: int, p: Passage) -> dict[str, Any]:
-    """A passage as a JSON-ready dict."""
-    return {
-        "rank": rank,
-        "chunk_id": p.chunk_id,
-        "doc_id": p.doc_id,
-        "path": str(p.path),
-        "title": p.title,
-        "location": p.location.as_dict(),
-        "char_start": p.char_start,
-        "char_end": p.char_end,
-        "fused_score": p.fused_score,
-        "lexical_score": p.lexical_score,
-        "semantic_score": p.semantic_score,
-        "raw_lexical": p.raw_lexical,
-        "raw_semantic": p.raw_semantic,
-        "text": p.text,
-        "sentence_spans": [list(s) for s in p.sentence_spans],
-    }
-
-
 def _snippet(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
@@ -55,21 +38,15 @@ def _snippet(text: str) -> str:
 
 def run_search(args: argparse.Namespace) -> int:
     """Handler of ``verifai search``."""
-    settings = load_settings()
-    r = settings.retrieval
-    k = args.k if args.k is not None else r.k
-    mode = args.mode or r.mode
+    retrieval = load_settings().retrieval
+    if args.k is not None:
+        retrieval = dataclasses.replace(retrieval, k=args.k)
+    if args.mode:
+        retrieval = dataclasses.replace(retrieval, mode=args.mode)
+    k, mode = retrieval.k, retrieval.mode
     with Collection.open(args.collection) as collection:
-        retriever = Retriever(collection)
-        passages = retriever.search(
-            args.query,
-            k=k,
-            mode=mode,
-            lexical_weight=r.lexical_weight,
-            semantic_weight=r.semantic_weight,
-            rrf_k=r.rrf_k,
-            candidates=r.candidates,
-        )
+        retriever = Retriever(collection, retrieval)
+        passages = retriever.search(args.query)
         timings = dict(retriever.last_timings_ms)
     if args.json:
         print_json(
@@ -79,7 +56,7 @@ def run_search(args: argparse.Namespace) -> int:
                 "mode": mode,
                 "k": k,
                 "timings_ms": {key: round(v, 2) for key, v in timings.items()},
-                "passages": [passage_json(i, p) for i, p in enumerate(passages, start=1)],
+                "passages": [passage_to_dict(p, i) for i, p in enumerate(passages, start=1)],
             }
         )
         return 0

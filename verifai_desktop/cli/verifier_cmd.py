@@ -6,9 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from verifai_desktop import modelstore
 from verifai_desktop.cli.common import add_json_arg, print_json
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import SettingsError
+from verifai_desktop.evaluate import verifier as ev
+from verifai_desktop.verify.check import Verifier
+from verifai_desktop.verify.nli import BUNDLED_NAME, OnnxVerifier, get_verifier
+from verifai_desktop.verify.premises import GRANULARITIES
 
 
 def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,7 +44,7 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--split", default="dev", help="SciFact split (default: %(default)s)")
     p.add_argument(
         "--granularity",
-        choices=("passage", "sentences"),
+        choices=GRANULARITIES,
         default="passage",
         help="premise: whole passage, or 1-3 sentence windows max-aggregated "
         "(default: %(default)s)",
@@ -106,9 +111,7 @@ def _stderr_progress(p: Progress) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    """Handler of ``verifai eval verifier``."""
-    from verifai_desktop.evaluate import verifier as ev
-
+    """Handler of ``verifai eval verifier``: every system through the app's verification path."""
     if args.scifact is not None:
         pairs = ev.load_scifact(args.scifact, args.split)
         dataset = f"scifact_{args.split}"
@@ -124,20 +127,16 @@ def run_eval(args: argparse.Namespace) -> int:
         pairs = pairs[: args.limit]
         dataset += f"[:{args.limit}]"
 
-    system: ev.PassageVerifier
+    system: Verifier
     if args.system == "lexical":
         system, name = ev.LexicalOverlapVerifier(), "lexical-overlap"
     elif args.system == "llm":
         gguf = args.gguf
         if gguf is None:
-            from verifai_desktop import modelstore
-
             gguf = modelstore.ensure_bundled_generator()
         system, name = ev.LlmJudgeVerifier(gguf), f"llm-judge:{Path(gguf).name}"
     else:
-        from verifai_desktop.verify.nli import OnnxVerifier, get_verifier
-
-        verifier = get_verifier(args.model or "verifai-minilm-nli")
+        verifier = get_verifier(args.model or BUNDLED_NAME)
         if args.uncalibrated:
             verifier = OnnxVerifier(verifier.model_dir, calibrated=False)
         system = verifier
@@ -160,6 +159,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     """Handler of ``verifai models export-verifier``."""
+    # Deferred on purpose: the exporter is build tooling (torch, transformers), not the app.
     from verifai_desktop.verify.export import export_verifier
 
     result = export_verifier(

@@ -32,9 +32,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from verifai_desktop import pipeline  # noqa: F401  -- loads onnxruntime before usearch
+from verifai_desktop import modelstore
 from verifai_desktop.domain import (
     Answer,
     DocFormat,
@@ -46,13 +45,20 @@ from verifai_desktop.domain import (
     Section,
     SentenceLabel,
 )
-from verifai_desktop.errors import Cancelled, VerifaiError
-from verifai_desktop.generate import Generator
-from verifai_desktop.generate.prompt import ChatMessage
-from verifai_desktop.settings import Settings, data_root, load_settings
-
-if TYPE_CHECKING:
-    from verifai_desktop.pipeline import Verifier
+from verifai_desktop.errors import Cancelled, DatasetError
+from verifai_desktop.generate import Generator, make_generator
+from verifai_desktop.generate.grammar import decision_grammar
+from verifai_desktop.generate.prompt import (
+    DECISION_PROMPT,
+    AnswerPrompt,
+    ChatMessage,
+    decision_messages,
+)
+from verifai_desktop.pipeline import AskSession, best_semantic
+from verifai_desktop.settings import Settings, data_root
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.writer import ingest_documents
+from verifai_desktop.verify.check import Verifier
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +69,6 @@ ANCHORS: tuple[tuple[str, float, float, float | None], ...] = (
     ("TREC BioGen 2025 best (BioACE)", 99.36, 98.33, None),
     ("TREC BioGen 2025 GEHC (BioACE)", 98.77, 95.39, 0.00),
 )
-
-
-class DatasetError(VerifaiError):
-    """The PubMedQA file cannot be read."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"cannot read PubMedQA file {path}: {reason}; pass ori_pqal.json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +166,7 @@ class QuestionResult:
 
 
 @dataclass(frozen=True, slots=True)
-class SweepRow:
+class AbstentionRow:
     """One abstention threshold: refusal rate vs not-supported share of kept answers (%)."""
 
     threshold: float
@@ -216,7 +215,7 @@ class AnswersReport:
     decision_accuracy_pct: float
     decision_counts: dict[str, int]
     mean_ms: dict[str, float]
-    sweep: tuple[SweepRow, ...]
+    sweep: tuple[AbstentionRow, ...]
     decision_method: str
     models: dict[str, dict[str, str]]
     questions: tuple[QuestionResult, ...]
@@ -230,8 +229,6 @@ def question_result(
     item: PubMedQAItem, answer: Answer, decision: str, settings: Settings, decide_ms: float
 ) -> QuestionResult:
     """Score one answered question."""
-    from verifai_desktop.pipeline import best_semantic
-
     thresholds = settings.verify
     cited = {n for s in answer.sentences for n in s.citations}
     pmids = [passage_pmid(p) for p in answer.passages]
@@ -257,7 +254,7 @@ def question_result(
 
 def abstention_sweep(
     results: Sequence[QuestionResult], thresholds: Sequence[float] = SWEEP_THRESHOLDS
-) -> tuple[SweepRow, ...]:
+) -> tuple[AbstentionRow, ...]:
     """Refusal rate vs share of not-supported sentences in kept answers, per threshold.
 
     A question is refused at threshold t when its best raw cosine is below t (as
@@ -268,7 +265,7 @@ def abstention_sweep(
         kept = [r for r in results if r.best_cosine is None or r.best_cosine >= t]
         labels = [label for r in kept for label in r.labels]
         rows.append(
-            SweepRow(
+            AbstentionRow(
                 threshold=t,
                 refusal_pct=_pct(len(results) - len(kept), len(results)),
                 unsupported_pct=_pct(
@@ -328,9 +325,29 @@ def aggregate(
 
 
 def _decision_prompt() -> str:
-    from verifai_desktop.generate.prompt import DECISION_PROMPT
-
     return repr(DECISION_PROMPT)
+
+
+def decide(generator: Generator, prompt: AnswerPrompt, answer_text: str) -> str:
+    """A one-word yes/no/maybe decision for an answered question (the PubMedQA decision).
+
+    The answer chat is continued with a constrained one-word question (grammar
+    ``yes | no | maybe``); the shared prefix reuses llama.cpp's KV cache.
+
+    Args:
+        generator: the generator that wrote the answer (the session's).
+        prompt: the answer's prompt.
+        answer_text: the answer as generated.
+
+    Returns:
+        ``"yes"``, ``"no"`` or ``"maybe"``.
+    """
+    reply = "".join(
+        generator.stream(
+            decision_messages(prompt, answer_text), grammar=decision_grammar(), max_tokens=4
+        )
+    )
+    return reply.strip().lower()
 
 
 class CachingGenerator:
@@ -430,9 +447,6 @@ def build_collection(
 
     Unchanged abstracts are skipped by the ingest (same text hash). Returns the document count.
     """
-    from verifai_desktop.store.collection import Collection
-    from verifai_desktop.store.writer import ingest_documents
-
     keys = {f"{KEY_PREFIX}{it.pmid}" for it in items}
 
     def docs() -> Iterator[tuple[str, Document]]:
@@ -455,7 +469,7 @@ def evaluate_pubmedqa(
     k: int = 5,
     corpus_limit: int | None = None,
     collection_name: str = "pubmedqa-eval",
-    settings: Settings | None = None,
+    settings: Settings,
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
     verifier: Verifier | None = None,
@@ -469,7 +483,8 @@ def evaluate_pubmedqa(
         k: passages per question.
         corpus_limit: abstracts indexed (file order; at least the ``limit`` asked); all if None.
         collection_name: collection built (or reused when unchanged).
-        settings: settings; abstention is switched off for the run (see module docstring).
+        settings: the settings in effect; abstention is switched off for the run (see the
+            module docstring).
         progress: per-question progress (stage ``"questions"``) and ingest progress.
         cancel: set to stop between questions.
         verifier: the NLI verifier; ``settings.models.verifier`` if None.
@@ -483,10 +498,6 @@ def evaluate_pubmedqa(
         DatasetError: the file is unreadable.
         Cancelled: ``cancel`` was set.
     """
-    from verifai_desktop.store.collection import Collection
-    from verifai_desktop.pipeline import AskSession
-
-    settings = settings or load_settings()
     items = load_pubmedqa(path)
     corpus = items if corpus_limit is None else items[: max(corpus_limit, limit)]
     asked = items[:limit]
@@ -496,9 +507,6 @@ def evaluate_pubmedqa(
     run_settings = dataclasses.replace(
         settings, verify=dataclasses.replace(settings.verify, abstain_threshold=-1.0)
     )
-    from verifai_desktop import modelstore
-    from verifai_desktop.generate import make_generator
-
     ident = modelstore.resolve(settings.models.generator, "generator")
     generator: Generator = make_generator(ident.path, settings.models)
     cache: CachingGenerator | None = None
@@ -523,7 +531,7 @@ def evaluate_pubmedqa(
             t0 = time.perf_counter()
             decision = "maybe"
             if detailed.prompt is not None:
-                decision = session.decide(detailed.prompt, detailed.answer.text)
+                decision = decide(session.generator, detailed.prompt, detailed.answer.text)
             decide_ms = (time.perf_counter() - t0) * 1000
             if cache is not None and cache.last:
                 decide_ms = cache.last["generate"]

@@ -9,26 +9,24 @@ The weight sweep (VerifAI's Table I: lexical weight 0.0 .. 1.0; Bojic et al., 20
 :func:`collect_candidates` + :func:`fuse_weighted`: each engine's candidate list is fetched
 once per query, then the weighted fusion of VerifAI's hybrid retriever (each engine's scores
 divided by its top score, ``w * lexical + (1 - w) * semantic``, missing scores 0) is recomputed
-in numpy for every weight. :func:`check_fusion_agrees` compares that replica with the real
-hybrid path at one weight.
+for every weight by the retriever's own fusion (:func:`verifai_desktop.retrieve.fused_scores`).
+:func:`check_fusion_agrees` compares the replay with the real hybrid path at one weight.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.domain import Passage, Progress
-from verifai_desktop.errors import Cancelled, VerifaiError
+from verifai_desktop.errors import BeirCollectionMismatch, Cancelled
 from verifai_desktop.evaluate.beir import (
     BeirDataset,
     corpus_fingerprint,
@@ -37,12 +35,10 @@ from verifai_desktop.evaluate.beir import (
     rank_documents,
 )
 from verifai_desktop.evaluate.metrics import Qrels, RetrievalMetrics, evaluate_run
-from verifai_desktop.settings import SEARCH_MODES, SearchMode, Settings, collections_dir
-
-if TYPE_CHECKING:
-    from verifai_desktop.store.collection import Collection
-    from verifai_desktop.index.embedder import Embedder
-    from verifai_desktop.retrieve import Retriever
+from verifai_desktop.index.embedder import Embedder
+from verifai_desktop.retrieve import Candidates, Retriever, fused_scores, ranking
+from verifai_desktop.settings import SEARCH_MODES, RetrievalSettings, SearchMode, Settings
+from verifai_desktop.store.collection import Collection, collection_metadata, list_collections
 
 log = logging.getLogger(__name__)
 
@@ -58,18 +54,8 @@ average ~1.5 chunks, so 300 chunks cover at least 100 distinct documents."""
 SWEEP_WEIGHTS: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
 """Lexical weights of VerifAI's Table I sweep: 0.0, 0.1, ..., 1.0."""
 
-FINGERPRINT_FILE = "beir_corpus.json"
-"""File in a collection folder recording which BEIR corpus it holds."""
-
-
-class BeirCollectionMismatchError(VerifaiError):
-    """A collection named for reuse holds something other than the BEIR corpus."""
-
-    def __init__(self, name: str, reason: str) -> None:
-        super().__init__(
-            f"collection {name!r} does not hold this BEIR corpus ({reason}); pass another "
-            "--collection name, or none to use a dedicated beir-<dataset> collection"
-        )
+FINGERPRINT_KEY = "beir_corpus"
+"""Collection metadata record (``beir_corpus.json``) naming the BEIR corpus it holds."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -82,25 +68,6 @@ def default_collection_name(dataset: BeirDataset, *, include_title: bool = True)
     Without titles the name gets ``-notitle``, so the two variants never overwrite each other.
     """
     return f"beir-{dataset.name}{'' if include_title else '-notitle'}".lower()
-
-
-def _fingerprint_path(name: str) -> Path:
-    return collections_dir() / name / FINGERPRINT_FILE
-
-
-def _read_fingerprint(name: str) -> dict[str, object]:
-    path = _fingerprint_path(name)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _collection_exists(name: str) -> bool:
-    from verifai_desktop.store.collection import list_collections
-
-    return name in list_collections()
 
 
 def open_beir_collection(
@@ -123,7 +90,7 @@ def open_beir_collection(
         dataset: the loaded BEIR dataset.
         name: collection name; ``None`` uses :func:`default_collection_name`.
         include_title: index ``title + text`` (BEIR convention) rather than the text alone.
-        settings: settings for a new collection (embedder); ``None`` loads the user's.
+        settings: settings for a new collection (its embedder); ``None`` means the defaults.
         progress: ingest progress callback.
         cancel: set to stop ingesting (raises ``Cancelled``).
 
@@ -131,21 +98,17 @@ def open_beir_collection(
         The open collection; the caller closes it.
 
     Raises:
-        BeirCollectionMismatchError: ``name`` was given explicitly and that collection holds
+        BeirCollectionMismatch: ``name`` was given explicitly and that collection holds
             documents that are not in this corpus.
     """
-    from verifai_desktop.store.collection import Collection
-    from verifai_desktop.store.writer import ingest_documents
-
     explicit = name is not None
     name = name or default_collection_name(dataset, include_title=include_title)
     fingerprint = corpus_fingerprint(dataset.corpus, include_title=include_title)
-    exists = _collection_exists(name)
-    if exists:
+    if name in list_collections():
         collection = Collection.open(name, settings=settings)
         n_docs = len(collection.documents())
-        if _read_fingerprint(name).get("fingerprint") == fingerprint and n_docs == len(
-            dataset.corpus
+        if collection.metadata(FINGERPRINT_KEY).get("fingerprint") == fingerprint and (
+            n_docs == len(dataset.corpus)
         ):
             log.info("reusing collection %s (%d documents)", name, n_docs)
             return collection
@@ -154,44 +117,34 @@ def open_beir_collection(
         foreign = {k for k in keys if doc_id_from_key(k) not in corpus_ids}
         if explicit and foreign:
             collection.close()
-            raise BeirCollectionMismatchError(
-                name, f"{len(foreign)} documents are not in the corpus"
-            )
+            raise BeirCollectionMismatch(name, f"{len(foreign)} documents are not in the corpus")
         if foreign:
             collection.close()
-            from verifai_desktop.store.collection import delete_collection
-
             log.warning("collection %s holds %d foreign documents; rebuilding", name, len(foreign))
-            delete_collection(name)
-            collection = Collection.open(name, create=True, settings=settings)
+            collection = Collection.create(name, settings=settings, replace=True)
     else:
         if explicit:
             log.info("collection %s does not exist; creating it", name)
         collection = Collection.open(name, create=True, settings=settings)
     try:
-        ingest_documents(
-            collection,
+        collection.add_documents(
             iter_documents(dataset.corpus, include_title=include_title),
             total=len(dataset.corpus),
             progress=progress,
             cancel=cancel,
         )
-    except BaseException:
-        collection.close()
-        raise
-    path = _fingerprint_path(name)
-    path.write_text(
-        json.dumps(
+        collection.set_metadata(
+            FINGERPRINT_KEY,
             {
                 "dataset": dataset.name,
                 "documents": len(dataset.corpus),
                 "include_title": include_title,
                 "fingerprint": fingerprint,
             },
-            indent=2,
-        ),
-        encoding="utf-8",
-    )
+        )
+    except BaseException:
+        collection.close()
+        raise
     return collection
 
 
@@ -203,8 +156,8 @@ def collection_is_current(
     Compares the corpus fingerprint recorded at the last complete ingest; cheap (no opening).
     """
     name = name or default_collection_name(dataset, include_title=include_title)
-    recorded = _read_fingerprint(name)
-    return _collection_exists(name) and recorded.get("fingerprint") == corpus_fingerprint(
+    recorded = collection_metadata(name, FINGERPRINT_KEY)
+    return name in list_collections() and recorded.get("fingerprint") == corpus_fingerprint(
         dataset.corpus, include_title=include_title
     )
 
@@ -287,13 +240,20 @@ class PrimedEmbedder:
         return self.base.count_tokens_batch(texts)
 
 
-def primed_retriever(collection: Collection, queries: Iterable[str]) -> Retriever:
-    """A real :class:`~verifai_desktop.retrieve.Retriever` with query vectors computed up front."""
-    from verifai_desktop.retrieve import Retriever
+def primed_retriever(
+    collection: Collection, queries: Iterable[str], settings: RetrievalSettings | None = None
+) -> Retriever:
+    """A real :class:`~verifai_desktop.retrieve.Retriever` with query vectors computed up front.
 
+    Args:
+        collection: the collection to search.
+        queries: texts to embed now.
+        settings: its retrieval settings (the defaults when ``None``); evaluation derives the
+            per-mode settings from it with :meth:`Retriever.with_settings`.
+    """
     embedder = PrimedEmbedder(collection.embedder())
     embedder.prime(queries)
-    return Retriever(collection, embedder=embedder)
+    return Retriever(collection, settings or RetrievalSettings(), embedder=embedder)
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,27 +298,10 @@ class ModeResult:
         }
 
 
-def search_passages(
-    retriever: Retriever,
-    query: str,
-    *,
-    mode: SearchMode,
-    depth: int,
-    lexical_weight: float,
-    semantic_weight: float,
-    rrf_k: int,
-) -> tuple[Passage, ...]:
-    """One real search call asking each engine for ``depth`` chunks and returning them all."""
-    passages: tuple[Passage, ...] = retriever.search(
-        query,
-        k=depth,
-        mode=mode,
-        lexical_weight=lexical_weight,
-        semantic_weight=semantic_weight,
-        rrf_k=rrf_k,
-        candidates=depth,
-    )
-    return tuple(passages)
+def at_depth(settings: RetrievalSettings, mode: SearchMode, depth: int) -> RetrievalSettings:
+    """``settings`` for one evaluation search in ``mode``: each engine asked for ``depth``
+    chunks, and all of them returned."""
+    return dataclasses.replace(settings, mode=mode, k=depth, candidates=depth)
 
 
 def evaluate_modes(
@@ -402,22 +345,18 @@ def evaluate_modes(
         retriever = primed_retriever(collection, dataset.queries.values())
     results: list[ModeResult] = []
     items = list(dataset.queries.items())
+    weights = RetrievalSettings(
+        lexical_weight=lexical_weight, semantic_weight=semantic_weight, rrf_k=rrf_k
+    )
     for mode in modes:
+        mode_retriever = retriever.with_settings(at_depth(weights, mode, chunk_depth))
         run: dict[str, tuple[str, ...]] = {}
         latency: list[float] = []
         for i, (qid, text) in enumerate(items):
             if cancel is not None and cancel.is_set():
                 raise Cancelled("retrieval evaluation")
             start = time.perf_counter()
-            passages = search_passages(
-                retriever,
-                text,
-                mode=mode,
-                depth=chunk_depth,
-                lexical_weight=lexical_weight,
-                semantic_weight=semantic_weight,
-                rrf_k=rrf_k,
-            )
+            passages = mode_retriever.search(text)
             latency.append((time.perf_counter() - start) * 1000.0)
             run[qid] = tuple(rank_documents(passages, doc_key=passage_doc_id, depth=doc_depth))
             if progress is not None:
@@ -445,48 +384,39 @@ def evaluate_modes(
 
 
 @dataclass(frozen=True, slots=True)
-class QueryCandidates:
-    """Both engines' candidate chunks for one query, aligned on the union of their chunks.
+class QueryCandidates(Candidates):
+    """Both engines' candidate chunks for one query (:class:`~verifai_desktop.retrieve.Candidates`)
+    plus the corpus document of each.
 
     Attributes:
-        chunk_ids: catalog chunk id of each candidate, int64, shape (n,) (ties go to the lower).
-        doc_ids: corpus id of each candidate chunk, shape (n,).
-        lexical: raw BM25 score, float64, shape (n,); 0 where BM25 did not return the chunk.
-        semantic: raw cosine similarity, float64, shape (n,); 0 where the vector engine did not.
-        lexical_rank: 1-based rank in the BM25 list, int64, shape (n,); 0 where absent.
-        semantic_rank: 1-based rank in the vector list, int64, shape (n,); 0 where absent.
+        doc_ids: corpus id of each candidate chunk, shape (n,); ``""`` when not a BEIR key.
     """
 
-    chunk_ids: NDArray[np.int64]
     doc_ids: tuple[str, ...]
-    lexical: NDArray[np.float64]
-    semantic: NDArray[np.float64]
-    lexical_rank: NDArray[np.int64]
-    semantic_rank: NDArray[np.int64]
 
 
 def _merge(lexical: Sequence[Passage], semantic: Sequence[Passage]) -> QueryCandidates:
-    index: dict[int, int] = {}
-    doc_ids: list[str] = []
+    c = Candidates.from_hits(
+        [
+            (int(p.chunk_id), p.raw_lexical if p.raw_lexical is not None else p.lexical_score)
+            for p in lexical
+        ],
+        [
+            (int(p.chunk_id), p.raw_semantic if p.raw_semantic is not None else p.semantic_score)
+            for p in semantic
+        ],
+    )
+    doc_of: dict[int, str] = {}
     for p in (*lexical, *semantic):
-        if int(p.chunk_id) not in index:
-            index[int(p.chunk_id)] = len(doc_ids)
-            doc_ids.append(passage_doc_id(p) or "")
-    n = len(doc_ids)
-    lex = np.zeros(n)
-    sem = np.zeros(n)
-    lex_rank = np.zeros(n, dtype=np.int64)
-    sem_rank = np.zeros(n, dtype=np.int64)
-    for rank, p in enumerate(lexical, start=1):
-        i = index[int(p.chunk_id)]
-        lex[i] = p.raw_lexical if p.raw_lexical is not None else p.lexical_score
-        lex_rank[i] = rank
-    for rank, p in enumerate(semantic, start=1):
-        i = index[int(p.chunk_id)]
-        sem[i] = p.raw_semantic if p.raw_semantic is not None else p.semantic_score
-        sem_rank[i] = rank
-    chunk_ids = np.fromiter(index, dtype=np.int64, count=n)
-    return QueryCandidates(chunk_ids, tuple(doc_ids), lex, sem, lex_rank, sem_rank)
+        doc_of.setdefault(int(p.chunk_id), passage_doc_id(p) or "")
+    return QueryCandidates(
+        chunk_ids=c.chunk_ids,
+        lexical=c.lexical,
+        semantic=c.semantic,
+        lexical_rank=c.lexical_rank,
+        semantic_rank=c.semantic_rank,
+        doc_ids=tuple(doc_of[int(cid)] for cid in c.chunk_ids),
+    )
 
 
 def collect_candidates(
@@ -505,14 +435,17 @@ def collect_candidates(
     Raises:
         Cancelled: ``cancel`` was set.
     """
+    lexical_retriever = retriever.with_settings(
+        at_depth(retriever.settings, "lexical", chunk_depth)
+    )
+    semantic_retriever = retriever.with_settings(
+        at_depth(retriever.settings, "semantic", chunk_depth)
+    )
     out: dict[str, QueryCandidates] = {}
     for i, (qid, text) in enumerate(queries.items()):
         if cancel is not None and cancel.is_set():
             raise Cancelled("candidate collection")
-        kwargs = {"depth": chunk_depth, "lexical_weight": 1.0, "semantic_weight": 0.0, "rrf_k": 60}
-        lexical = search_passages(retriever, text, mode="lexical", **kwargs)  # type: ignore[arg-type]
-        semantic = search_passages(retriever, text, mode="semantic", **kwargs)  # type: ignore[arg-type]
-        out[qid] = _merge(lexical, semantic)
+        out[qid] = _merge(lexical_retriever.search(text), semantic_retriever.search(text))
         if progress is not None:
             progress(Progress("candidates", i + 1, len(queries), "queries"))
     return out
@@ -524,7 +457,7 @@ def _rank_docs(c: QueryCandidates, scores: NDArray[np.float64], depth: int) -> t
     Chunks are ordered as the retriever orders them (score descending, ties by ascending chunk
     id), so the first chunk met of each document is its best one.
     """
-    order = np.lexsort((c.chunk_ids, -scores))
+    order = ranking(c, scores)
     seen: dict[str, None] = {}
     for i in order:
         doc = c.doc_ids[int(i)]
@@ -547,15 +480,19 @@ def fuse_weighted(
     Returns:
         Query id -> ranked corpus ids (at most ``doc_depth``).
     """
-    run: dict[str, tuple[str, ...]] = {}
-    for qid, c in candidates.items():
-        lex_top = float(c.lexical.max()) if c.lexical.size else 0.0
-        sem_top = float(c.semantic.max()) if c.semantic.size else 0.0
-        lex = c.lexical / lex_top if lex_top > 0 else np.zeros_like(c.lexical)
-        sem = c.semantic / sem_top if sem_top > 0 else np.zeros_like(c.semantic)
-        fused = lexical_weight * lex + (1.0 - lexical_weight) * sem
-        run[qid] = _rank_docs(c, fused, doc_depth)
-    return run
+    return {
+        qid: _rank_docs(
+            c,
+            fused_scores(
+                c,
+                mode="hybrid",
+                lexical_weight=lexical_weight,
+                semantic_weight=1.0 - lexical_weight,
+            ),
+            doc_depth,
+        )
+        for qid, c in candidates.items()
+    }
 
 
 def fuse_rrf(
@@ -566,13 +503,10 @@ def fuse_rrf(
     Returns:
         Query id -> ranked corpus ids, chunk score ``sum(1 / (rrf_k + rank))`` over engines.
     """
-    run: dict[str, tuple[str, ...]] = {}
-    for qid, c in candidates.items():
-        fused = np.where(c.lexical_rank > 0, 1.0 / (rrf_k + c.lexical_rank), 0.0) + np.where(
-            c.semantic_rank > 0, 1.0 / (rrf_k + c.semantic_rank), 0.0
-        )
-        run[qid] = _rank_docs(c, fused, doc_depth)
-    return run
+    return {
+        qid: _rank_docs(c, fused_scores(c, mode="rrf", rrf_k=rrf_k), doc_depth)
+        for qid, c in candidates.items()
+    }
 
 
 @dataclass(frozen=True, slots=True)

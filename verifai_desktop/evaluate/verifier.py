@@ -24,16 +24,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.domain import NliLabel, Progress
-from verifai_desktop.errors import Cancelled, VerifaiError
+from verifai_desktop.errors import Cancelled, EvalDataError
+from verifai_desktop.settings import PremiseGranularity
 from verifai_desktop.verify.calibration import expected_calibration_error
-from verifai_desktop.verify.nli import LABEL_ORDER
-from verifai_desktop.verify.premises import Granularity, sentence_windows
+from verifai_desktop.verify.check import LABEL_ORDER, Verifier, verify_pairs
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +47,6 @@ _HEALTHVER_LABELS = {
     "refutes": NliLabel.CONTRADICT,
     "neutral": NliLabel.NO_EVIDENCE,
 }
-
-
-class EvalDataError(VerifaiError):
-    """An evaluation file or folder is missing or not in a known format."""
-
-    def __init__(self, path: Path | str, reason: str) -> None:
-        self.path = Path(path)
-        super().__init__(f"cannot read evaluation data {self.path}: {reason}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,20 +282,6 @@ def compute_metrics(gold: Sequence[int], predicted: Sequence[int]) -> VerifierMe
 # -- running ---------------------------------------------------------------------------------
 
 
-class PassageVerifier(Protocol):
-    """What the evaluation needs: probabilities for (passage, claim) items at a granularity."""
-
-    def classify_passages(
-        self,
-        items: Sequence[tuple[str, str]],
-        *,
-        granularity: Granularity = "passage",
-        sentence_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
-    ) -> tuple[NDArray[np.float32], tuple[tuple[int, int], ...]]:
-        """Probabilities (n, 3) in LABEL_ORDER and the deciding span per item."""
-        ...
-
-
 @dataclass(frozen=True, slots=True)
 class VerifierEval:
     """Result of one evaluation run.
@@ -343,19 +321,21 @@ class VerifierEval:
 
 
 def evaluate_pairs(
-    verifier: PassageVerifier,
+    verifier: Verifier,
     pairs: Sequence[EvalPair],
     *,
     dataset: str,
     system: str,
-    granularity: Granularity = "passage",
+    granularity: PremiseGranularity = "passage",
     chunk: int = 64,
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> VerifierEval:
-    """Classify every pair and score the predictions.
+    """Classify every pair through the app's verification path and score the predictions.
 
-    Pairs go to the verifier ``chunk`` at a time so progress and cancel work on long runs.
+    Every pair goes through :func:`verifai_desktop.verify.check.verify_pairs`, exactly as the
+    app verifies a cited passage (premise windows at ``granularity``, the deciding window's
+    probabilities). Pairs go ``chunk`` at a time so progress and cancel work on long runs.
 
     Raises:
         Cancelled: ``cancel`` was set.
@@ -366,10 +346,10 @@ def evaluate_pairs(
         if cancel is not None and cancel.is_set():
             raise Cancelled("verifier evaluation")
         part = pairs[s : s + chunk]
-        out, _ = verifier.classify_passages(
-            [(p.premise, p.hypothesis) for p in part], granularity=granularity
+        checked = verify_pairs(
+            verifier, [(p.premise, p.hypothesis) for p in part], granularity=granularity
         )
-        probs[s : s + len(part)] = out
+        probs[s : s + len(part)] = checked.probs
         if progress is not None:
             progress(
                 Progress(
@@ -416,10 +396,12 @@ _NEGATION = re.compile(
 class LexicalOverlapVerifier:
     """Baseline: claim/premise word overlap decides evidence; negation mismatch, contradiction.
 
-    For each premise sentence window the share of the claim's content words it contains is
-    computed; the best window counts. Overlap below ``threshold`` is NO_EVIDENCE; otherwise
-    CONTRADICT when exactly one of claim and window has a negation cue, else SUPPORT.
-    Outputs one-hot probabilities.
+    For each (premise, claim) pair the share of the claim's content words the premise contains
+    is computed. Overlap below ``threshold`` is NO_EVIDENCE; otherwise CONTRADICT when exactly
+    one of claim and premise has a negation cue, else SUPPORT. Outputs one-hot probabilities.
+    Implements :class:`~verifai_desktop.verify.check.Verifier`; at ``"sentences"`` granularity
+    :func:`~verifai_desktop.verify.check.verify_pairs` hands it every sentence window and the
+    first window with enough overlap decides.
     """
 
     name = "lexical-overlap"
@@ -427,36 +409,28 @@ class LexicalOverlapVerifier:
     def __init__(self, threshold: float = 0.5) -> None:
         self.threshold = threshold
 
-    def _one(self, premise: str, claim: str, granularity: Granularity) -> tuple[int, int, int]:
+    def label(self, premise: str, claim: str) -> NliLabel:
+        """The baseline's label for one pair."""
         words = {w for w in _WORD.findall(claim.lower()) if w not in _STOP}
-        spans = sentence_windows(premise) if granularity == "sentences" else ((0, len(premise)),)
-        best, best_span = -1.0, (0, len(premise))
-        for s, e in spans or ((0, len(premise)),):
-            pw = set(_WORD.findall(premise[s:e].lower()))
-            score = len(words & pw) / len(words) if words else 0.0
-            if score > best:
-                best, best_span = score, (s, e)
-        if best < self.threshold:
-            return 2, *best_span
-        window = premise[best_span[0] : best_span[1]]
-        neg_c, neg_p = bool(_NEGATION.search(claim)), bool(_NEGATION.search(window))
-        return (1 if neg_c != neg_p else 0), *best_span
+        overlap = set(_WORD.findall(premise.lower()))
+        score = len(words & overlap) / len(words) if words else 0.0
+        if score < self.threshold:
+            return NliLabel.NO_EVIDENCE
+        if bool(_NEGATION.search(claim)) != bool(_NEGATION.search(premise)):
+            return NliLabel.CONTRADICT
+        return NliLabel.SUPPORT
 
-    def classify_passages(
-        self,
-        items: Sequence[tuple[str, str]],
-        *,
-        granularity: Granularity = "passage",
-        sentence_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
-    ) -> tuple[NDArray[np.float32], tuple[tuple[int, int], ...]]:
-        """One-hot probabilities (n, 3) and the best-overlap span per item."""
-        out = np.zeros((len(items), 3), dtype=np.float32)
-        spans = []
-        for n, (premise, claim) in enumerate(items):
-            k, s, e = self._one(premise, claim, granularity)
-            out[n, k] = 1.0
-            spans.append((s, e))
-        return out, tuple(spans)
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
+        """One-hot probabilities, float32, shape (n, 3), columns in ``LABEL_ORDER``."""
+        return one_hot([self.label(premise, claim) for premise, claim in pairs])
+
+
+def one_hot(labels: Sequence[NliLabel]) -> NDArray[np.float32]:
+    """Probabilities 1.0 on each label, float32, shape (len(labels), 3), ``LABEL_ORDER``."""
+    out = np.zeros((len(labels), 3), dtype=np.float32)
+    for n, label in enumerate(labels):
+        out[n, LABEL_ORDER.index(label)] = 1.0
+    return out
 
 
 JUDGE_GRAMMAR = 'root ::= "SUPPORT" | "CONTRADICT" | "NO_EVIDENCE"'
@@ -473,7 +447,9 @@ class LlmJudgeVerifier:
     """Baseline: a local GGUF LLM (llama.cpp) as judge, its output constrained by a grammar.
 
     The answer is restricted to the three labels with a GBNF grammar, greedy decoding; the
-    premise is cut to ``max_premise_chars``. Outputs one-hot probabilities.
+    premise is cut to ``max_premise_chars``. Outputs one-hot probabilities; implements
+    :class:`~verifai_desktop.verify.check.Verifier`, so it is judged on the same premise windows
+    as the model.
     """
 
     name = "llm-judge"
@@ -495,6 +471,7 @@ class LlmJudgeVerifier:
 
     def _load(self) -> None:
         if self._llm is None:
+            # Deferred on purpose: llama.cpp loads only when the judge is evaluated.
             from llama_cpp import Llama
             from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -519,18 +496,9 @@ class LlmJudgeVerifier:
         text = str(out["choices"][0]["message"]["content"]).strip()
         return NliLabel(text) if text in NliLabel.__members__ else NliLabel.NO_EVIDENCE
 
-    def classify_passages(
-        self,
-        items: Sequence[tuple[str, str]],
-        *,
-        granularity: Granularity = "passage",
-        sentence_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
-    ) -> tuple[NDArray[np.float32], tuple[tuple[int, int], ...]]:
-        """One-hot probabilities (n, 3); the premise is always the whole passage."""
-        out = np.zeros((len(items), 3), dtype=np.float32)
-        for n, (premise, claim) in enumerate(items):
-            out[n, LABEL_ORDER.index(self.judge(premise, claim))] = 1.0
-        return out, tuple((0, len(p)) for p, _ in items)
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
+        """One-hot probabilities, float32, shape (n, 3), one LLM call per pair."""
+        return one_hot([self.judge(premise, claim) for premise, claim in pairs])
 
 
 # -- report ----------------------------------------------------------------------------------

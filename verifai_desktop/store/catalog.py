@@ -134,6 +134,10 @@ class DocumentMeta:
     format: DocFormat | None = None
 
 
+CommitItem = tuple[DocumentMeta, DocStatus, str, Sequence[Chunk], NDArray[np.float32] | None]
+"""One document to write: ``(meta, status, reason, chunks, vectors)``; ``vectors`` is float32,
+shape (len(chunks), dim), L2-normalised, or ``None`` when there are no chunks."""
+
 _DOC_COLUMNS = (
     "doc_id, source, title, sha256, size_bytes, mtime_ns, format, status, reason, "
     "chunk_count, ingested_at"
@@ -232,10 +236,7 @@ class Catalog:
 
     # -- writes (each one transaction, generation + 1) -------------------------------------
     def write_documents(
-        self,
-        items: Sequence[
-            tuple[DocumentMeta, DocStatus, str, Sequence[Chunk], NDArray[np.float32] | None]
-        ],
+        self, items: Sequence[CommitItem]
     ) -> tuple[int, list[tuple[int, list[int], list[int]]]]:
         """Write documents with their chunks and vectors in ONE transaction.
 

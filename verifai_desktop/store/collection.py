@@ -3,49 +3,60 @@
 Layout of ``collections_dir()/<name>/``: ``catalog.sqlite`` (WAL, the single source of truth),
 ``lexical/`` (Tantivy) with ``lexical.json``, ``vectors.usearch`` with ``vectors.json`` (the
 sidecars record the catalog generation each index reflects), ``collection.toml`` (embedder name,
-creation time) and ``write.lock`` (held by the one process writing the collection).
+creation time), ``write.lock`` (held by the one process writing the collection) and
+``<key>.json`` metadata records written through :meth:`Collection.set_metadata` (e.g.
+``beir_corpus.json``, the BEIR corpus fingerprint).
 
 Crash safety: a change is committed to SQLite first; the indexes are updated afterwards and
 record the generation they reflect. On open, an index whose generation differs from the
 catalog's is rebuilt from SQLite, so a process killed at any moment leaves a collection that
 opens, answers searches and resumes.
+
+Importing this module loads no native index library (Tantivy and usearch load when a
+collection is opened), so listing, renaming and deleting collections stays cheap.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import re
 import shutil
+import threading
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-import numpy as np
 import tomli_w
-from numpy.typing import NDArray
 
-from verifai_desktop.domain import Chunk, DocStatus
+from verifai_desktop.domain import Document
 from verifai_desktop.errors import (
     CollectionBusy,
+    CollectionExists,
     CollectionNotFound,
+    EmbedderMismatch,
     IndexCorrupt,
     InvalidCollectionName,
 )
 from verifai_desktop.index.embedder import Embedder, canonical_name, get_embedder
 from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.vector import VectorIndex
-from verifai_desktop.store.catalog import Catalog, DocumentMeta, DocumentRecord
-from verifai_desktop.settings import Settings, collections_dir, load_settings
+from verifai_desktop.settings import Settings, collections_dir
+from verifai_desktop.store.catalog import Catalog, CommitItem, DocumentRecord
+from verifai_desktop.store.writer import (
+    IngestReport,
+    ProgressFn,
+    ingest_documents,
+    ingest_paths,
+)
 
 __all__ = [
     "Collection",
-    "CollectionBusy",
-    "DocumentRecord",
-    "InvalidCollectionName",
+    "collection_metadata",
     "delete_collection",
     "list_collections",
     "rename_collection",
@@ -55,8 +66,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
-
-CommitItem = tuple[DocumentMeta, DocStatus, str, Sequence[Chunk], NDArray[np.float32] | None]
+_METADATA_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_RESERVED_KEYS = frozenset({"lexical", "vectors"})  # the index sidecars
+CONFIG_FILE = "collection.toml"
 
 
 def validate_name(name: str) -> str:
@@ -117,6 +129,34 @@ class _FileLock:
             self._fh = None
 
 
+def _write_config(path: Path, embedder: str) -> None:
+    """Create the folder and its ``collection.toml`` (atomically: temp file, then rename)."""
+    path.mkdir(parents=True, exist_ok=True)
+    config = {
+        "embedder": canonical_name(embedder),
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "format": 1,
+    }
+    target = path / CONFIG_FILE
+    tmp = target.with_suffix(".toml.tmp")
+    tmp.write_text(tomli_w.dumps(config), encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def _metadata_path(folder: Path, key: str) -> Path:
+    if not _METADATA_KEY_RE.match(key) or key in _RESERVED_KEYS:
+        raise ValueError(f"invalid collection metadata key {key!r}")
+    return folder / f"{key}.json"
+
+
+def _read_json_object(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 class Collection:
     """An opened collection. Use :meth:`open`; close it (or use ``with``) when done.
 
@@ -142,41 +182,80 @@ class Collection:
     # -- opening -------------------------------------------------------------------------
     @classmethod
     def open(
-        cls, name: str, *, create: bool = False, settings: Settings | None = None
+        cls,
+        name: str,
+        *,
+        create: bool = False,
+        settings: Settings | None = None,
+        embedder: str | None = None,
     ) -> Collection:
         """Open a collection by name, reconciling its indexes with the catalog if needed.
 
         Args:
             name: collection name (letters, digits, ``-``, ``_``, ``.``).
-            create: create it when missing (with the embedder from ``settings``).
-            settings: settings to take the default embedder from; loaded when ``None``.
+            create: create it when missing.
+            settings: settings a new collection takes its embedder from
+                (``settings.models.embedder``); ``None`` means the defaults (the bundled
+                all-MiniLM-L6-v2). The settings file is never read here: callers pass theirs.
+            embedder: the embedder (name or path) the collection must be built with: a new
+                collection is created with it, over ``settings``; an existing one built with
+                another raises :class:`~verifai_desktop.errors.EmbedderMismatch`.
 
         Raises:
             InvalidCollectionName: bad name.
             CollectionNotFound: it does not exist and ``create`` is False.
-            IndexCorrupt: its catalog cannot be read.
+            EmbedderMismatch: ``embedder`` differs from the one the collection was built with.
+            IndexCorrupt: its configuration or catalog cannot be read.
         """
         validate_name(name)
         path = collections_dir() / name
-        config_path = path / "collection.toml"
-        if not config_path.exists():
+        if not (path / CONFIG_FILE).exists():
             if not create:
                 raise CollectionNotFound(name)
-            settings = settings or load_settings()
-            path.mkdir(parents=True, exist_ok=True)
-            config = {
-                "embedder": canonical_name(settings.models.embedder),
-                "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                "format": 1,
-            }
-            tmp = config_path.with_suffix(".toml.tmp")
-            tmp.write_text(tomli_w.dumps(config), encoding="utf-8")
-            os.replace(tmp, config_path)
+            _write_config(path, embedder or (settings or Settings()).models.embedder)
+        return cls._open_folder(name, path, embedder)
+
+    @classmethod
+    def create(
+        cls,
+        name: str,
+        *,
+        settings: Settings | None = None,
+        embedder: str | None = None,
+        replace: bool = False,
+    ) -> Collection:
+        """Create an empty collection and open it.
+
+        Args:
+            name: collection name (letters, digits, ``-``, ``_``, ``.``).
+            settings: settings to take the embedder from; ``None`` means the defaults.
+            embedder: embedder name or path, over ``settings``.
+            replace: delete an existing collection of that name first (all its files).
+
+        Raises:
+            InvalidCollectionName: bad name.
+            CollectionExists: it exists and ``replace`` is False.
+            CollectionBusy: ``replace`` and another process is writing it.
+        """
+        validate_name(name)
+        path = collections_dir() / name
+        if (path / CONFIG_FILE).exists():
+            if not replace:
+                raise CollectionExists(name)
+            delete_collection(name)
+        _write_config(path, embedder or (settings or Settings()).models.embedder)
+        return cls._open_folder(name, path, None)
+
+    @classmethod
+    def _open_folder(cls, name: str, path: Path, embedder: str | None) -> Collection:
+        config_path = path / CONFIG_FILE
         try:
             config_data = tomllib.loads(config_path.read_text(encoding="utf-8"))
             embedder_name = str(config_data["embedder"])
         except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
             raise IndexCorrupt(config_path, f"collection.toml unreadable: {exc}") from exc
+        if embedder is not None and canonical_name(embedder) != embedder_name:
+            raise EmbedderMismatch(name, embedder_name, embedder)
         collection = cls(name, path, embedder_name)
         collection.reconcile()
         collection._seen_generation = collection.catalog.generation()
@@ -223,6 +302,71 @@ class Collection:
         """True when both saved indexes reflect the catalog's current generation."""
         gen = self.catalog.generation()
         return self.lexical.generation() == gen and self.vectors.generation() == gen
+
+    def metadata(self, key: str) -> dict[str, object]:
+        """The metadata record ``key`` (a JSON object); empty when never written or unreadable.
+
+        Raises:
+            ValueError: ``key`` is not lowercase letters, digits and ``_`` (at most 40), or
+                names an index sidecar.
+        """
+        return _read_json_object(_metadata_path(self.path, key))
+
+    def set_metadata(self, key: str, data: Mapping[str, object]) -> None:
+        """Record a JSON object under ``key`` (``<key>.json`` in the folder, written atomically).
+
+        Raises:
+            CollectionBusy: another process is writing the collection.
+            ValueError: bad ``key`` (see :meth:`metadata`).
+        """
+        path = _metadata_path(self.path, key)
+        self.acquire_write_lock()
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(dict(data), indent=2), encoding="utf-8")
+        os.replace(tmp, path)
+
+    # -- ingesting -----------------------------------------------------------------------
+    def add_paths(
+        self,
+        paths: Sequence[Path],
+        *,
+        passwords: Mapping[Path, str] | None = None,
+        default_password: str | None = None,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+        timeout_s: float = 60.0,
+    ) -> IngestReport:
+        """Ingest files and folders, incrementally (:func:`.writer.ingest_paths`).
+
+        Raises:
+            Cancelled: ``cancel`` was set; every file finished before is committed.
+            CollectionBusy: another process is writing the collection.
+        """
+        return ingest_paths(
+            self,
+            paths,
+            passwords=passwords,
+            default_password=default_password,
+            progress=progress,
+            cancel=cancel,
+            timeout_s=timeout_s,
+        )
+
+    def add_documents(
+        self,
+        docs: Iterable[tuple[str, Document]],
+        *,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+        total: int | None = None,
+    ) -> IngestReport:
+        """Ingest pre-parsed documents by source key (:func:`.writer.ingest_documents`).
+
+        Raises:
+            Cancelled: ``cancel`` was set; committed batches stay.
+            CollectionBusy: another process is writing the collection.
+        """
+        return ingest_documents(self, docs, progress=progress, cancel=cancel, total=total)
 
     # -- writing -------------------------------------------------------------------------
     def acquire_write_lock(self) -> None:
@@ -353,13 +497,24 @@ def list_collections() -> list[str]:
     root = collections_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if (p / "collection.toml").is_file())
+    return sorted(p.name for p in root.iterdir() if (p / CONFIG_FILE).is_file())
+
+
+def collection_metadata(name: str, key: str) -> dict[str, object]:
+    """:meth:`Collection.metadata` of a collection without opening it (empty if it is missing).
+
+    Raises:
+        InvalidCollectionName: bad name.
+        ValueError: bad ``key``.
+    """
+    validate_name(name)
+    return _read_json_object(_metadata_path(collections_dir() / name, key))
 
 
 def _locked_path(name: str) -> Path:
     validate_name(name)
     path = collections_dir() / name
-    if not (path / "collection.toml").is_file():
+    if not (path / CONFIG_FILE).is_file():
         raise CollectionNotFound(name)
     return path
 
@@ -386,14 +541,15 @@ def rename_collection(old: str, new: str) -> None:
 
     Raises:
         CollectionNotFound: ``old`` does not exist.
-        InvalidCollectionName: ``new`` is not a valid name, or already exists.
+        InvalidCollectionName: ``new`` is not a valid name.
+        CollectionExists: a collection (or folder) named ``new`` exists.
         CollectionBusy: it is being written.
     """
     path = _locked_path(old)
     validate_name(new)
     target = collections_dir() / new
     if target.exists():
-        raise InvalidCollectionName(f"{new} (a collection with that name exists)")
+        raise CollectionExists(new)
     lock = _FileLock(path / "write.lock")
     if not lock.try_acquire():
         raise CollectionBusy(old)

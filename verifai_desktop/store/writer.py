@@ -4,6 +4,9 @@ Every file is committed to the catalog in one SQLite transaction holding all its
 vectors, so a run killed at any moment loses at most the file in flight; already committed files
 are skipped by hash on the next run. Indexes are flushed every couple of seconds and at the end
 (see :mod:`verifai_desktop.store.collection` for how they are reconciled after a crash).
+
+The entry points are :meth:`Collection.add_paths` and :meth:`Collection.add_documents`, which
+call :func:`ingest_paths` and :func:`ingest_documents` here.
 """
 
 from __future__ import annotations
@@ -17,17 +20,21 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from verifai_desktop.store.collection import Collection, CommitItem
 from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Document, Progress
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
-from verifai_desktop.store.catalog import DocumentMeta, DocumentRecord
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
 from verifai_desktop.ingest.parse import ParserPool
+from verifai_desktop.store.catalog import CommitItem, DocumentMeta, DocumentRecord
+
+if TYPE_CHECKING:
+    # The collection calls into this module (Collection.add_paths); the type is enough here.
+    from verifai_desktop.store.collection import Collection
 
 log = logging.getLogger(__name__)
 
@@ -46,24 +53,25 @@ FOLDER_SUFFIXES = frozenset(
 
 
 class Outcome(enum.StrEnum):
-    """What happened to one file in one ingest run."""
+    """What one ingest run did with one source: wrote it with a :class:`DocStatus`, or not.
 
-    INDEXED = "indexed"
-    SKIPPED = "skipped"  # unchanged since the last run
-    FAILED = "failed"
-    ENCRYPTED = "encrypted"
-    NEEDS_OCR = "needs_ocr"
-    EMPTY = "empty"
-    REMOVED = "removed"  # gone from a folder that was ingested again
+    The five written outcomes ARE the document statuses (same names, same values, see
+    :meth:`written`); a run adds only ``SKIPPED`` (unchanged since the last run, nothing written)
+    and ``REMOVED`` (gone from a folder that was ingested again).
+    """
 
+    INDEXED = DocStatus.INDEXED.value
+    SKIPPED = "skipped"
+    FAILED = DocStatus.FAILED.value
+    ENCRYPTED = DocStatus.ENCRYPTED.value
+    NEEDS_OCR = DocStatus.NEEDS_OCR.value
+    EMPTY = DocStatus.EMPTY.value
+    REMOVED = "removed"
 
-_STATUS_OUTCOME = {
-    DocStatus.INDEXED: Outcome.INDEXED,
-    DocStatus.FAILED: Outcome.FAILED,
-    DocStatus.ENCRYPTED: Outcome.ENCRYPTED,
-    DocStatus.NEEDS_OCR: Outcome.NEEDS_OCR,
-    DocStatus.EMPTY: Outcome.EMPTY,
-}
+    @classmethod
+    def written(cls, status: DocStatus) -> Outcome:
+        """The outcome of writing a document with ``status`` to the catalog."""
+        return cls(status.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,7 +395,7 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         status, reason = _failure(err)
         log.info("%s: %s (%s)", path.name, status.value, reason)
         run.commit([(meta, status, reason, (), None)])
-        return FileOutcome(source, _STATUS_OUTCOME[status], reason, stored_status=status)
+        return FileOutcome(source, Outcome.written(status), reason, stored_status=status)
     run.timer.parse += time.perf_counter() - t0
     return _index_document(run, meta, doc)
 

@@ -4,7 +4,7 @@ Each rendered sentence carries its index and label in its ``QTextCharFormat`` pr
 hover or a test reads the label back from the document itself
 (:meth:`AnswerView.rendered_sentences`)
 rather than from the answer that was handed in. Styles come from
-:data:`verifai_desktop.export.LABEL_STYLES`: colour plus an underline style plus a marker glyph,
+:data:`verifai_desktop.serialize.LABEL_STYLES`: colour plus an underline style plus a marker glyph,
 so labels read without colour.
 """
 
@@ -31,7 +31,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from verifai_desktop.domain import Answer, SentenceLabel
-from verifai_desktop.export import LABEL_STYLES, NOT_FOUND_TEXT, LabelStyle, source_label
+from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT, LabelStyle, source_label
 from verifai_desktop.ui.evidence_popup import EvidencePopup, build_evidence_html
 
 PROP_SENTENCE = int(QTextFormat.Property.UserProperty) + 1  # int: sentence index

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.export import source_label
+from verifai_desktop.serialize import source_label
 
 if TYPE_CHECKING:
     import pymupdf
@@ -181,7 +181,7 @@ class DocumentView(QWidget):
         """Render PDF page ``index`` (0-based); highlight the evidence on its page."""
         if self._pdf is None:
             return
-        import pymupdf
+        import pymupdf  # lazy: keeps start-up free of it
 
         index = max(0, min(index, self._pdf.page_count - 1))
         page = self._pdf[index]

@@ -1,5 +1,5 @@
 """The hover card of an answer sentence: its label and probability, the cited source, and the
-closest evidence sentence highlighted inside its passage."""
+evidence window that decided the verdict highlighted inside its passage."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from verifai_desktop.domain import Answer, Verdict
-from verifai_desktop.export import (
+from verifai_desktop.serialize import (
     LABEL_STYLES,
     sentence_probability,
     source_label,
@@ -64,7 +64,7 @@ def build_evidence_html(answer: Answer, index: int) -> str:
 
     Shows the label with its glyph and probability (the strongest verdict's), then per
     citation the source (file, page/slide/chapter), the verdict and the passage with the
-    closest evidence sentence wrapped in :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`.
+    deciding evidence window wrapped in :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`.
 
     Raises:
         IndexError: ``index`` is not a sentence of ``answer``.

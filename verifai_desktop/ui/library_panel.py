@@ -1,27 +1,25 @@
 """The library side panel: collections (create, rename, delete), their documents with status
 and reason, adding files by dialog or drag and drop, background ingest with progress and cancel.
 
-All collection work runs on the :class:`~verifai_desktop.ui.tasks.TaskRunner`'s single writer:
-each task opens the collection, does its work and closes it, so the write lock is held only
-while writing and reads after a write see it.
+Collection work is submitted as operations on the window's
+:class:`~verifai_desktop.ui.operations.CollectionHost` (one open collection, the single writer
+thread); results and the host's ``documents_changed`` notice arrive on the UI thread. An
+encrypted PDF's password is asked by emitting a
+:class:`~verifai_desktop.ui.questions.PasswordQuestion` (:attr:`LibraryPanel.password_requested`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFileDialog,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -29,72 +27,30 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from verifai_desktop.domain import DocStatus, Progress
-from verifai_desktop.settings import Settings, collections_dir
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.collection import (
+    Collection,
+    delete_collection,
+    list_collections,
+    rename_collection,
+)
+from verifai_desktop.store.writer import IngestReport, Outcome, ingest_paths
+from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
 from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.operations import CollectionHost
+from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files
 from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
-
-if TYPE_CHECKING:
-    from verifai_desktop.store.catalog import DocumentRecord
-    from verifai_desktop.store.writer import IngestReport
 
 log = logging.getLogger(__name__)
 
 PROGRESS_DELAY_MS = 600  # show progress only for work that is not instant (STYLE.md)
-DOC_COLUMNS = ("File", "Status", "Chunks", "Reason")
-STATUS_TEXT = {
-    DocStatus.INDEXED: "indexed",
-    DocStatus.NEEDS_OCR: "needs OCR",
-    DocStatus.ENCRYPTED: "encrypted 🔒",
-    DocStatus.EMPTY: "empty",
-    DocStatus.FAILED: "failed",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentRow:
-    """One row of the documents table.
-
-    Attributes:
-        source: absolute path of the file.
-        status: catalog status.
-        reason: why it is not indexed ('' when indexed).
-        chunk_count: chunks indexed.
-    """
-
-    source: str
-    status: DocStatus
-    reason: str
-    chunk_count: int
-
-    @property
-    def name(self) -> str:
-        """The file name."""
-        return Path(self.source).name
-
-
-def list_collection_names() -> list[str]:
-    """Existing collection names, sorted, read from disk.
-
-    Same rule as :func:`verifai_desktop.store.collection.list_collections` (a folder holding a
-    ``collection.toml``), without importing the index libraries at start-up.
-    """
-    root = collections_dir()
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / "collection.toml").is_file())
-
-
-def _rows(records: Sequence[DocumentRecord]) -> list[DocumentRow]:
-    return [DocumentRow(r.source, r.status, r.reason, r.chunk_count) for r in records]
 
 
 class LibraryPanel(QWidget):
@@ -106,6 +62,8 @@ class LibraryPanel(QWidget):
         ingest_finished(object): an ingest run ended with this ``IngestReport``.
         busy_changed(bool): a write started (True) or all writes ended (False).
         status_message(str): a one-line message for the status bar.
+        password_requested(PasswordQuestion): an encrypted PDF needs its password; answer the
+            question to ingest it again with it.
     """
 
     collection_changed = Signal(str)
@@ -113,12 +71,14 @@ class LibraryPanel(QWidget):
     ingest_finished = Signal(object)
     busy_changed = Signal(bool)
     status_message = Signal(str)
+    password_requested = Signal(object)
 
     def __init__(
         self,
         runner: TaskRunner,
         settings: Callable[[], Settings],
         *,
+        host: CollectionHost | None = None,
         offer_sample: bool = True,
         parent: QWidget | None = None,
     ) -> None:
@@ -126,7 +86,7 @@ class LibraryPanel(QWidget):
         self.setObjectName("libraryPanel")
         self.setAcceptDrops(True)
         self.runner = runner
-        self._settings = settings
+        self.host = host if host is not None else CollectionHost(runner, settings, self)
         self.current: str = ""
         self.rows: list[DocumentRow] = []
         self.passwords: dict[str, str] = {}  # source -> PDF password given in this session
@@ -159,24 +119,12 @@ class LibraryPanel(QWidget):
         banner_layout.addWidget(banner_text)
         banner_layout.addWidget(self.sample_button)
         self.sample_banner.setVisible(
-            offer_sample and not list_collection_names() and bool(sample_files())
+            offer_sample and not list_collections() and bool(sample_files())
         )
 
         self.docs_title = QLabel("Documents")
         self.docs_title.setObjectName("sectionTitle")
-        self.table = QTableWidget(0, len(DOC_COLUMNS))
-        self.table.setObjectName("documentTable")
-        self.table.setHorizontalHeaderLabels(list(DOC_COLUMNS))
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
-        self.table.setColumnWidth(0, 140)
-        self.table.setToolTip("Double-click an encrypted PDF to enter its password.")
+        self.table = DocumentsTable()
 
         self.add_files_button = QPushButton(icon("add-file"), "Add files…")
         self.add_folder_button = QPushButton(icon("add-folder"), "Add folder…")
@@ -230,6 +178,7 @@ class LibraryPanel(QWidget):
         return b
 
     def _connect_signals(self) -> None:
+        self.host.documents_changed.connect(self.on_documents_changed)
         self.collections.currentTextChanged.connect(self.on_collection_clicked)
         self.new_button.clicked.connect(self.on_new_clicked)
         self.rename_button.clicked.connect(self.on_rename_clicked)
@@ -246,7 +195,7 @@ class LibraryPanel(QWidget):
 
     def refresh_collections(self, select: str | None = None) -> None:
         """Re-read the collection names; select ``select`` (or keep the current one)."""
-        names = list_collection_names()
+        names = list_collections()
         target = select if select is not None else self.current
         self.collections.blockSignals(True)
         self.collections.clear()
@@ -283,12 +232,10 @@ class LibraryPanel(QWidget):
     def create_collection(self, name: str) -> Task[None]:
         """Create collection ``name`` (on the writer) and select it when done."""
 
-        def work(ctx: TaskContext) -> None:
-            from verifai_desktop.store.collection import Collection
-
-            Collection.open(name, create=True, settings=self._settings()).close()
-
-        task = self._write("create collection", work, context=f"Creating collection {name!r}")
+        task = self._write(
+            self.host.collection_op("create collection", name, _create, create=True),
+            context=f"Creating collection {name!r}",
+        )
         task.succeeded.connect(lambda _r: self.refresh_collections(select=name))
         return task
 
@@ -297,11 +244,11 @@ class LibraryPanel(QWidget):
         old = self.current
 
         def work(ctx: TaskContext) -> None:
-            from verifai_desktop.store.collection import rename_collection
-
             rename_collection(old, new)
 
-        task = self._write("rename collection", work, context=f"Renaming {old!r}")
+        task = self._write(
+            self.host.folder_op("rename collection", work), context=f"Renaming {old!r}"
+        )
         task.succeeded.connect(lambda _r: self.refresh_collections(select=new))
         return task
 
@@ -310,11 +257,11 @@ class LibraryPanel(QWidget):
         name = self.current
 
         def work(ctx: TaskContext) -> None:
-            from verifai_desktop.store.collection import delete_collection
-
             delete_collection(name)
 
-        task = self._write("delete collection", work, context=f"Deleting {name!r}")
+        task = self._write(
+            self.host.folder_op("delete collection", work), context=f"Deleting {name!r}"
+        )
         task.succeeded.connect(lambda _r: self._after_delete())
         return task
 
@@ -333,18 +280,6 @@ class LibraryPanel(QWidget):
         """Ask yes/no (a dialog; tests replace this method)."""
         answer = QMessageBox.question(self, title, text)
         return answer == QMessageBox.StandardButton.Yes
-
-    def ask_password(self, path: Path, wrong: bool = False) -> str | None:
-        """Ask for a PDF's password (a dialog; tests replace this method)."""
-        prompt = (
-            f"The password for {path.name} was wrong. Try again:"
-            if wrong
-            else f"{path.name} is encrypted. Enter its password to index it:"
-        )
-        value, ok = QInputDialog.getText(
-            self, "Password needed", prompt, QLineEdit.EchoMode.Password
-        )
-        return value if ok and value else None
 
     @Slot()
     def on_new_clicked(self) -> None:
@@ -387,13 +322,7 @@ class LibraryPanel(QWidget):
         if not name:
             return None
 
-        def work(ctx: TaskContext) -> list[DocumentRow]:
-            from verifai_desktop.store.collection import Collection
-
-            with Collection.open(name, settings=self._settings()) as c:
-                return _rows(c.documents())
-
-        task = self.runner.submit("list documents", work, writes_index=True)
+        task = self.host.query("list documents", name, _document_rows)
         task.succeeded.connect(lambda rows: self._on_rows(name, rows))
         task.failed.connect(lambda exc: show_error(self.window(), exc, context=f"Reading {name!r}"))
         return task
@@ -405,34 +334,19 @@ class LibraryPanel(QWidget):
         self._fill_table()
 
     def _fill_table(self) -> None:
-        self.table.setRowCount(len(self.rows))
-        for i, r in enumerate(self.rows):
-            items = (
-                QTableWidgetItem(r.name),
-                QTableWidgetItem(STATUS_TEXT.get(r.status, r.status.value)),
-                QTableWidgetItem(str(r.chunk_count)),
-                QTableWidgetItem(r.reason),
-            )
-            items[0].setToolTip(r.source)
-            items[2].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            items[3].setToolTip(r.reason)
-            if r.status is not DocStatus.INDEXED:
-                for it in items:
-                    it.setForeground(Qt.GlobalColor.darkRed)
-            for col, it in enumerate(items):
-                self.table.setItem(i, col, it)
+        self.table.set_rows(self.rows)
         self._update_buttons()
 
     def table_rows(self) -> list[tuple[str, str, str, str]]:
         """The documents table's cell texts (file, status, chunks, reason)."""
+        return self.table.cell_texts()
 
-        def cell(row: int, col: int) -> str:
-            item = self.table.item(row, col)
-            return item.text() if item is not None else ""
-
-        return [
-            (cell(i, 0), cell(i, 1), cell(i, 2), cell(i, 3)) for i in range(self.table.rowCount())
-        ]
+    @Slot(str)
+    def on_documents_changed(self, name: str) -> None:
+        """A write to collection ``name`` ended: refresh its table and tell the window."""
+        if name == self.current:
+            self.reload_documents()
+        self.documents_changed.emit(name)
 
     def ingest(
         self, paths: Sequence[Path], *, passwords: dict[Path, str] | None = None
@@ -450,16 +364,13 @@ class LibraryPanel(QWidget):
         paths = [Path(p) for p in paths]
         pw = dict(passwords or {})
 
-        def work(ctx: TaskContext) -> IngestReport:
-            from verifai_desktop.store.collection import Collection
-            from verifai_desktop.store.writer import ingest_paths
+        def op(col: Collection, ctx: TaskContext) -> IngestReport:
+            return ingest_paths(col, paths, passwords=pw, progress=ctx.progress, cancel=ctx.cancel)
 
-            with Collection.open(name, create=True, settings=self._settings()) as c:
-                return ingest_paths(
-                    c, paths, passwords=pw, progress=ctx.progress, cancel=ctx.cancel
-                )
-
-        task = self._write("ingest", work, context=f"Adding files to {name!r}")
+        task = self._write(
+            self.host.collection_op("ingest", name, op, create=True),
+            context=f"Adding files to {name!r}",
+        )
         self.ingest_task = task
         self._chunks_done = 0
         self.progress_label.setText(f"Adding {len(paths)} item(s) to “{name}”…")
@@ -470,7 +381,7 @@ class LibraryPanel(QWidget):
         task.progressed.connect(self.on_ingest_progress)
         task.succeeded.connect(lambda report: self._on_ingest_done(name, report, pw))
         task.cancelled.connect(lambda: self._on_ingest_cancelled(name))
-        task.finished.connect(self._on_ingest_finished)
+        task.finished.connect(lambda: self._on_ingest_finished(task))
         return task
 
     def _show_progress(self, task: Task[IngestReport]) -> None:
@@ -499,19 +410,17 @@ class LibraryPanel(QWidget):
 
     def _on_ingest_cancelled(self, name: str) -> None:
         self.progress_label.setText("Cancelled; files finished before stay indexed.")
-        self.documents_changed.emit(name)
+        self.on_documents_changed(name)
 
-    def _on_ingest_finished(self) -> None:
+    def _on_ingest_finished(self, task: Task[IngestReport]) -> None:
         self.progress_frame.setVisible(False)
-        if self.current:
-            self.reload_documents()
+        if task.outcome == "failed" and self.current:
+            self.reload_documents()  # files finished before the failure stay indexed
 
     def _on_ingest_done(self, name: str, report: IngestReport, given: dict[Path, str]) -> None:
-        from verifai_desktop.store.writer import Outcome
-
+        # The host's documents_changed notice (connected first) has refreshed the table.
         for path, password in given.items():
             self.passwords[str(Path(path).expanduser().resolve())] = password
-        self.documents_changed.emit(name)
         self.ingest_finished.emit(report)
         counts = ", ".join(f"{v} {k}" for k, v in sorted(report.counts.items()))
         self.status_message.emit(
@@ -523,14 +432,33 @@ class LibraryPanel(QWidget):
 
     def request_passwords(
         self, paths: Sequence[Path], tried: dict[Path, str] | None = None
-    ) -> None:
-        """Ask each encrypted PDF's password and ingest those given again."""
+    ) -> list[PasswordQuestion]:
+        """Ask each encrypted PDF's password by :attr:`password_requested`.
+
+        When every question is answered or cancelled, the files given a password are ingested
+        again with it (a wrong one comes back encrypted and is asked again, ``wrong=True``).
+
+        Returns:
+            The questions, in the order of ``paths``.
+        """
         tried_keys = {Path(p).resolve() for p in (tried or {})}
-        passwords: dict[Path, str] = {}
-        for path in paths:
-            pw = self.ask_password(path, wrong=path.resolve() in tried_keys)
-            if pw:
-                passwords[path] = pw
+        questions = [
+            PasswordQuestion(Path(p), wrong=Path(p).resolve() in tried_keys, parent=self)
+            for p in paths
+        ]
+        for q in questions:
+            q.completed.connect(lambda: self._on_password_answered(questions))
+        for q in questions:
+            self.password_requested.emit(q)
+        return questions
+
+    def _on_password_answered(self, questions: Sequence[PasswordQuestion]) -> None:
+        if not all(q.is_done for q in questions) or any(q.parent() is None for q in questions):
+            return
+        passwords = {q.path: q.answer_text for q in questions if q.answer_text}
+        for q in questions:
+            q.setParent(None)  # answered: the round is over, never ingest twice
+            q.deleteLater()
         if passwords:
             self.ingest(list(passwords), passwords=passwords)
 
@@ -545,16 +473,14 @@ class LibraryPanel(QWidget):
         name = self.current
         targets = list(sources)
 
-        def work(ctx: TaskContext) -> int:
-            from verifai_desktop.store.collection import Collection
+        def op(col: Collection, ctx: TaskContext) -> int:
+            return sum(1 for s in targets if col.remove(s))
 
-            with Collection.open(name, settings=self._settings()) as c:
-                return sum(1 for s in targets if c.remove(s))
-
-        task = self._write("remove documents", work, context=f"Removing from {name!r}")
-        task.succeeded.connect(lambda _n: self.documents_changed.emit(name))
-        task.finished.connect(self.reload_documents)
-        return task
+        # The host's documents_changed notice refreshes the table.
+        return self._write(
+            self.host.collection_op("remove documents", name, op),
+            context=f"Removing from {name!r}",
+        )
 
     @Slot()
     def on_remove_clicked(self) -> None:
@@ -602,8 +528,8 @@ class LibraryPanel(QWidget):
 
     # ----- plumbing ------------------------------------------------------------------------
 
-    def _write(self, name: str, fn: Callable[[TaskContext], T], *, context: str) -> Task[T]:
-        task = self.runner.submit(name, fn, writes_index=True)
+    def _write(self, task: Task[T], *, context: str) -> Task[T]:
+        """Count ``task`` (a write just submitted to the host) as busy until it finishes."""
         self._writes += 1
         if self._writes == 1:
             self.busy_changed.emit(True)
@@ -628,3 +554,11 @@ class LibraryPanel(QWidget):
         self.rename_button.setEnabled(has and not self.busy)
         self.delete_button.setEnabled(has and not self.busy)
         self.remove_button.setEnabled(has and bool(self.table.selectedIndexes()))
+
+
+def _create(col: Collection, ctx: TaskContext) -> None:
+    """Opening with ``create=True`` made the collection; nothing more to do."""
+
+
+def _document_rows(col: Collection, ctx: TaskContext) -> list[DocumentRow]:
+    return document_rows(col.documents())

@@ -1,8 +1,11 @@
 """The main window: library on the left, question and verified answer in the middle, sources
 and the document view on the right, model status in the status bar.
 
-No model or index library is imported here: the ask task imports the pipeline on first use,
+No model or index library is imported here: the pipeline is imported on the first question,
 so the window opens at once and models load, with a visible status, on the first question.
+Collection work goes through one :class:`~verifai_desktop.ui.operations.CollectionHost` (one
+open collection, ops run on the worker, results on the UI thread); window state is assigned on
+the UI thread only.
 """
 
 from __future__ import annotations
@@ -36,20 +39,29 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Answer, Progress
-from verifai_desktop.errors import SettingsError
-from verifai_desktop.export import answer_to_html, answer_to_markdown
+from verifai_desktop.errors import SettingsError, VerifaiError
+from verifai_desktop.serialize import (
+    EXPORT_FORMATS,
+    answer_to_html,
+    answer_to_markdown,
+    format_for_path,
+    write_answer,
+)
 from verifai_desktop.settings import Settings, load_settings, save_settings
+from verifai_desktop.store.collection import Collection
 from verifai_desktop.ui.answer_view import AnswerView, LegendView
 from verifai_desktop.ui.document_view import DocumentView
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.library_panel import LibraryPanel
+from verifai_desktop.ui.operations import CollectionHost
+from verifai_desktop.ui.questions import PasswordQuestion, prompt_password
 from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.settings_dialog import SettingsDialog
 from verifai_desktop.ui.sources_panel import SourcesPanel
 from verifai_desktop.ui.tasks import Task, TaskContext, TaskRunner
+from verifai_desktop.verify.labels import label_counts
 
 if TYPE_CHECKING:
-    from verifai_desktop.store.collection import Collection
     from verifai_desktop.pipeline import AskSession
 
 log = logging.getLogger(__name__)
@@ -83,11 +95,12 @@ class MainWindow(QMainWindow):
         self.answer: Answer | None = None
         self.ask_task: Task[Answer] | None = None
         self._session: AskSession | None = None
-        self._reader: Collection | None = None
-        self._reader_stale = True
-        self._models_ready = False
+        self._models_ready = False  # set on the UI thread once a question was answered
+        self.host = CollectionHost(self.runner, lambda: self.settings, self)
 
-        self.library = LibraryPanel(self.runner, lambda: self.settings, offer_sample=offer_sample)
+        self.library = LibraryPanel(
+            self.runner, lambda: self.settings, host=self.host, offer_sample=offer_sample
+        )
         self.question = QLineEdit()
         self.question.setObjectName("questionBox")
         self.question.setPlaceholderText("Ask a question about your documents…")
@@ -111,7 +124,9 @@ class MainWindow(QMainWindow):
             "Copy the answer with labels, evidence and sources (Markdown and HTML)"
         )
         self.export_button = QPushButton(icon("export"), "Export…")
-        self.export_button.setToolTip("Save the answer as Markdown or HTML")
+        self.export_button.setToolTip(
+            "Save the answer as " + ", ".join(f.name for f in EXPORT_FORMATS.values())
+        )
         for b in (self.copy_button, self.export_button):
             b.setEnabled(False)
         out_row = QHBoxLayout()
@@ -215,6 +230,7 @@ class MainWindow(QMainWindow):
         self.library.documents_changed.connect(self.on_documents_changed)
         self.library.busy_changed.connect(self.on_library_busy)
         self.library.status_message.connect(lambda m: self.statusBar().showMessage(m, 10000))
+        self.library.password_requested.connect(self.on_password_requested)
         self.answer_view.citation_activated.connect(self.on_citation_activated)
         self.sources.source_activated.connect(self.on_citation_activated)
 
@@ -247,39 +263,14 @@ class MainWindow(QMainWindow):
             return None
         if self.ask_task is not None and self.ask_task.is_running:
             return None
-        settings = self.settings
+        session = self._ask_session()
+        prepare = not self._models_ready
 
-        def work(ctx: TaskContext) -> Answer:
-            from verifai_desktop.store.collection import Collection
-            from verifai_desktop.pipeline import AskSession
-
-            if self._session is None:
-                self._session = AskSession(settings)
-            session = self._session
-            if not self._models_ready:
-                # Resolve every model before the first question so a missing one fails fast;
-                # the verifier loads here, the generator on its first prompt (sized to it).
-                ctx.status("locating the generator…")
-                _ = session.generator
-                ctx.status("loading the verifier…")
-                load = getattr(session.verifier, "load", None)
-                if callable(load):
-                    load()
-                ctx.status("loading the embedder…")
-                _ = session.embedder
-                ctx.status("loading the generator (first answer)…")
-                self._models_ready = True
-            if self._reader is None or self._reader_stale or self._reader.name != name:
-                if self._reader is not None:
-                    self._reader.close()
-                self._reader = Collection.open(name, settings=settings)
-                self._reader_stale = False
+        def op(col: Collection, ctx: TaskContext) -> Answer:
+            if prepare:
+                _load_models(session, ctx)
             return session.ask(
-                self._reader,
-                question,
-                on_token=ctx.on_token,
-                progress=ctx.progress,
-                cancel=ctx.cancel,
+                col, question, on_token=ctx.on_token, progress=ctx.progress, cancel=ctx.cancel
             )
 
         self.answer = None
@@ -287,7 +278,7 @@ class MainWindow(QMainWindow):
         self.sources.clear()
         self._set_answer_actions(False)
         self.answer_info.setText("")
-        task = self.runner.submit("ask", work)
+        task = self.host.query("ask", name, op)
         self.ask_task = task
         self.ask_button.setEnabled(False)
         self.stop_button.setEnabled(True)
@@ -299,6 +290,15 @@ class MainWindow(QMainWindow):
         task.cancelled.connect(lambda: self.statusBar().showMessage("Stopped.", 5000))
         task.finished.connect(self.on_ask_finished)
         return task
+
+    def _ask_session(self) -> AskSession:
+        if self._session is None:
+            # Deferred on purpose: the pipeline pulls in onnxruntime and the model libraries,
+            # which the window must not import before the first question.
+            from verifai_desktop.pipeline import AskSession
+
+            self._session = AskSession(self.settings)
+        return self._session
 
     @Slot(object)
     def on_ask_progress(self, p: Progress) -> None:
@@ -317,14 +317,15 @@ class MainWindow(QMainWindow):
     def on_answer_ready(self, answer: Answer) -> None:
         """Render the verified answer and its sources."""
         self.answer = answer
+        self._models_ready = True
         self.answer_view.show_answer(answer)
         self.sources.set_passages(answer.passages, abstained=answer.abstained)
         self._set_answer_actions(True)
         t = answer.timings_ms
-        counts: dict[str, int] = {}
-        for s in answer.sentences:
-            counts[s.label.value] = counts.get(s.label.value, 0) + 1
-        summary = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items())
+        counts = label_counts(s.label for s in answer.sentences)
+        summary = ", ".join(
+            f"{n} {label.value.replace('_', ' ')}" for label, n in counts.items() if n
+        )
         times = " · ".join(
             f"{k} {t[k] / 1000:.1f} s" for k in ("retrieve", "generate", "verify") if k in t
         )
@@ -396,29 +397,36 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Answer copied (Markdown and HTML).", 5000)
 
     def export_answer(self, path: Path) -> Path:
-        """Write the answer to ``path``: HTML for ``.html``/``.htm``, otherwise Markdown."""
+        """Write the answer to ``path`` in the format its suffix names (``serialize``).
+
+        Raises:
+            UnsupportedExportFormat: the suffix names no export format.
+        """
         assert self.answer is not None
-        html_out = path.suffix.lower() in (".html", ".htm")
-        text = answer_to_html(self.answer) if html_out else answer_to_markdown(self.answer)
-        path.write_text(text, encoding="utf-8")
-        return path
+        return write_answer(self.answer, path)
 
     @Slot()
     def on_export_clicked(self) -> None:
         """Ask where to save and export the answer."""
         if self.answer is None:
             return
+        formats = list(EXPORT_FORMATS.values())
         path, chosen = QFileDialog.getSaveFileName(
-            self, "Export answer", str(Path.home() / "answer.md"), "Markdown (*.md);;HTML (*.html)"
+            self,
+            "Export answer",
+            str(Path.home() / f"answer{formats[0].suffix}"),
+            ";;".join(f.file_filter for f in formats),
         )
         if not path:
             return
         target = Path(path)
         if not target.suffix:
-            target = target.with_suffix(".html" if "HTML" in chosen else ".md")
+            fmt = next((f for f in formats if f.file_filter == chosen), formats[0])
+            target = target.with_suffix(fmt.suffix)
         try:
+            format_for_path(target)
             self.export_answer(target)
-        except OSError as exc:
+        except (OSError, VerifaiError) as exc:
             show_error(self, exc, context=f"Saving {target.name}")
             return
         self.statusBar().showMessage(f"Saved {target}", 8000)
@@ -428,7 +436,6 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def on_collection_changed(self, name: str) -> None:
         """Follow the current collection."""
-        self._reader_stale = True
         self.setWindowTitle(f"VerifAI Desktop — {name}" if name else "VerifAI Desktop")
         self.question.setPlaceholderText(
             f"Ask a question about the documents in “{name}”…"
@@ -437,9 +444,14 @@ class MainWindow(QMainWindow):
         )
 
     @Slot(str)
-    def on_documents_changed(self, _name: str) -> None:
-        """An ingest or removal changed the index: reopen it before the next question."""
-        self._reader_stale = True
+    def on_documents_changed(self, name: str) -> None:
+        """An ingest or removal changed the index; the host's collection already sees it."""
+        log.debug("documents changed in %s", name)
+
+    @Slot(object)
+    def on_password_requested(self, question: PasswordQuestion) -> None:
+        """Answer an encrypted PDF's password question with a dialog."""
+        prompt_password(self, question)
 
     @Slot(bool)
     def on_library_busy(self, busy: bool) -> None:
@@ -461,7 +473,7 @@ class MainWindow(QMainWindow):
         """Use ``settings`` from now on (a new ask session, so changed models load afresh)."""
         self.settings = dataclasses.replace(settings, ui=self.settings.ui)
         if self.ask_task is None or not self.ask_task.is_running:
-            self._session = None
+            self._session = None  # the next question builds AskSession(settings) afresh
             self._models_ready = False
             self.model_status.setText("Models: not loaded (settings changed)")
 
@@ -491,9 +503,7 @@ class MainWindow(QMainWindow):
         except OSError as exc:
             log.warning("could not save window state: %s", exc)
         self.runner.shutdown(timeout_ms=10000)
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        self.host.close()
         self.answer_view.popup.hide()
         super().closeEvent(event)
 
@@ -504,3 +514,18 @@ class MainWindow(QMainWindow):
             "Documents are still being indexed. Stop and quit? Finished files stay indexed.",
         )
         return answer == QMessageBox.StandardButton.Yes
+
+
+def _load_models(session: AskSession, ctx: TaskContext) -> None:
+    """Resolve every model before the first question so a missing one fails fast.
+
+    Runs on the worker; touches only the session's own lazily loaded models. The verifier
+    loads here, the generator on its first prompt (sized to it).
+    """
+    ctx.status("locating the generator…")
+    _ = session.generator
+    ctx.status("loading the verifier…")
+    load = getattr(session.verifier, "load", None)
+    if callable(load):
+        load()
+    ctx.status("loading the generator (first answer)…")

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.export import source_label
+from verifai_desktop.serialize import source_label
 
 COLUMNS = ("#", "Source", "Lexical", "Semantic", "Fused")
 

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from verifai_desktop.ingest.sentences import split_sentences
+
 Splitter = Callable[[str], tuple[tuple[int, int], ...]]
 
 CITATION_RE = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
@@ -74,12 +76,6 @@ def strip_citations(text: str) -> str:
     return re.sub(r"\s{2,}", " ", stripped).strip()
 
 
-def _default_splitter() -> Splitter:
-    from verifai_desktop.ingest.sentences import split_sentences
-
-    return split_sentences
-
-
 def split_answer(
     answer: str, n_passages: int, *, splitter: Splitter | None = None
 ) -> tuple[ParsedSentence, ...]:
@@ -94,7 +90,7 @@ def split_answer(
     Returns:
         The sentences in order; offsets are into ``answer``.
     """
-    split = splitter or _default_splitter()
+    split = splitter or split_sentences
     spans: list[tuple[int, int]] = []
     for start, end in split(answer):
         if spans and _ONLY_CITATIONS_RE.match(answer[start:end]):

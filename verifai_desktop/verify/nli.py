@@ -12,7 +12,10 @@ A verifier folder (made by ``verifai models export-verifier`` or shipped in
   SciFact dev, Guo et al. 2017) and ``feature_layer`` (see :mod:`verifai_desktop.verify.features`).
 * ``model_card.json`` (optional): base model, data, licences and measured figures.
 
-Probabilities are always returned in domain order ``(SUPPORT, CONTRADICT, NO_EVIDENCE)``.
+Probabilities are always returned in :data:`~verifai_desktop.verify.check.LABEL_ORDER`
+``(SUPPORT, CONTRADICT, NO_EVIDENCE)``; :class:`OnnxVerifier` implements
+:class:`~verifai_desktop.verify.check.Verifier` and is run through
+:func:`~verifai_desktop.verify.check.verify_pairs` like every other verifier.
 """
 
 from __future__ import annotations
@@ -23,19 +26,18 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from verifai_desktop.domain import Claim, NliLabel, Passage, Verdict
+from verifai_desktop.domain import NliLabel
 from verifai_desktop.errors import ModelLoadError, ModelNotFound
-from verifai_desktop.verify.premises import Granularity, sentence_windows
+from verifai_desktop.settings import models_dir
+from verifai_desktop.verify.check import LABEL_ORDER
+from verifai_desktop.verify.features import feature_layer_from_dict
 
 log = logging.getLogger(__name__)
-
-LABEL_ORDER: tuple[NliLabel, ...] = (NliLabel.SUPPORT, NliLabel.CONTRADICT, NliLabel.NO_EVIDENCE)
-"""Column order of every probability array the verifier returns."""
 
 BUNDLED_NAME = "verifai-minilm-nli"
 PRODUCTION_VERIFIER = "MilosKosRad/TextualEntailment_DeBERTa_preprocessedSciFACT"
@@ -150,14 +152,6 @@ def load_model_card(model_dir: Path | None = None) -> ModelCard:
     )
 
 
-class Verifier(Protocol):
-    """An NLI verifier: (premise, hypothesis) pairs in, class probabilities out."""
-
-    def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        """Probabilities, float32, shape (n, 3), columns in :data:`LABEL_ORDER`."""
-        ...
-
-
 def softmax(logits: NDArray[np.floating[Any]], temperature: float = 1.0) -> NDArray[np.float32]:
     """Row-wise softmax of ``logits / temperature``; float32, same shape."""
     z: NDArray[np.float64] = np.asarray(logits, dtype=np.float64) / temperature
@@ -165,22 +159,6 @@ def softmax(logits: NDArray[np.floating[Any]], temperature: float = 1.0) -> NDAr
     e = np.exp(z)
     out: NDArray[np.float32] = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
     return out
-
-
-def aggregate_windows(probs: NDArray[np.float32]) -> tuple[NDArray[np.float32], int]:
-    """Aggregate sentence-window probabilities by maximum.
-
-    The window with the highest evidence probability ``max(P(SUPPORT), P(CONTRADICT))``
-    decides: its distribution is the passage's.
-
-    Args:
-        probs: float32, shape (n_windows, 3), columns in :data:`LABEL_ORDER`.
-
-    Returns:
-        The chosen window's probabilities (shape (3,)) and its index.
-    """
-    best = int(np.argmax(probs[:, :2].max(axis=1)))
-    return probs[best], best
 
 
 class OnnxVerifier:
@@ -224,7 +202,8 @@ class OnnxVerifier:
         self._card: ModelCard | None = None
         if not self.model_dir.is_dir():
             raise ModelNotFound(
-                str(self.model_dir), "export one with `verifai models export-verifier`"
+                str(self.model_dir),
+                "the verifier folder does not exist; export a verifier into it or choose another",
             )
 
     # -- loading ---------------------------------------------------------------------------
@@ -238,6 +217,7 @@ class OnnxVerifier:
         with self._lock:
             if self._session is not None:
                 return
+            # Deferred on purpose: ONNX Runtime and tokenizers load with the model, not the app.
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
@@ -249,8 +229,7 @@ class OnnxVerifier:
                 if not needed.is_file():
                     raise ModelLoadError(
                         needed,
-                        "file missing from the verifier folder; "
-                        "re-export it with `verifai models export-verifier`",
+                        "file missing from the verifier folder; export the verifier into it again",
                     )
             self._columns = self._label_columns()
             available = ort.get_available_providers()
@@ -273,8 +252,6 @@ class OnnxVerifier:
             self._max_length = min(limit, self._model_max_length())
             self._pad_id = self._pad_token_id()
             if self.calibrated and self._config.get("feature_layer"):
-                from verifai_desktop.verify.features import feature_layer_from_dict
-
                 self._feature_layer = feature_layer_from_dict(self._config["feature_layer"])
             self._session = session
             log.info("verifier %s loaded on %s", self.model_dir, session.get_providers()[0])
@@ -404,79 +381,6 @@ class OnnxVerifier:
             probs = self._feature_layer.apply(probs, pairs)
         return probs
 
-    def classify_passages(
-        self,
-        items: Sequence[tuple[str, str]],
-        *,
-        granularity: Granularity = "passage",
-        sentence_spans: Sequence[Sequence[tuple[int, int]] | None] | None = None,
-    ) -> tuple[NDArray[np.float32], tuple[tuple[int, int], ...]]:
-        """Probabilities for (passage text, claim) items at a premise granularity.
-
-        Args:
-            items: ``(passage_text, claim)`` pairs.
-            granularity: ``"passage"`` (whole text as premise) or ``"sentences"`` (1-3
-                sentence windows, aggregated by maximum, all windows in one batch).
-            sentence_spans: optional sentence offsets per passage (split here when None).
-
-        Returns:
-            Probabilities, float32, shape (n, 3) in :data:`LABEL_ORDER`, and per item the
-            ``(char_start, char_end)`` of the deciding premise inside the passage text.
-        """
-        if granularity == "passage":
-            return self.classify(items), tuple((0, len(t)) for t, _ in items)
-        if granularity != "sentences":
-            raise ValueError(f"unknown premise granularity {granularity!r}")
-        windows: list[tuple[int, int]] = []
-        owners: list[int] = []
-        flat: list[tuple[str, str]] = []
-        for n, (text, claim) in enumerate(items):
-            spans = sentence_spans[n] if sentence_spans is not None else None
-            for start, end in sentence_windows(text, spans) or ((0, len(text)),):
-                windows.append((start, end))
-                owners.append(n)
-                flat.append((text[start:end], claim))
-        probs = self.classify(flat)
-        owner_arr = np.asarray(owners)
-        out = np.zeros((len(items), 3), dtype=np.float32)
-        chosen: list[tuple[int, int]] = []
-        for n in range(len(items)):
-            rows = np.flatnonzero(owner_arr == n)
-            agg, best = aggregate_windows(probs[rows])
-            out[n] = agg
-            chosen.append(windows[int(rows[best])])
-        return out, tuple(chosen)
-
-    def verify(
-        self,
-        claims: Sequence[tuple[Claim, Passage]],
-        *,
-        granularity: Granularity = "sentences",
-    ) -> tuple[Verdict, ...]:
-        """Verdicts for (claim, cited passage) pairs, all scored in one batch.
-
-        In ``"sentences"`` mode the verdict's ``evidence`` is the deciding sentence window.
-        """
-        items = [(p.text, c.text) for c, p in claims]
-        spans = [p.sentence_spans or None for _, p in claims]
-        probs, chosen = self.classify_passages(items, granularity=granularity, sentence_spans=spans)
-        verdicts = []
-        for (claim, passage), row, (start, end) in zip(claims, probs, chosen, strict=True):
-            label = LABEL_ORDER[int(np.argmax(row))]
-            evidence = passage.text[start:end] if granularity == "sentences" else ""
-            verdicts.append(
-                Verdict(
-                    passage_number=claim.passage_number,
-                    label=label,
-                    p_support=float(row[0]),
-                    p_contradict=float(row[1]),
-                    p_no_evidence=float(row[2]),
-                    evidence=evidence,
-                    evidence_span=(start, end) if evidence else (0, 0),
-                )
-            )
-        return tuple(verdicts)
-
 
 def get_verifier(name_or_path: str) -> OnnxVerifier:
     """A verifier by catalog name (``"verifai-minilm-nli"``) or folder path.
@@ -489,16 +393,11 @@ def get_verifier(name_or_path: str) -> OnnxVerifier:
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return OnnxVerifier(path)
-    try:
-        from verifai_desktop.settings import models_dir
-
-        candidate = models_dir() / name_or_path
-        if candidate.is_dir():
-            return OnnxVerifier(candidate)
-    except Exception:  # settings may be unavailable in stripped-down tools
-        log.debug("models_dir lookup failed", exc_info=True)
+    candidate = models_dir() / name_or_path
+    if candidate.is_dir():
+        return OnnxVerifier(candidate)
     raise ModelNotFound(
         name_or_path,
-        "give a verifier folder made by "
-        "`verifai models export-verifier`, or use 'verifai-minilm-nli'",
+        f"give an exported verifier folder (model.onnx, tokenizer.json, config.json), "
+        f"or use {BUNDLED_NAME!r}",
     )

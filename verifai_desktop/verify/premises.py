@@ -2,25 +2,21 @@
 
 Sentence-level premises surface contradictions that a whole-passage premise hides: the
 contradiction-aware BioGen work (Gao et al. 2024) found sentence-level inference 4.8 times
-better at it. Windows are scored separately and the verifier keeps the most decisive one
-(aggregation by maximum, see :func:`verifai_desktop.verify.nli.aggregate_windows`).
+better at it. Windows are scored separately and the most decisive one is kept (aggregation by
+maximum, see :func:`verifai_desktop.verify.check.verify_pairs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import get_args
 
-Granularity = Literal["passage", "sentences"]
-GRANULARITIES: tuple[Granularity, ...] = ("passage", "sentences")
+from verifai_desktop.ingest.sentences import split_sentences
+from verifai_desktop.settings import PremiseGranularity
+
+GRANULARITIES: tuple[PremiseGranularity, ...] = get_args(PremiseGranularity)
+"""Every premise granularity, ``("passage", "sentences")``."""
 MAX_WINDOW_SENTENCES = 3
-
-
-def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
-    """Sentence offsets ``(start, end)`` into ``text`` (the shared ingest splitter, sentencex)."""
-    from verifai_desktop.ingest.sentences import split_sentences
-
-    return split_sentences(text)
 
 
 def sentence_windows(
@@ -33,14 +29,16 @@ def sentence_windows(
 
     Args:
         text: the passage text.
-        spans: its sentence offsets (e.g. ``Passage.sentence_spans``); split here when None.
+        spans: its sentence offsets (e.g. ``Passage.sentence_spans``); split here with the
+            ingest splitter (sentencex) when None.
         max_sentences: the largest window, in sentences.
 
     Returns:
         Half-open ``(char_start, char_end)`` offsets into ``text``, every window of size 1 first,
-        then size 2, and so on; ``((0, len(text)),)`` when ``text`` has no sentence.
+        then size 2, and so on; ``((0, len(text)),)`` when ``text`` has no sentence but is not
+        blank; ``()`` for a blank text.
     """
-    spans = tuple(spans) if spans is not None else sentence_spans(text)
+    spans = tuple(spans) if spans is not None else split_sentences(text)
     if not spans:
         return ((0, len(text)),) if text.strip() else ()
     out: list[tuple[int, int]] = []

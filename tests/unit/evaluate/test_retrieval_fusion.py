@@ -22,6 +22,7 @@ from verifai_desktop.evaluate.retrieval import (
     fuse_weighted,
     weight_sweep,
 )
+from verifai_desktop.settings import RetrievalSettings
 
 # chunk 0 (doc a): BM25 10, cos 0.2 ; chunk 1 (doc b): BM25 5, cos 0.8 ; chunk 2 (doc a): cos 0.4
 CANDS = {
@@ -78,24 +79,26 @@ def _p(chunk: int, doc: str, *, lex: float | None = None, sem: float | None = No
 
 
 class FakeRetriever:
-    """Answers lexical and semantic searches from fixed lists; records the calls."""
+    """Answers lexical and semantic searches from fixed lists; records the calls.
 
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, int, int]] = []
+    Copies made by ``with_settings`` share one call log, as the real ones share the embedder.
+    """
 
-    def search(
+    def __init__(
         self,
-        query: str,
-        *,
-        k: int,
-        mode: str,
-        lexical_weight: float,
-        semantic_weight: float,
-        rrf_k: int,
-        candidates: int,
-    ) -> tuple[Passage, ...]:
-        self.calls.append((query, mode, k, candidates))
-        if mode == "lexical":
+        settings: RetrievalSettings | None = None,
+        calls: list[tuple[str, str, int, int]] | None = None,
+    ) -> None:
+        self.settings = settings or RetrievalSettings()
+        self.calls: list[tuple[str, str, int, int]] = [] if calls is None else calls
+
+    def with_settings(self, settings: RetrievalSettings) -> FakeRetriever:
+        return FakeRetriever(settings, self.calls)
+
+    def search(self, query: str, *, k: int | None = None) -> tuple[Passage, ...]:
+        s = self.settings
+        self.calls.append((query, s.mode, s.k if k is None else k, s.candidates))
+        if s.mode == "lexical":
             return (_p(0, "a", lex=10.0), _p(1, "b", lex=5.0))
         return (_p(1, "b", sem=0.8), _p(2, "a", sem=0.4), _p(0, "a", sem=0.2))
 

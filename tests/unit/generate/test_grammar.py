@@ -9,7 +9,7 @@ import pytest
 from verifai_desktop import modelstore
 from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
 from verifai_desktop.generate.grammar import citation_grammar, decision_grammar
-from verifai_desktop.generate.llama import LlamaGenerator, round_context
+from verifai_desktop.generate.llama import LlamaGenerator
 from verifai_desktop.generate.prompt import ChatMessage, build_answer_prompt
 from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify.claims import split_answer
@@ -17,7 +17,7 @@ from verifai_desktop.verify.claims import split_answer
 
 @pytest.mark.parametrize("k", [1, 3, 10, 12])
 def test_grammar_parses_in_llama_cpp(k: int) -> None:
-    from llama_cpp import LlamaGrammar
+    from llama_cpp.llama_grammar import LlamaGrammar
 
     text = citation_grammar(k, max_sentences=4)
     LlamaGrammar.from_string(text, verbose=False)  # raises ValueError on a bad grammar
@@ -31,12 +31,6 @@ def test_grammar_rejects_bad_arguments() -> None:
         citation_grammar(0)
     with pytest.raises(ValueError):
         citation_grammar(2, max_sentences=0)
-
-
-def test_context_rounding() -> None:
-    assert round_context(1, 8192) == 512
-    assert round_context(513, 8192) == 1024
-    assert round_context(9000, 8192) == 8192
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
-from verifai_desktop.generate.prompt import build_answer_prompt, source_label
+from verifai_desktop.generate.prompt import build_answer_prompt
+from verifai_desktop.serialize import source_label
 
 
 def _words(text: str) -> int:

@@ -5,14 +5,15 @@ These use a hashing fake embedder (control flow only); real-model behaviour is i
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.unit.fakes import HashEmbedder
-from verifai_desktop.store.collection import Collection, delete_collection, list_collections
+from tests.unit.fakes import FAKE_NAME, HashEmbedder
 from verifai_desktop.domain import (
     Chunk,
     DocFormat,
@@ -26,14 +27,23 @@ from verifai_desktop.domain import (
 from verifai_desktop.errors import (
     Cancelled,
     CollectionBusy,
+    CollectionExists,
     CollectionNotFound,
+    EmbedderMismatch,
     InvalidCollectionName,
 )
+from verifai_desktop.retrieve import Retriever
+from verifai_desktop.settings import RetrievalSettings, SearchMode, Settings, save_settings
 from verifai_desktop.store import writer as run_mod
 from verifai_desktop.store.catalog import DocumentMeta
+from verifai_desktop.store.collection import (
+    Collection,
+    collection_metadata,
+    delete_collection,
+    list_collections,
+    rename_collection,
+)
 from verifai_desktop.store.writer import Outcome, ingest_documents
-from verifai_desktop.retrieve import Retriever
-from verifai_desktop.settings import Settings
 
 
 def _doc(key: str, text: str) -> tuple[str, Document]:
@@ -45,6 +55,8 @@ def _doc(key: str, text: str) -> tuple[str, Document]:
         (Section(0, len(text), Location(LocationKind.SECTION)),),
     )
 
+
+LEXICAL = RetrievalSettings(mode="lexical")
 
 CORPUS = [
     _doc("beir:1", "Aspirin lowers the risk of stroke. It thins the blood."),
@@ -69,9 +81,9 @@ def test_ingest_documents_is_incremental(
             Outcome.INDEXED,
             Outcome.SKIPPED,
         ]
-        retriever = Retriever(col)
-        assert retriever.search("vitamin winter", mode="lexical") == ()
-        top = retriever.search("zinc colds", k=1, mode="lexical")
+        retriever = Retriever(col, LEXICAL)
+        assert retriever.search("vitamin winter") == ()
+        top = retriever.search("zinc colds", k=1)
         assert [str(p.path) for p in top] == ["beir:2"]
         assert len(col.vectors) == col.catalog.num_chunks() == 3
     assert list_collections() == ["t"]
@@ -94,8 +106,9 @@ def test_reopen_rebuilds_indexes_behind_the_catalog(fake_settings: Settings) -> 
     with Collection.open("t", settings=fake_settings) as col:
         assert col.is_consistent()
         assert len(col.vectors) == col.lexical.num_chunks() == 3
-        for mode in ("lexical", "semantic"):
-            top = Retriever(col).search("metformin diabetes", k=1, mode=mode)
+        modes: tuple[SearchMode, ...] = ("lexical", "semantic")
+        for mode in modes:
+            top = Retriever(col, RetrievalSettings(mode=mode)).search("metformin diabetes", k=1)
             assert [str(p.path) for p in top] == ["beir:9"]
 
 
@@ -127,7 +140,7 @@ def test_single_writer_and_names(fake_settings: Settings) -> None:
             with pytest.raises(CollectionBusy):
                 ingest_documents(other, CORPUS[1:2])
             # Readers still search while the writer holds the lock.
-            assert len(Retriever(other).search("aspirin", mode="lexical")) == 1
+            assert len(Retriever(other, LEXICAL).search("aspirin")) == 1
         with pytest.raises(CollectionBusy):
             delete_collection("t")
     delete_collection("t")
@@ -137,11 +150,89 @@ def test_single_writer_and_names(fake_settings: Settings) -> None:
 def test_semantic_scores_are_exact_float32_cosines(fake_settings: Settings) -> None:
     with Collection.open("t", create=True, settings=fake_settings) as col:
         ingest_documents(col, CORPUS)
-        retriever = Retriever(col)
-        passages = retriever.search("aspirin stroke blood", k=3, mode="semantic")
+        retriever = Retriever(col, RetrievalSettings(mode="semantic"))
+        passages = retriever.search("aspirin stroke blood", k=3)
         q = col.embedder().embed(["aspirin stroke blood"])[0]
         stored = col.catalog.vectors([p.chunk_id for p in passages])
         for p in passages:
             assert p.raw_semantic == pytest.approx(float(np.dot(stored[p.chunk_id], q)), abs=1e-6)
         assert str(passages[0].path) == "beir:1"
         assert passages[0].semantic_score == 1.0
+
+
+def test_create_replace_and_exists(fake_settings: Settings) -> None:
+    with Collection.create("t", settings=fake_settings) as col:
+        ingest_documents(col, CORPUS)
+        assert col.embedder_name == FAKE_NAME
+    with pytest.raises(CollectionExists, match="'t' already exists"):
+        Collection.create("t", settings=fake_settings)
+    with Collection.open("t", settings=fake_settings) as col:
+        col.acquire_write_lock()  # an ingest is running
+        with pytest.raises(CollectionBusy):
+            Collection.create("t", settings=fake_settings, replace=True)
+        assert len(col.documents()) == 3
+    with Collection.create("t", settings=fake_settings, replace=True) as col:
+        assert col.documents() == [] and col.catalog.num_chunks() == 0
+    assert list_collections() == ["t"]
+
+
+def test_settings_file_is_never_read_by_open(fake_settings: Settings) -> None:
+    save_settings(fake_settings)  # the user's settings name the fake embedder ...
+    with Collection.open("t", create=True) as col:  # ... but none were passed: the defaults
+        assert col.embedder_name == "all-MiniLM-L6-v2"
+    with Collection.open("u", create=True, settings=fake_settings) as col:
+        assert col.embedder_name == FAKE_NAME
+
+
+def test_embedder_is_checked_against_an_existing_collection(fake_settings: Settings) -> None:
+    with Collection.open("t", create=True, embedder=FAKE_NAME) as col:
+        assert col.embedder_name == FAKE_NAME
+    with Collection.open("t", create=True, embedder=FAKE_NAME) as col:
+        assert col.embedder_name == FAKE_NAME
+    with pytest.raises(EmbedderMismatch) as info:
+        Collection.open("t", embedder="sentence-transformers/all-MiniLM-L6-v2")
+    assert str(info.value) == (
+        f"collection 't' was built with the embedder '{FAKE_NAME}', not "
+        "'sentence-transformers/all-MiniLM-L6-v2'; use another collection name for a "
+        "different embedder"
+    )
+    # Bundled aliases name one model.
+    with Collection.open("b", create=True, embedder="sentence-transformers/all-MiniLM-L6-v2"):
+        pass
+    Collection.open("b", embedder="all-MiniLM-L6-v2").close()
+
+
+def test_metadata_records(fake_settings: Settings) -> None:
+    with Collection.open("t", create=True, settings=fake_settings) as col:
+        assert col.metadata("beir_corpus") == {}
+        col.set_metadata("beir_corpus", {"dataset": "scifact", "documents": 3})
+        assert col.metadata("beir_corpus") == {"dataset": "scifact", "documents": 3}
+        assert (col.path / "beir_corpus.json").is_file()
+        for bad in ("vectors", "lexical", "../x", "Upper", ""):
+            with pytest.raises(ValueError, match="invalid collection metadata key"):
+                col.metadata(bad)
+    assert collection_metadata("t", "beir_corpus") == {"dataset": "scifact", "documents": 3}
+    assert collection_metadata("missing", "beir_corpus") == {}
+
+
+def test_rename_to_an_existing_name(fake_settings: Settings) -> None:
+    Collection.open("a", create=True, settings=fake_settings).close()
+    Collection.open("b", create=True, settings=fake_settings).close()
+    with pytest.raises(CollectionExists, match="'b' already exists"):
+        rename_collection("a", "b")
+    with pytest.raises(InvalidCollectionName):
+        rename_collection("a", "no/slash")
+    rename_collection("a", "c")
+    assert list_collections() == ["b", "c"]
+
+
+def test_importing_the_store_loads_no_index_or_model_library() -> None:
+    code = (
+        "import sys, verifai_desktop.store.collection; "
+        "print(sorted(m for m in ('tantivy', 'usearch', 'torch', 'onnxruntime', "
+        "'sentence_transformers', 'PySide6') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

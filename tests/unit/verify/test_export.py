@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from verifai_desktop.verify.check import LABEL_ORDER
 from verifai_desktop.verify.export import export_verifier
-from verifai_desktop.verify.nli import LABEL_ORDER, OnnxVerifier
+from verifai_desktop.verify.nli import OnnxVerifier
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -1,4 +1,7 @@
-"""The shipped ONNX verifier: label map, batching, truncation, granularity, model card."""
+"""The shipped ONNX verifier: label map, batching, truncation, lookup, model card.
+
+Premise granularity and the deciding window are tested in test_check.py (one verification path).
+"""
 
 from __future__ import annotations
 
@@ -11,11 +14,14 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from verifai_desktop.domain import Claim, Location, LocationKind, NliLabel, Passage
+from verifai_desktop.domain import NliLabel
+from verifai_desktop.errors import ModelNotFound
+from verifai_desktop.verify.check import LABEL_ORDER
 from verifai_desktop.verify.nli import (
-    LABEL_ORDER,
+    BUNDLED_NAME,
     OnnxVerifier,
     bundled_dir,
+    get_verifier,
     load_model_card,
     parse_label,
 )
@@ -127,36 +133,6 @@ def test_long_premise_is_cut_and_claim_kept_whole(verifier: OnnxVerifier) -> Non
     assert np.isfinite(probs).all()
 
 
-def test_sentence_windows_pick_the_deciding_window(verifier: OnnxVerifier) -> None:
-    text = (
-        "The weather was mild during the study period. Aspirin lowered the risk of stroke "
-        "by 17 percent in women over ten years. Funding came from a national grant."
-    )
-    passage = Passage(
-        chunk_id=1,
-        doc_id=1,
-        path=Path("/x.txt"),
-        title="x",
-        text=text,  # type: ignore[arg-type]
-        char_start=0,
-        char_end=len(text),
-        location=Location(LocationKind.SECTION),
-        sentence_spans=(),
-    )
-    verdicts = verifier.verify(
-        [(Claim("Aspirin reduces stroke risk in women.", 1), passage)], granularity="sentences"
-    )
-    (v,) = verdicts
-    assert v.passage_number == 1
-    assert abs(v.p_support + v.p_contradict + v.p_no_evidence - 1.0) < 1e-5
-    assert v.evidence == text[v.evidence_span[0] : v.evidence_span[1]]
-    assert "Aspirin lowered" in v.evidence
-    probs, spans = verifier.classify_passages(
-        [(text, "Aspirin reduces stroke risk in women.")], granularity="passage"
-    )
-    assert spans == ((0, len(text)),) and probs.shape == (1, 3)
-
-
 def test_model_card_has_figures_and_production_pointer() -> None:
     card = load_model_card()
     assert card.name == "verifai-minilm-nli"
@@ -165,3 +141,12 @@ def test_model_card_has_figures_and_production_pointer() -> None:
     for figures in card.figures.values():
         assert all(0.0 <= v <= 1.0 for k, v in figures.items() if k.endswith("f1"))
     assert "SciFact dev macro F1" in card.summary()
+
+
+def test_get_verifier_by_name_folder_or_models_dir(tmp_path: Path) -> None:
+    assert get_verifier(BUNDLED_NAME).model_dir == bundled_dir()
+    assert get_verifier(str(bundled_dir())).model_dir == bundled_dir()
+    with pytest.raises(ModelNotFound, match="no-such-verifier"):
+        get_verifier("no-such-verifier")
+    with pytest.raises(ModelNotFound):
+        OnnxVerifier(tmp_path / "missing")

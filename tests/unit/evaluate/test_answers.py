@@ -7,15 +7,20 @@ from pathlib import Path
 
 import pytest
 
+from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
+from verifai_desktop.errors import DatasetError
 from verifai_desktop.evaluate.answers import (
-    DatasetError,
+    CachingGenerator,
     QuestionResult,
     abstention_sweep,
     aggregate,
+    decide,
     load_pubmedqa,
     passage_pmid,
     to_document,
 )
+from verifai_desktop.generate.grammar import decision_grammar
+from verifai_desktop.generate.prompt import DECISION_PROMPT, ChatMessage, build_answer_prompt
 
 
 def _r(
@@ -83,8 +88,6 @@ def test_pubmedqa_documents(tmp_path: Path) -> None:
 
 
 def test_passage_pmid() -> None:
-    from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
-
     p = Passage(
         ChunkId(1), DocId(1), Path("pubmedqa:42"), "", "x", 0, 1, Location(LocationKind.SECTION), ()
     )
@@ -111,9 +114,6 @@ class _CountingGenerator:
 
 
 def test_caching_generator_replays_identical_requests(tmp_path: Path) -> None:
-    from verifai_desktop.evaluate.answers import CachingGenerator
-    from verifai_desktop.generate.prompt import ChatMessage
-
     inner = _CountingGenerator()
     msgs = (ChatMessage("user", "q"),)
     cache = CachingGenerator(inner, "sha-a", tmp_path / "c.json")
@@ -127,3 +127,31 @@ def test_caching_generator_replays_identical_requests(tmp_path: Path) -> None:
     assert "".join(again.stream(msgs, grammar="g")) == "An answer. [1]"
     other_model = CachingGenerator(inner, "sha-b", tmp_path / "c.json")
     assert "".join(other_model.stream(msgs, grammar="g")) == "An answer. [3]"
+
+
+class _DecidingGenerator(_CountingGenerator):
+    def __init__(self, reply: str) -> None:
+        super().__init__()
+        self.reply = reply
+        self.requests: list[tuple[tuple[ChatMessage, ...], str | None, int | None]] = []
+
+    def stream(self, messages, *, grammar=None, max_tokens=None, temperature=0.0, cancel=None):  # type: ignore[no-untyped-def]
+        self.requests.append((tuple(messages), grammar, max_tokens))
+        yield self.reply
+
+
+def test_decide_continues_the_answer_chat_under_the_decision_grammar() -> None:
+    passage = Passage(
+        ChunkId(1), DocId(1), Path("pubmedqa:7"), "", "Aspirin helps.", 0, 14,
+        Location(LocationKind.SECTION), ((0, 14),),
+    )  # fmt: skip
+    prompt = build_answer_prompt(
+        "Does aspirin help?", (passage,), count_tokens=len, max_prompt_tokens=10_000
+    )
+    generator = _DecidingGenerator(" Yes \n")
+    assert decide(generator, prompt, "Aspirin helps. [1]") == "yes"
+    ((messages, grammar, max_tokens),) = generator.requests
+    assert messages[: len(prompt.messages)] == prompt.messages  # shared prefix (KV cache)
+    assert messages[-2] == ChatMessage("assistant", "Aspirin helps. [1]")
+    assert messages[-1] == ChatMessage("user", DECISION_PROMPT)
+    assert grammar == decision_grammar() and max_tokens == 4

@@ -1,4 +1,8 @@
-"""Export a verified :class:`~verifai_desktop.domain.Answer` as Markdown or HTML (no Qt).
+"""An :class:`~verifai_desktop.domain.Answer` or :class:`~verifai_desktop.domain.Passage` as
+data and text: JSON (schema ``verifai.answer/1``), Markdown and HTML; no Qt.
+
+One schema: a passage is the same object in ``verifai ask --json`` and ``verifai search --json``
+(:func:`passage_to_dict`). Export formats are picked by file suffix (:func:`format_for_path`).
 
 Also holds the label style table (colour, underline style, marker glyph) shared by the desktop
 answer view and the HTML export, so both show the same scheme: the VerifAI paper's colours
@@ -10,11 +14,19 @@ colour-blind readers a different underline style and a marker glyph per label.
 from __future__ import annotations
 
 import html
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from verifai_desktop.domain import Answer, AnswerSentence, Passage, SentenceLabel, Verdict
+from verifai_desktop.errors import UnsupportedExportFormat
+from verifai_desktop.settings import Settings
 from verifai_desktop.verify import labels
+
+ANSWER_SCHEMA = "verifai.answer/1"
+"""Schema name written into every JSON answer."""
 
 UnderlineStyle = Literal["solid", "dashed", "wavy", "dotted", "none"]
 
@@ -87,9 +99,9 @@ NOT_FOUND_TEXT = "Not found in your documents"
 
 
 def source_label(passage: Passage) -> str:
-    """``"file.pdf, p. 3"``: the file name and the location label of a passage."""
-    loc = passage.location.label()
-    return f"{passage.path.name}, {loc}" if loc else passage.path.name
+    """``"file.pdf, p. 3"``: the file name and the location label of a passage
+    (:meth:`Passage.source_label`)."""
+    return passage.source_label()
 
 
 def verdict_summary(verdict: Verdict) -> str:
@@ -173,8 +185,8 @@ def highlight_evidence_html(passage_text: str, span: tuple[int, int]) -> str:
 
     Args:
         passage_text: the passage (chunk) text.
-        span: half-open offsets of the evidence sentence into ``passage_text``; an empty or
-            out-of-range span highlights nothing.
+        span: half-open offsets of the evidence (the premise window that decided the verdict)
+            into ``passage_text``; an empty or out-of-range span highlights nothing.
     """
     start, end = span
     if not (0 <= start < end <= len(passage_text)):
@@ -252,3 +264,163 @@ def answer_to_html(answer: Answer) -> str:
     )
     parts.append("</p></body></html>")
     return "\n".join(parts)
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+
+def verdict_to_dict(verdict: Verdict) -> dict[str, object]:
+    """One verdict: label, probabilities, and the deciding premise window as ``evidence`` with
+    its offsets into the cited passage's ``text``."""
+    return {
+        "passage": verdict.passage_number,
+        "label": verdict.label.value,
+        "probability": verdict.probability,
+        "p_support": verdict.p_support,
+        "p_contradict": verdict.p_contradict,
+        "p_no_evidence": verdict.p_no_evidence,
+        "evidence": verdict.evidence,
+        "evidence_char_start": verdict.evidence_span[0],
+        "evidence_char_end": verdict.evidence_span[1],
+    }
+
+
+def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
+    """One passage as in ``verifai.answer/1`` (and ``verifai search --json``).
+
+    Args:
+        passage: the passage.
+        number: its 1-based number (citation ``[number]`` in an answer, rank in a search).
+
+    Returns:
+        JSON-ready data; ``char_start/char_end`` index the passage's document text.
+    """
+    return {
+        "number": number,
+        "chunk_id": int(passage.chunk_id),
+        "doc_id": int(passage.doc_id),
+        "path": str(passage.path),
+        "file": passage.path.name,
+        "title": passage.title,
+        "location": passage.location.as_dict(),
+        "char_start": passage.char_start,
+        "char_end": passage.char_end,
+        "scores": {
+            "fused": passage.fused_score,
+            "lexical": passage.lexical_score,
+            "semantic": passage.semantic_score,
+            "raw_lexical": passage.raw_lexical,
+            "raw_semantic": passage.raw_semantic,
+        },
+        "text": passage.text,
+    }
+
+
+def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str, object]:
+    """The whole answer as JSON-ready data (``verifai ask --json``; schema :data:`ANSWER_SCHEMA`).
+
+    Offsets: sentence ``char_start/char_end`` index ``answer``; verdict ``evidence_char_*``
+    index the cited passage's ``text``; passage ``char_start/char_end`` index its document.
+
+    Args:
+        answer: the answer.
+        settings: the settings it was made with (thresholds); defaults if None.
+    """
+    thresholds = (settings or Settings()).verify
+    sentences = [
+        {
+            "index": i,
+            "text": s.text,
+            "char_start": s.char_start,
+            "char_end": s.char_end,
+            "citations": list(s.citations),
+            "invalid_citations": list(s.invalid_citations),
+            "label": s.label.value,
+            "probability": labels.sentence_probability(s.label, s.verdicts, thresholds),
+            "verdicts": [verdict_to_dict(v) for v in s.verdicts],
+        }
+        for i, s in enumerate(answer.sentences)
+    ]
+    counts = labels.label_counts(s.label for s in answer.sentences)
+    return {
+        "schema": ANSWER_SCHEMA,
+        "question": answer.question,
+        "answer": answer.text,
+        "abstained": answer.abstained,
+        "sentences": sentences,
+        "label_counts": {label.value: n for label, n in counts.items()},
+        "passages": [passage_to_dict(p, n) for n, p in enumerate(answer.passages, start=1)],
+        "timings_ms": dict(answer.timings_ms),
+        "models": {role: dict(ident) for role, ident in answer.models.items()},
+        "thresholds": {
+            "support": thresholds.support_threshold,
+            "contradict": thresholds.contradict_threshold,
+            "abstain": thresholds.abstain_threshold,
+        },
+    }
+
+
+def answer_to_json(answer: Answer, settings: Settings | None = None) -> str:
+    """:func:`answer_to_dict` as indented JSON text (UTF-8 characters kept), ending in a newline."""
+    return json.dumps(answer_to_dict(answer, settings), indent=2, ensure_ascii=False) + "\n"
+
+
+# -- export formats ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExportFormat:
+    """A file format an answer can be saved in.
+
+    Attributes:
+        name: ``"markdown"``, ``"html"`` or ``"json"``.
+        suffix: the file suffix written (``".md"``).
+        file_filter: the save dialog's filter (``"Markdown (*.md)"``).
+        render: the answer as the file's text.
+        other_suffixes: further suffixes read as this format (``".htm"``).
+    """
+
+    name: str
+    suffix: str
+    file_filter: str
+    render: Callable[[Answer], str]
+    other_suffixes: tuple[str, ...] = ()
+
+
+EXPORT_FORMATS: dict[str, ExportFormat] = {
+    "markdown": ExportFormat(
+        "markdown", ".md", "Markdown (*.md)", answer_to_markdown, (".markdown",)
+    ),
+    "html": ExportFormat("html", ".html", "HTML (*.html)", answer_to_html, (".htm",)),
+    "json": ExportFormat("json", ".json", "JSON (*.json)", answer_to_json),
+}
+"""Export formats by name, in the order a save dialog offers them."""
+
+
+def format_for_path(path: Path | str) -> ExportFormat:
+    """The export format a file name asks for, by its suffix (case-insensitive).
+
+    Raises:
+        UnsupportedExportFormat: the suffix names none of :data:`EXPORT_FORMATS`.
+    """
+    suffix = Path(path).suffix.lower()
+    for fmt in EXPORT_FORMATS.values():
+        if suffix == fmt.suffix or suffix in fmt.other_suffixes:
+            return fmt
+    raise UnsupportedExportFormat(path, tuple(f.suffix for f in EXPORT_FORMATS.values()))
+
+
+def write_answer(answer: Answer, path: Path | str, *, fmt: ExportFormat | None = None) -> Path:
+    """Write ``answer`` to ``path`` as UTF-8 in ``fmt`` (by default the format its suffix names).
+
+    Returns:
+        The path written.
+
+    Raises:
+        UnsupportedExportFormat: ``fmt`` is None and the suffix names no export format.
+        OSError: the file cannot be written.
+    """
+    target = Path(path)
+    fmt = fmt or format_for_path(target)
+    target.write_text(fmt.render(answer), encoding="utf-8")
+    return target

@@ -1,7 +1,11 @@
-"""Control flow of the ask pipeline with fakes behind the protocols (no models)."""
+"""Control flow of the ask session with fakes behind the protocols (no models).
+
+The verifier path with the real bundled verifier is in tests/unit/verify/test_check.py.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -11,20 +15,37 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from tests.unit.fakes import FAKE_NAME
 from verifai_desktop.domain import (
     ChunkId,
+    DocFormat,
     DocId,
+    Document,
     Location,
     LocationKind,
     NliLabel,
     Passage,
+    Section,
     SentenceLabel,
 )
 from verifai_desktop.errors import Cancelled
+from verifai_desktop.evaluate.verifier import EvalPair, evaluate_pairs
 from verifai_desktop.generate.prompt import ChatMessage
-from verifai_desktop.pipeline import ABSTAIN_TEXT, AskSession, answer_to_dict
-from verifai_desktop.settings import Settings, VerifySettings
+from verifai_desktop.ingest.sentences import split_sentences
+from verifai_desktop.pipeline import ABSTAIN_TEXT, AskSession, should_abstain
+from verifai_desktop.retrieve import Retriever
+from verifai_desktop.serialize import answer_to_dict
+from verifai_desktop.settings import (
+    PremiseGranularity,
+    RetrievalSettings,
+    Settings,
+    VerifySettings,
+)
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.writer import ingest_documents
+from verifai_desktop.verify.check import verify_pairs
 from verifai_desktop.verify.labels import sentence_label
+from verifai_desktop.verify.nli import get_verifier
 
 
 def _passage(i: int, text: str, cosine: float) -> Passage:
@@ -108,17 +129,6 @@ class FakeVerifier:
         return np.asarray(rows, dtype=np.float32)
 
 
-class FakeEmbedder:
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.lower().replace(".", "").split():
-                out[i, hash(w) % 64] += 1
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
-        self.calls = getattr(self, "calls", 0) + 1
-        return out
-
-
 def _splitter(text: str) -> tuple[tuple[int, int], ...]:
     spans, start = [], 0
     for i, ch in enumerate(text):
@@ -128,22 +138,18 @@ def _splitter(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(spans)
 
 
-def _session(pieces: Sequence[str], settings: Settings | None = None):  # type: ignore[no-untyped-def]
-    gen, ver, emb, ret = (
-        FakeGenerator(pieces),
-        FakeVerifier(),
-        FakeEmbedder(),
-        FakeRetriever(PASSAGES),
-    )
+def _session(
+    pieces: Sequence[str], settings: Settings | None = None
+) -> tuple[AskSession, FakeGenerator, FakeVerifier, FakeRetriever]:
+    gen, ver, ret = FakeGenerator(pieces), FakeVerifier(), FakeRetriever(PASSAGES)
     session = AskSession(
         settings or Settings(verify=VerifySettings(premise="sentences", abstain_threshold=0.25)),
         generator=gen,
         verifier=ver,
-        embedder=emb,
         retriever_factory=lambda c, s: ret,
         splitter=_splitter,
     )
-    return session, gen, ver, emb, ret
+    return session, gen, ver, ret
 
 
 ANSWER_PIECES = (
@@ -156,7 +162,7 @@ ANSWER_PIECES = (
 
 
 def test_full_flow_labels_and_single_verifier_batch() -> None:
-    session, gen, ver, emb, ret = _session(ANSWER_PIECES)
+    session, gen, ver, ret = _session(ANSWER_PIECES)
     tokens: list[str] = []
     answer = session.ask(object(), "Do cats sleep?", k=3, on_token=tokens.append)  # type: ignore[arg-type]
     assert ret.calls == [("Do cats sleep?", 3)]
@@ -186,13 +192,18 @@ def test_full_flow_labels_and_single_verifier_batch() -> None:
     assert v.label is NliLabel.SUPPORT
     assert v.evidence == "Cats sleep a lot."
     assert PASSAGES[0].text[v.evidence_span[0] : v.evidence_span[1]] == v.evidence
-    assert emb.calls == 1  # all evidence sentences embedded in one call
+    # the evidence is the window that decided the verdict: passage 2's "never" sentence
+    contradicting = answer.sentences[1].verdicts[0]
+    assert contradicting.passage_number == 2 and contradicting.label is NliLabel.CONTRADICT
+    assert contradicting.evidence == "Dogs never sleep."
+    assert contradicting.evidence_span == (20, 37)
+    assert ("Dogs never sleep.", "Dogs sleep.") in ver.batches[0]
     assert set(answer.timings_ms) >= {"retrieve", "generate", "first_token", "verify", "total"}
 
 
 def test_abstains_without_generating() -> None:
     settings = Settings(verify=VerifySettings(abstain_threshold=0.7))
-    session, gen, ver, _, _ = _session(ANSWER_PIECES, settings)
+    session, gen, ver, _ = _session(ANSWER_PIECES, settings)
     answer = session.ask(object(), "Do cats fly?", k=2)  # type: ignore[arg-type]
     assert answer.abstained
     assert answer.text == ABSTAIN_TEXT
@@ -202,7 +213,7 @@ def test_abstains_without_generating() -> None:
 
 
 def test_cancel_stops_before_generation() -> None:
-    session, gen, _, _, _ = _session(ANSWER_PIECES)
+    session, gen, _, _ = _session(ANSWER_PIECES)
     cancel = threading.Event()
     cancel.set()
     with pytest.raises(Cancelled):
@@ -267,3 +278,137 @@ def test_terminal_rendering_shows_labels_evidence_and_sources(
         assert label in out
     assert "“Cats sleep a lot.”" in out  # the evidence sentence under sentence 1
     assert "[1] doc1.pdf, p. 1" in out and "[3] doc3.pdf, p. 3" in out
+
+
+def test_passage_granularity_shows_the_whole_passage_as_evidence() -> None:
+    settings = Settings(verify=VerifySettings(premise="passage", abstain_threshold=0.25))
+    session, _, ver, _ = _session(ANSWER_PIECES, settings)
+    answer = session.ask(object(), "Do cats sleep?", k=3)  # type: ignore[arg-type]
+    assert ver.batches[0][0] == (PASSAGES[0].text, "Cats sleep a lot.")
+    assert len(ver.batches[0]) == 4  # one premise per (sentence, cited passage) pair
+    for s in answer.sentences:
+        for v in s.verdicts:
+            passage = PASSAGES[v.passage_number - 1]
+            assert v.evidence == passage.text
+            assert v.evidence_span == (0, len(passage.text))
+
+
+def test_no_citation_never_loads_the_verifier() -> None:
+    session = AskSession(
+        Settings(verify=VerifySettings(abstain_threshold=0.25)),
+        generator=FakeGenerator(("Fish swim.",)),
+        retriever_factory=lambda c, s: FakeRetriever(PASSAGES),
+        splitter=_splitter,
+    )
+    answer = session.ask(object(), "Do fish swim?", k=3)  # type: ignore[arg-type]
+    assert [s.label for s in answer.sentences] == [SentenceLabel.UNREFERENCED]
+    assert session._verifier is None
+    assert "verifier" not in answer.models
+
+
+def test_should_abstain() -> None:
+    assert should_abstain((), 0.25)
+    assert should_abstain(PASSAGES[1:], 0.5)  # best cosine 0.40
+    assert not should_abstain(PASSAGES, 0.5)  # best cosine 0.62
+    lexical_only = (dataclasses.replace(PASSAGES[2], raw_semantic=None),)
+    assert not should_abstain(lexical_only, 0.99)
+
+
+def test_default_retriever_uses_the_retrieval_settings_and_records_the_embedder(
+    fake_settings: Settings,
+) -> None:
+    text = "Cats sleep a lot. Cats purr when happy."
+    doc = Document(
+        Path("cats.txt"), DocFormat.TXT, "cats", text,
+        (Section(0, len(text), Location(LocationKind.SECTION)),),
+    )  # fmt: skip
+    settings = dataclasses.replace(
+        fake_settings,
+        retrieval=RetrievalSettings(mode="lexical", k=1),
+        verify=VerifySettings(premise="sentences", abstain_threshold=0.25),
+    )
+    ver = FakeVerifier()
+    session = AskSession(
+        settings, generator=FakeGenerator(("Cats sleep a lot [1].",)), verifier=ver
+    )
+    with Collection.open("cats", create=True, settings=settings) as collection:
+        ingest_documents(collection, [("cats.txt", doc)])
+        retriever = session.retriever(collection)
+        assert isinstance(retriever, Retriever)
+        assert retriever.settings is settings.retrieval
+        assert session.retriever(collection) is retriever  # cached per collection
+        answer = session.ask(collection, "cats sleep")
+    assert len(answer.passages) == 1 and answer.passages[0].text == text
+    assert answer.models["embedder"]["name"] == FAKE_NAME
+    (sentence,) = answer.sentences
+    assert sentence.label is SentenceLabel.SUPPORTED
+    assert sentence.verdicts[0].evidence == "Cats sleep a lot."
+
+
+# -- the app and `verifai eval verifier` share one verification path (real bundled verifier) --
+
+
+METFORMIN = (
+    "Participants were recruited from twelve clinics. Metformin lowered fasting glucose by "
+    "20 percent over six months. Adverse events were mild."
+)
+STATINS = (
+    "The registry covered two decades. Statin users had more muscle complaints than "
+    "non-users in the registry."
+)
+VITAMIN = "The trial ended early for funding reasons. Vitamin D was given weekly."
+ANSWER = (
+    "Metformin lowers fasting glucose. [1] "
+    "Statins never cause muscle complaints. [2][1] "
+    "Vitamin D supplementation prevents fractures. [3]"
+)
+
+
+@pytest.mark.parametrize("granularity", ["sentences", "passage"])
+def test_app_and_eval_verifier_give_identical_probabilities(
+    granularity: PremiseGranularity,
+) -> None:
+    """AskSession's verdicts and `verifai eval verifier`'s probabilities for the same
+    (passage, claim) pairs are the same numbers, bit for bit."""
+    bundled = get_verifier("verifai-minilm-nli")
+    passages = [
+        dataclasses.replace(_passage(n, text, 0.9), sentence_spans=split_sentences(text))
+        for n, text in enumerate((METFORMIN, STATINS, VITAMIN), start=1)
+    ]
+    settings = Settings(verify=VerifySettings(premise=granularity, abstain_threshold=0.0))
+    session = AskSession(
+        settings,
+        generator=FakeGenerator((ANSWER,)),
+        verifier=bundled,
+        retriever_factory=lambda collection, s: FakeRetriever(passages),
+    )
+    answer = session.ask(object(), "What do the studies say?", k=3)  # type: ignore[arg-type]
+    app_pairs = [
+        (passages[v.passage_number - 1].text, s.text.split(" [")[0])
+        for s in answer.sentences
+        for v in s.verdicts
+    ]
+    assert [c for _, c in app_pairs] == [
+        "Metformin lowers fasting glucose.",
+        "Statins never cause muscle complaints.",
+        "Statins never cause muscle complaints.",
+        "Vitamin D supplementation prevents fractures.",
+    ]
+    app_probs = np.array(
+        [
+            (v.p_support, v.p_contradict, v.p_no_evidence)
+            for s in answer.sentences
+            for v in s.verdicts
+        ],
+        dtype=np.float32,
+    )
+    evaluated = evaluate_pairs(
+        bundled,
+        [EvalPair(p, c, NliLabel.SUPPORT, f"pair:{i}") for i, (p, c) in enumerate(app_pairs)],
+        dataset="parity",
+        system="bundled",
+        granularity=granularity,
+    )
+    np.testing.assert_array_equal(app_probs, evaluated.probs)
+    spans = verify_pairs(bundled, app_pairs, granularity=granularity).spans
+    assert [v.evidence_span for s in answer.sentences for v in s.verdicts] == list(spans)

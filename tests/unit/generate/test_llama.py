@@ -1,0 +1,73 @@
+"""The llama.cpp generator: plumbing without a model, then the real bundled GGUF's tokenizer.
+
+Generation with the real model is covered by test_grammar.py (the citation grammar).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifai_desktop import modelstore
+from verifai_desktop.errors import ModelLoadError
+from verifai_desktop.generate import make_generator
+from verifai_desktop.generate.llama import (
+    CONTEXT_STEP_TOKENS,
+    LlamaGenerator,
+    gpu_layers,
+    round_context,
+)
+from verifai_desktop.generate.prompt import ChatMessage
+from verifai_desktop.settings import ModelSettings
+
+
+def test_context_rounding() -> None:
+    assert round_context(1, 8192) == 512
+    assert round_context(513, 8192) == 1024
+    assert round_context(9000, 8192) == 8192
+
+
+def test_explicit_gpu_layers_are_kept() -> None:
+    assert gpu_layers(0) == 0
+    assert gpu_layers(12) == 12
+
+
+def test_chat_message_is_the_openai_dict() -> None:
+    assert ChatMessage("user", "hi").as_dict() == {"role": "user", "content": "hi"}
+
+
+def test_constructor_is_cheap_and_a_missing_file_fails_on_first_use(tmp_path: Path) -> None:
+    missing = tmp_path / "absent.gguf"
+    generator = make_generator(missing, ModelSettings())
+    assert isinstance(generator, LlamaGenerator)
+    assert generator.n_ctx == 0  # nothing loaded yet
+    with pytest.raises(ModelLoadError, match=r"absent\.gguf.*does not exist"):
+        generator.count_tokens("hello")
+    with pytest.raises(ModelLoadError, match=r"absent\.gguf"):
+        list(generator.stream([ChatMessage("user", "hello")]))
+
+
+def test_only_gguf_files_have_a_generator(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="use a GGUF"):
+        make_generator(tmp_path / "model.bin", ModelSettings())
+
+
+@pytest.fixture(scope="module")
+def generator() -> LlamaGenerator:
+    settings = ModelSettings(context_tokens=2048, max_answer_tokens=8)
+    return LlamaGenerator(modelstore.ensure_bundled_generator(), settings, n_threads=2)
+
+
+MESSAGES = (
+    ChatMessage("system", "You answer in one short sentence."),
+    ChatMessage("user", "What colour is the sky on a clear day?"),
+)
+
+
+def test_real_tokenizer_sizes_the_context_to_the_prompt(generator: LlamaGenerator) -> None:
+    assert generator.count_tokens("") == 0
+    assert generator.count_tokens("blue sky") == 2
+    assert generator.context_for(MESSAGES, 8) == CONTEXT_STEP_TOKENS  # short prompt: 512
+    assert generator.context_for(MESSAGES, 4000) == 2048  # capped by context_tokens
+    assert generator.n_ctx == 2048  # loaded once at min(2048, context_tokens)

@@ -1,0 +1,158 @@
+"""The ingest run (store/writer.py): real small files parsed for real, the fake embedder.
+
+The embedder is the hashing fake (control flow only: statuses, chunk counts, skips, removal);
+chunk counts follow from its 32-token limit. Real-model ingest is in tests/e2e.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DOCS_CLEAN
+from tests.unit.fakes import HashEmbedder
+from verifai_desktop.domain import DocFormat, DocStatus, Progress
+from verifai_desktop.errors import Cancelled, CollectionBusy
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.writer import FileOutcome, Outcome
+
+MD = "deep_rules_02_intro.md"
+TXT = "scifact_covid_claims.txt"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A folder with two small real documents from docs/clean, a dot-file and an image."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in (MD, TXT):
+        shutil.copy(DOCS_CLEAN / name, docs / name)
+    (docs / ".hidden.md").write_text("never picked up", encoding="utf-8")
+    (docs / "photo.png").write_bytes(b"\x89PNG not a document")
+    return docs
+
+
+def _summary(outcomes: tuple[FileOutcome, ...]) -> list[tuple[str, Outcome, int]]:
+    return [(Path(o.source).name, o.status, o.chunk_count) for o in outcomes]
+
+
+def test_first_run_indexes_then_unchanged_files_are_skipped(
+    folder: Path, fake_settings: Settings, fake_embedder: HashEmbedder
+) -> None:
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        first = col.add_paths([folder])
+        # Sorted by name; the dot-file is ignored and .png is not a document suffix.
+        assert _summary(first.outcomes) == [
+            (MD, Outcome.INDEXED, 32),
+            (TXT, Outcome.INDEXED, 29),
+        ]
+        assert [(o.format, o.stored_status, o.reason) for o in first.outcomes] == [
+            (DocFormat.MD, DocStatus.INDEXED, ""),
+            (DocFormat.TXT, DocStatus.INDEXED, ""),
+        ]
+        assert first.counts == {"indexed": 2}
+        assert first.chunks_indexed == col.catalog.num_chunks() == len(col.vectors) == 61
+        assert col.lexical.num_chunks() == 61
+        assert [(Path(r.source).name, r.status, r.chunk_count) for r in col.documents()] == [
+            (MD, DocStatus.INDEXED, 32),
+            (TXT, DocStatus.INDEXED, 29),
+        ]
+        assert col.is_consistent()
+        calls = fake_embedder.calls
+
+        again = col.add_paths([folder])
+        assert _summary(again.outcomes) == [(MD, Outcome.SKIPPED, 32), (TXT, Outcome.SKIPPED, 29)]
+        assert [o.stored_status for o in again.outcomes] == [DocStatus.INDEXED] * 2
+        assert again.counts == {"skipped": 2} and again.chunks_indexed == 0
+
+        # A new mtime with the same bytes is recognised by its sha256: still skipped.
+        st = (folder / TXT).stat()
+        os.utime(folder / TXT, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+        touched = col.add_paths([folder / TXT])
+        assert _summary(touched.outcomes) == [(TXT, Outcome.SKIPPED, 29)]
+        assert fake_embedder.calls == calls  # nothing was embedded again
+        assert col.catalog.num_chunks() == 61
+
+
+def test_changed_file_is_replaced_and_a_file_gone_from_the_folder_removed(
+    folder: Path, fake_settings: Settings
+) -> None:
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        col.add_paths([folder])
+        (folder / TXT).write_text("Masks reduce COVID-19 transmission.\n", encoding="utf-8")
+        (folder / MD).unlink()
+        report = col.add_paths([folder])
+        assert _summary(report.outcomes) == [
+            (TXT, Outcome.INDEXED, 1),
+            (MD, Outcome.REMOVED, 0),
+        ]
+        assert report.outcomes[1].stored_status is None
+        assert report.counts == {"indexed": 1, "removed": 1}
+        assert [Path(r.source).name for r in col.documents()] == [TXT]
+        assert col.catalog.num_chunks() == len(col.vectors) == col.lexical.num_chunks() == 1
+        assert col.is_consistent()
+
+
+def test_bad_files_are_recorded_with_their_reason(
+    tmp_path: Path, folder: Path, fake_settings: Settings
+) -> None:
+    empty = folder / "empty.txt"
+    empty.write_bytes(b"")
+    missing = tmp_path / "nowhere.pdf"
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        report = col.add_paths([empty, missing])
+        assert [
+            (Path(o.source).name, o.status, o.reason, o.stored_status) for o in report.outcomes
+        ] == [
+            ("empty.txt", Outcome.FAILED, "empty file (0 bytes)", DocStatus.FAILED),
+            ("nowhere.pdf", Outcome.FAILED, "file not found", None),
+        ]
+        # The failure is in the catalog (so it is shown), the missing path is not.
+        assert [(Path(r.source).name, r.status, r.reason) for r in col.documents()] == [
+            ("empty.txt", DocStatus.FAILED, "empty file (0 bytes)")
+        ]
+        assert col.catalog.num_chunks() == 0
+        # Unchanged, the failed file is not retried.
+        assert [o.status for o in col.add_paths([empty]).outcomes] == [Outcome.SKIPPED]
+
+
+def test_progress_and_cancel_between_files(folder: Path, fake_settings: Settings) -> None:
+    cancel = threading.Event()
+    seen: list[tuple[str, int, int | None, str]] = []
+
+    def progress(p: Progress) -> None:
+        if p.stage == "files":
+            seen.append((p.stage, p.done, p.total, p.message))
+            if p.done == 1:
+                cancel.set()  # while the second file is announced: stop before the third
+
+    (folder / "third.md").write_text("# Third\n\nA third document.\n", encoding="utf-8")
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        with pytest.raises(Cancelled):
+            col.add_paths([folder], progress=progress, cancel=cancel)
+        assert seen == [("files", 0, 3, MD), ("files", 1, 3, TXT)]
+        assert [Path(r.source).name for r in col.documents()] == [MD, TXT]
+        assert col.is_consistent()
+
+
+def test_a_second_writer_is_refused(folder: Path, fake_settings: Settings) -> None:
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        col.add_paths([folder / MD])
+        with Collection.open("w", settings=fake_settings) as other, pytest.raises(CollectionBusy):
+            other.add_paths([folder / TXT])
+
+
+def test_written_outcomes_are_the_document_statuses() -> None:
+    assert {s: Outcome.written(s) for s in DocStatus} == {
+        DocStatus.INDEXED: Outcome.INDEXED,
+        DocStatus.NEEDS_OCR: Outcome.NEEDS_OCR,
+        DocStatus.ENCRYPTED: Outcome.ENCRYPTED,
+        DocStatus.EMPTY: Outcome.EMPTY,
+        DocStatus.FAILED: Outcome.FAILED,
+    }
+    assert {o.value for o in Outcome} - {s.value for s in DocStatus} == {"skipped", "removed"}

@@ -1,0 +1,172 @@
+"""serialize.py: the verifai.answer/1 schema, one passage schema, Markdown/HTML, export formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verifai_desktop.domain import (
+    Answer,
+    AnswerSentence,
+    ChunkId,
+    DocId,
+    Location,
+    LocationKind,
+    NliLabel,
+    Passage,
+    SentenceLabel,
+    Verdict,
+)
+from verifai_desktop.errors import UnsupportedExportFormat
+from verifai_desktop.serialize import (
+    ANSWER_SCHEMA,
+    EXPORT_FORMATS,
+    answer_to_dict,
+    answer_to_html,
+    answer_to_json,
+    answer_to_markdown,
+    format_for_path,
+    passage_to_dict,
+    write_answer,
+)
+from verifai_desktop.settings import Settings, VerifySettings
+
+P1 = "The weather was mild. Aspirin lowered stroke risk in women."
+P2 = "Heparin reduced DVT in trauma patients."
+TEXT = "Aspirin lowers stroke risk [1]. Heparin increased DVT [2]. A summary."
+
+PASSAGES = (
+    Passage(
+        ChunkId(11), DocId(3), Path("/docs/aspirin.pdf"), "Aspirin trial", P1, 100, 100 + len(P1),
+        Location(LocationKind.PAGE, 4), ((0, 21), (22, len(P1))),
+        lexical_score=1.0, semantic_score=0.5, fused_score=0.85, raw_lexical=7.5,
+        raw_semantic=0.61,
+    ),
+    Passage(
+        ChunkId(12), DocId(4), Path("/docs/dvt.md"), "DVT review", P2, 0, len(P2),
+        Location(LocationKind.SECTION, heading="Results"), ((0, len(P2)),), fused_score=0.4,
+    ),
+)  # fmt: skip
+
+SENTENCES = (
+    AnswerSentence(
+        TEXT[0:31], 0, 31, (1,),
+        (Verdict(1, NliLabel.SUPPORT, 0.93, 0.02, 0.05, P1[22:], (22, len(P1))),),
+        SentenceLabel.SUPPORTED,
+    ),
+    AnswerSentence(
+        TEXT[32:58], 32, 58, (2,),
+        (Verdict(2, NliLabel.CONTRADICT, 0.05, 0.88, 0.07, P2, (0, len(P2))),),
+        SentenceLabel.CONTRADICTED,
+    ),
+    AnswerSentence(TEXT[59:], 59, len(TEXT), (), (), SentenceLabel.UNREFERENCED),
+)  # fmt: skip
+
+ANSWER = Answer(
+    question="Does aspirin lower stroke risk?",
+    text=TEXT,
+    sentences=SENTENCES,
+    passages=PASSAGES,
+    timings_ms={"retrieve": 5.0, "total": 50.0},
+    models={"verifier": {"name": "verifai-minilm-nli", "sha256": "ab"}},
+)
+
+PASSAGE_KEYS = {
+    "number", "chunk_id", "doc_id", "path", "file", "title", "location", "char_start",
+    "char_end", "scores", "text",
+}  # fmt: skip
+
+
+def test_answer_dict_has_exactly_the_documented_keys() -> None:
+    data = answer_to_dict(ANSWER, Settings(verify=VerifySettings(support_threshold=0.6)))
+    assert set(data) == {
+        "schema", "question", "answer", "abstained", "sentences", "label_counts", "passages",
+        "timings_ms", "models", "thresholds",
+    }  # fmt: skip
+    assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/1"
+    assert data["thresholds"] == {"support": 0.6, "contradict": 0.5, "abstain": 0.25}
+    sentences = data["sentences"]
+    assert isinstance(sentences, list)
+    assert set(sentences[0]) == {
+        "index", "text", "char_start", "char_end", "citations", "invalid_citations", "label",
+        "probability", "verdicts",
+    }  # fmt: skip
+    assert set(sentences[0]["verdicts"][0]) == {
+        "passage", "label", "probability", "p_support", "p_contradict", "p_no_evidence",
+        "evidence", "evidence_char_start", "evidence_char_end",
+    }  # fmt: skip
+    assert [s["label"] for s in sentences] == ["supported", "contradicted", "unreferenced"]
+    assert [s["probability"] for s in sentences] == pytest.approx([0.93, 0.88, 0.0])
+    assert data["label_counts"] == {
+        "supported": 1, "partially_supported": 0, "contradicted": 1, "no_evidence": 0,
+        "unreferenced": 1,
+    }  # fmt: skip
+    passages = data["passages"]
+    assert isinstance(passages, list)
+    assert [set(p) for p in passages] == [PASSAGE_KEYS, PASSAGE_KEYS]
+    assert passages[0]["scores"] == {
+        "fused": 0.85, "lexical": 1.0, "semantic": 0.5, "raw_lexical": 7.5, "raw_semantic": 0.61,
+    }  # fmt: skip
+    assert passages[0]["location"] == {"kind": "page", "number": 4, "heading": "", "label": "p. 4"}
+
+
+def test_offsets_round_trip_through_json() -> None:
+    data = json.loads(answer_to_json(ANSWER))
+    assert data == answer_to_dict(ANSWER)
+    for s in data["sentences"]:
+        assert data["answer"][s["char_start"] : s["char_end"]] == s["text"]
+        for v in s["verdicts"]:
+            passage = data["passages"][v["passage"] - 1]["text"]
+            assert passage[v["evidence_char_start"] : v["evidence_char_end"]] == v["evidence"]
+    assert (
+        data["sentences"][0]["verdicts"][0]["evidence"] == "Aspirin lowered stroke risk in women."
+    )
+
+
+def test_one_passage_schema_for_answers_and_search() -> None:
+    data = answer_to_dict(ANSWER)
+    passages = data["passages"]
+    assert isinstance(passages, list)
+    assert passage_to_dict(PASSAGES[1], 2) == passages[1]
+    assert passage_to_dict(PASSAGES[0], 7)["number"] == 7
+    assert passage_to_dict(PASSAGES[0], 1)["file"] == "aspirin.pdf"
+
+
+def test_markdown_and_html_carry_labels_evidence_and_sources() -> None:
+    md = answer_to_markdown(ANSWER)
+    assert "Aspirin lowers stroke risk [1]. **[✓ Supported, 0.93]**" in md
+    assert "Heparin increased DVT [2]. **[✗ Contradicted, 0.88]**" in md
+    assert "A summary. **[○ Unreferenced]**" in md
+    assert '"Aspirin lowered stroke risk in women."' in md
+    assert "[1] Aspirin trial — aspirin.pdf, p. 4" in md
+    page = answer_to_html(ANSWER)
+    assert page.startswith("<!DOCTYPE html>")
+    assert 'class="sentence supported"' in page and 'class="sentence contradicted"' in page
+    assert "The weather was mild. <mark>Aspirin lowered stroke risk in women.</mark>" in page
+    assert "dvt.md, Results" in page
+
+
+def test_export_formats_by_suffix() -> None:
+    assert list(EXPORT_FORMATS) == ["markdown", "html", "json"]
+    assert [f.suffix for f in EXPORT_FORMATS.values()] == [".md", ".html", ".json"]
+    assert EXPORT_FORMATS["markdown"].file_filter == "Markdown (*.md)"
+    assert format_for_path("a.md").name == "markdown"
+    assert format_for_path("A.MARKDOWN").name == "markdown"
+    assert format_for_path(Path("x/answer.htm")).name == "html"
+    assert format_for_path("answer.json").name == "json"
+    with pytest.raises(UnsupportedExportFormat, match=r"\.md, \.html, \.json"):
+        format_for_path("answer.txt")
+    with pytest.raises(UnsupportedExportFormat, match="no suffix"):
+        format_for_path("answer")
+
+
+def test_write_answer(tmp_path: Path) -> None:
+    md = write_answer(ANSWER, tmp_path / "a.md")
+    assert md.read_text(encoding="utf-8") == answer_to_markdown(ANSWER)
+    forced = write_answer(ANSWER, tmp_path / "a.txt", fmt=EXPORT_FORMATS["json"])
+    assert json.loads(forced.read_text(encoding="utf-8"))["schema"] == ANSWER_SCHEMA
+    with pytest.raises(UnsupportedExportFormat):
+        write_answer(ANSWER, tmp_path / "a.docx")
+    assert not (tmp_path / "a.docx").exists()

@@ -1,0 +1,120 @@
+"""UI operations that take a collection, after Anki's ``QueryOp`` / ``CollectionOp``.
+
+The window holds one :class:`CollectionHost`; widgets submit ``op(col, ctx)`` callables to it
+and get a :class:`~verifai_desktop.ui.tasks.Task` whose signals arrive on the UI thread. The
+host keeps ONE open :class:`~verifai_desktop.store.collection.Collection` and hands it to every
+op. Every op runs on the task runner's single writer thread, and only there is the open
+collection touched (opened, refreshed, closed): it is thread-confined to that worker, so no
+widget state is ever assigned off the UI thread.
+
+A write (:meth:`CollectionHost.collection_op`) closes the collection when it ends, so the
+write lock is held only while writing (the CLI may write between two app writes); the next op
+reopens it. When a write succeeds the host emits :attr:`CollectionHost.documents_changed` on
+the UI thread, the change notice widgets refresh from.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
+
+log = logging.getLogger(__name__)
+
+CollectionFn = Callable[[Collection, TaskContext], T]
+
+
+class CollectionHost(QObject):
+    """One open collection shared by the window's operations.
+
+    Signals:
+        documents_changed(str): a write op on the named collection succeeded.
+    """
+
+    documents_changed = Signal(str)
+
+    def __init__(
+        self,
+        runner: TaskRunner,
+        settings: Callable[[], Settings],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.runner = runner
+        self._settings = settings
+        # Touched only on the runner's single writer thread (see the module docstring), or on
+        # the UI thread by close() after the runner has shut down.
+        self._col: Collection | None = None
+
+    # ----- worker side (writer thread only) ------------------------------------------------
+
+    def _collection(self, name: str, settings: Settings, *, create: bool) -> Collection:
+        col = self._col
+        if col is not None and col.name != name:
+            col.close()
+            col = self._col = None
+        if col is None:
+            col = self._col = Collection.open(name, create=create, settings=settings)
+        else:
+            col.refresh()  # pick up writes another process committed meanwhile
+        return col
+
+    def _release(self) -> None:
+        if self._col is not None:
+            self._col.close()
+            self._col = None
+
+    # ----- UI side -------------------------------------------------------------------------
+
+    def query(
+        self, task_name: str, collection: str, op: CollectionFn[T], *, throttle_ms: int = 50
+    ) -> Task[T]:
+        """Run ``op(col, ctx)`` reading collection ``collection``; nothing is written.
+
+        Returns:
+            The task; its ``succeeded`` carries ``op``'s return value on the UI thread.
+        """
+        settings = self._settings()
+
+        def work(ctx: TaskContext) -> T:
+            return op(self._collection(collection, settings, create=False), ctx)
+
+        return self.runner.submit(task_name, work, writes_index=True, throttle_ms=throttle_ms)
+
+    def collection_op(
+        self, task_name: str, collection: str, op: CollectionFn[T], *, create: bool = False
+    ) -> Task[T]:
+        """Run ``op(col, ctx)`` that writes collection ``collection`` (created if ``create``).
+
+        The collection is closed when ``op`` ends (the write lock released); on success
+        :attr:`documents_changed` is emitted with ``collection`` on the UI thread.
+        """
+        settings = self._settings()
+
+        def work(ctx: TaskContext) -> T:
+            try:
+                return op(self._collection(collection, settings, create=create), ctx)
+            finally:
+                self._release()
+
+        task = self.runner.submit(task_name, work, writes_index=True)
+        task.succeeded.connect(lambda _r: self.documents_changed.emit(collection))
+        return task
+
+    def folder_op(self, task_name: str, fn: Callable[[TaskContext], T]) -> Task[T]:
+        """Run ``fn(ctx)`` that changes collection folders (rename, delete) with none open."""
+
+        def work(ctx: TaskContext) -> T:
+            self._release()
+            return fn(ctx)
+
+        return self.runner.submit(task_name, work, writes_index=True)
+
+    def close(self) -> None:
+        """Close the open collection; call only once the runner has shut down (no worker)."""
+        self._release()
