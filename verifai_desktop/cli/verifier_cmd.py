@@ -39,7 +39,8 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--nli",
         type=Path,
         metavar="FILE",
-        help="SNLI jsonl, TextFooler TSV, SICK txt or FEVER-Symmetric jsonl",
+        help="SNLI jsonl, TextFooler TSV, SICK txt, FEVER-Symmetric jsonl, or an NLI pool JSONL "
+        "(premise, hypothesis, label)",
     )
     p.add_argument("--split", default="dev", help="SciFact split (default: %(default)s)")
     p.add_argument(

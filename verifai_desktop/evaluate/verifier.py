@@ -42,6 +42,7 @@ _NLI_LABELS = {
     "neutral": NliLabel.NO_EVIDENCE, "supports": NliLabel.SUPPORT,
     "refutes": NliLabel.CONTRADICT, "not enough info": NliLabel.NO_EVIDENCE,
 }  # fmt: skip
+_POOL_LABELS = {label.value: label for label in NliLabel}
 _HEALTHVER_LABELS = {
     "supports": NliLabel.SUPPORT,
     "refutes": NliLabel.CONTRADICT,
@@ -139,7 +140,9 @@ def load_healthver(path: Path) -> list[EvalPair]:
 
 
 def load_nli(path: Path) -> list[EvalPair]:
-    """An NLI file (SNLI jsonl, TextFooler TSV, SICK txt, FEVER-Symmetric jsonl) as pairs.
+    """An NLI file (SNLI jsonl, TextFooler TSV, SICK txt, FEVER-Symmetric jsonl, or the NLI
+    training pool's normalised JSONL: ``premise``, ``hypothesis``, ``label`` in SUPPORT /
+    CONTRADICT / NO_EVIDENCE) as pairs.
 
     SNLI rows without a gold label (``-``) are dropped.
 
@@ -157,13 +160,19 @@ def load_nli(path: Path) -> list[EvalPair]:
                 if not line.strip():
                     continue
                 d = json.loads(line)
-                if "claim" in d and "evidence" in d:
-                    premise, hypothesis = d["evidence"], d["claim"]
+                if "premise" in d and "hypothesis" in d:  # the NLI pool's normalised JSONL
+                    premise, hypothesis = d["premise"], d["hypothesis"]
+                    label = _POOL_LABELS.get(str(d.get("label", "")))
+                    pair_id = f"{name}:{d.get('id', n)}"
                 else:
-                    premise, hypothesis = d.get("sentence1"), d.get("sentence2")
-                label = _NLI_LABELS.get(str(d.get("gold_label", "")).lower())
+                    if "claim" in d and "evidence" in d:
+                        premise, hypothesis = d["evidence"], d["claim"]
+                    else:
+                        premise, hypothesis = d.get("sentence1"), d.get("sentence2")
+                    label = _NLI_LABELS.get(str(d.get("gold_label", "")).lower())
+                    pair_id = f"{name}:{n}"
                 if label is not None and premise and hypothesis:
-                    pairs.append(EvalPair(premise, hypothesis, label, f"{name}:{n}"))
+                    pairs.append(EvalPair(premise, hypothesis, label, pair_id))
         else:
             first = fh.readline()
             cols = first.rstrip("\n").split("\t")
