@@ -23,7 +23,8 @@ from verifai_desktop.domain import (
     NliLabel,
     Passage,
 )
-from verifai_desktop.evaluate.verifier import LexicalOverlapVerifier
+from verifai_desktop.evaluate.verifier import LexicalOverlapVerifier, evaluate_pairs, load_scifact
+from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify.check import (
     LABEL_ORDER,
     deciding_window,
@@ -167,3 +168,24 @@ def test_real_verifier_picks_the_deciding_sentence_window(bundled: OnnxVerifier)
     np.testing.assert_array_equal(
         result.probs, bundled.classify([(ASPIRIN, "Aspirin reduces stroke risk in women.")])
     )
+
+
+def test_app_and_eval_verifier_give_identical_probabilities(
+    bundled: OnnxVerifier, shared_data: Path
+) -> None:
+    """The app (``verify_claims`` on passages whose sentence offsets come from ingest's splitter)
+    and ``verifai eval verifier`` (``evaluate_pairs``) score real SciFact dev pairs the same."""
+    pairs = load_scifact(shared_data / "scifact", "dev")[:6]
+    for granularity in ("sentences", "passage"):
+        evaluated = evaluate_pairs(
+            bundled, pairs, dataset="scifact_dev", system="bundled", granularity=granularity
+        )
+        claims = [
+            (Claim(p.hypothesis, 1), _passage(n, p.premise, split_sentences(p.premise)))
+            for n, p in enumerate(pairs)
+        ]
+        verdicts = verify_claims(bundled, claims, granularity=granularity)
+        app = np.asarray(
+            [[v.p_support, v.p_contradict, v.p_no_evidence] for v in verdicts], dtype=np.float32
+        )
+        np.testing.assert_array_equal(app, evaluated.probs)
