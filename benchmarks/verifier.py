@@ -1,8 +1,9 @@
 """Verifier throughput: pairs/s at batch 1/16/64 and premise 128/256/512 tokens, fp32 vs int8.
 
-    .venv/bin/python benchmarks/verifier.py [--model DIR] [--fp32 DIR] [--repeats 1] [--threads 2]
+    .venv/bin/python benchmarks/verifier.py [--model DIR] [--compare DIR] [--fp32 DIR] [--repeats 1]
 
-``--model`` is the int8 verifier (default: the bundled one); ``--fp32`` a folder from
+``--model`` is the int8 verifier (default: the bundled one); ``--compare`` another verifier
+folder timed in the same run (e.g. the previous release); ``--fp32`` a folder from
 ``verifai models export-verifier`` without ``--int8`` (or one with ``model_fp32.onnx``), which
 the package does not ship because of its size.
 Premises are SciFact abstracts cut to the target length in tokens; the claim is one short
@@ -53,6 +54,7 @@ def variant(model_dir: Path, onnx_file: str, work: Path) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path, default=bundled_dir())
+    ap.add_argument("--compare", type=Path, default=None, help="another verifier, same run")
     ap.add_argument("--fp32", type=Path, default=None, help="fp32 export folder")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
@@ -65,11 +67,15 @@ def main() -> int:
     lengths = [int(x) for x in args.lengths.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         variants = {"int8": args.model}
+        if args.compare is not None:
+            variants["other"] = args.compare
         if args.fp32 is not None and (args.fp32 / "model_fp32.onnx").is_file():
             variants["fp32"] = variant(args.fp32, "model_fp32.onnx", Path(tmp))
         elif args.fp32 is not None:
             variants["fp32"] = args.fp32
         print(f"verifier {args.model}  onnxruntime {ort.__version__}  threads {args.threads}")
+        if args.compare is not None:
+            print(f"other    {args.compare}")
         print(f"{'model':<6} {'tokens':>6} {'batch':>6} {'pairs/s':>9} {'ms/pair':>8}")
         for label, folder in variants.items():
             for tokens in lengths:

@@ -16,6 +16,7 @@ used to choose.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import random
@@ -437,6 +438,25 @@ def limitations(info: dict[str, object]) -> list[str]:
     ]
 
 
+CARD_FILES = (
+    "model.onnx",
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "verifier.json",
+)
+"""The files of a verifier folder that the model card vouches for (by sha256)."""
+
+
+def shipped_files(model_dir: Path) -> dict[str, dict[str, object]]:
+    """sha256 and size of every file in :data:`CARD_FILES`, as written into the model card."""
+    out: dict[str, dict[str, object]] = {}
+    for name in CARD_FILES:
+        data = (model_dir / name).read_bytes()
+        out[name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    return out
+
+
 def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
     """Write ``model_card.json`` and ``MODEL_CARD.md`` from evaluation JSON files.
 
@@ -491,9 +511,7 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
         ),
         "training_data": training_data(info),
         "settings": {
-            **{k: v for k, v in info.items() if k not in ("labels", "sources")},
-            "pair_sources": info["sources"],
-            "label_counts": info["labels"],
+            **info,
             "onnx": "int8 weight-only (MatMulNBits 8-bit, blocks of 32) + int8 embedding table",
             "onnx_bytes": size,
             "temperature": calib.get("temperature"),
@@ -509,6 +527,7 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
         "bars_met": bars_met,
         "production_verifier": "MilosKosRad/TextualEntailment_DeBERTa_preprocessedSciFACT",
         "limitations": limitations(info),
+        "files": shipped_files(model_dir),
     }
     (model_dir / "model_card.json").write_text(json.dumps(card, indent=2, default=str))
     md = [
