@@ -156,3 +156,38 @@ def test_written_outcomes_are_the_document_statuses() -> None:
         DocStatus.FAILED: Outcome.FAILED,
     }
     assert {o.value for o in Outcome} - {s.value for s in DocStatus} == {"skipped", "removed"}
+
+
+def test_a_file_name_that_is_not_utf8_is_indexed_stored_faithfully_and_rerun(
+    folder: Path, fake_settings: Settings
+) -> None:
+    """A name with bytes 0xff 0xfe (invalid UTF-8) once aborted the whole run in the catalog."""
+    bad = os.path.join(os.fsencode(folder), b"bad\xff\xfe.txt")
+    with open(bad, "wb") as fh:
+        fh.write(b"Undecodable names are still documents.\n")
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        report = col.add_paths([folder])
+        assert [(os.fsencode(Path(o.source).name), o.status) for o in report.outcomes] == [
+            (b"bad\xff\xfe.txt", Outcome.INDEXED),
+            (MD.encode(), Outcome.INDEXED),
+            (TXT.encode(), Outcome.INDEXED),
+        ]
+        # The exact bytes come back from the catalog, and its title is readable text.
+        record = col.catalog.document(os.fsdecode(bad))
+        assert record is not None and os.fsencode(record.source) == bad
+        assert (record.status, record.chunk_count, record.title) == (
+            DocStatus.INDEXED,
+            1,
+            "bad\\xff\\xfe",
+        )
+        assert [os.fsencode(r.source) for r in col.documents()][-1] == bad
+        # Re-runs find it unchanged, and remove it once it is gone.
+        assert [o.status for o in col.add_paths([folder]).outcomes] == [Outcome.SKIPPED] * 3
+        os.unlink(bad)
+        gone = col.add_paths([folder])
+        assert [(os.fsencode(o.source), o.status) for o in gone.outcomes][-1] == (
+            bad,
+            Outcome.REMOVED,
+        )
+        assert col.catalog.document(os.fsdecode(bad)) is None
+        assert col.catalog.num_chunks() == len(col.vectors) == col.lexical.num_chunks() == 61
