@@ -29,7 +29,7 @@ from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Document, Progre
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
-from verifai_desktop.ingest.parse import ParserPool
+from verifai_desktop.ingest.parse import ParserPool, not_regular_reason
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta, DocumentRecord
 
 if TYPE_CHECKING:
@@ -241,14 +241,6 @@ class _Run:
         )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _expand(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
     """Files to ingest (resolved, sorted, unique) and the folders that were walked."""
     files: dict[Path, None] = {}
@@ -367,6 +359,15 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         reason = "file not found" if isinstance(exc, FileNotFoundError) else str(exc)
         return FileOutcome(source, Outcome.FAILED, reason)
     record = catalog.document(source)
+    not_regular = not_regular_reason(st.st_mode)
+    if not_regular is not None:
+        # Never opened: reading a FIFO blocks until a writer comes, a device may never end.
+        run.timer.parse += time.perf_counter() - t0
+        if record is not None and (record.status, record.reason) == (DocStatus.FAILED, not_regular):
+            return _skipped(record)
+        meta = DocumentMeta(source, path.name, "", st.st_size, st.st_mtime_ns, None)
+        run.commit([(meta, DocStatus.FAILED, not_regular, (), None)])
+        return FileOutcome(source, Outcome.FAILED, not_regular, stored_status=DocStatus.FAILED)
     retry_encrypted = (
         record is not None and record.status is DocStatus.ENCRYPTED and password is not None
     )
@@ -374,17 +375,15 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         run.timer.parse += time.perf_counter() - t0
         assert record is not None
         return _skipped(record)
+    meta = DocumentMeta(source, path.name, "", st.st_size, st.st_mtime_ns, None)
     try:
-        sha = _sha256(path)
-    except OSError as exc:
-        run.timer.parse += time.perf_counter() - t0
-        return FileOutcome(source, Outcome.FAILED, str(exc))
-    if record is not None and record.sha256 == sha and not retry_encrypted:
-        catalog.touch(source, st.st_mtime_ns)
-        run.timer.parse += time.perf_counter() - t0
-        return _skipped(record)
-    meta = DocumentMeta(source, path.name, sha, st.st_size, st.st_mtime_ns, None)
-    try:
+        # In the worker, time-limited like parsing: a read that stalls cannot hang the run.
+        sha = pool.sha256(path)
+        if record is not None and record.sha256 == sha and not retry_encrypted:
+            catalog.touch(source, st.st_mtime_ns)
+            run.timer.parse += time.perf_counter() - t0
+            return _skipped(record)
+        meta = DocumentMeta(source, path.name, sha, st.st_size, st.st_mtime_ns, None)
         doc = pool.parse(path, password)
     except ParseError as err:
         run.timer.parse += time.perf_counter() - t0

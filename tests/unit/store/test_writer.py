@@ -191,3 +191,37 @@ def test_a_file_name_that_is_not_utf8_is_indexed_stored_faithfully_and_rerun(
         )
         assert col.catalog.document(os.fsdecode(bad)) is None
         assert col.catalog.num_chunks() == len(col.vectors) == col.lexical.num_chunks() == 61
+
+
+def test_a_fifo_is_never_opened_and_gets_a_status(folder: Path, fake_settings: Settings) -> None:
+    """A FIFO named x.txt once hung the run: the main process opened it to hash it."""
+    fifo = folder / "x.txt"
+    os.mkfifo(fifo)
+    reason = "not a regular file (a named pipe (FIFO)); only regular files are read"
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        reports = []
+        run = threading.Thread(target=lambda: reports.append(col.add_paths([folder])))
+        run.start()
+        run.join(timeout=60.0)
+        if run.is_alive():  # the regression: unblock the reader, then fail
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            run.join()
+            pytest.fail("ingest blocked on a FIFO")
+        (report,) = reports
+        assert [(Path(o.source).name, o.status, o.reason) for o in report.outcomes] == [
+            (MD, Outcome.INDEXED, ""),
+            (TXT, Outcome.INDEXED, ""),
+            ("x.txt", Outcome.FAILED, reason),
+        ]
+        assert col.catalog.document(str(fifo)) is not None
+        assert [(r.status, r.reason) for r in col.documents() if r.source == str(fifo)] == [
+            (DocStatus.FAILED, reason)
+        ]
+        generation = col.generation()
+        again = col.add_paths([folder])
+        assert [(o.status, o.stored_status, o.reason) for o in again.outcomes][-1] == (
+            Outcome.SKIPPED,
+            DocStatus.FAILED,
+            reason,
+        )
+        assert col.generation() == generation  # nothing written for it again
