@@ -15,6 +15,7 @@ from verifai_desktop.cli import ask_cmd, eval_cmd, ingest_cmd, models_cmd, searc
 from verifai_desktop.cli.common import error_hint
 from verifai_desktop.errors import Cancelled, VerifaiError
 from verifai_desktop.logs import setup_logging
+from verifai_desktop.offline import stay_offline
 
 _MODULES = (ingest_cmd, search_cmd, ask_cmd, eval_cmd, verifier_cmd, models_cmd)
 
@@ -50,6 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``verifai``. Returns the process exit code (0 ok, 1 error, 130 cancelled)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if (args.command, getattr(args, "models_command", None)) != ("models", "pull"):
+        stay_offline()  # only a download may reach the Hugging Face Hub
     setup_logging(args.verbose)
     try:
         code: int = args.func(args)

@@ -54,3 +54,15 @@ def test_ingest_and_status_print_odd_names_escaped_on_one_line(
         os.path.join(os.fsencode(odd_folder), b"two\nlines\x1b[2J.txt"),
         os.path.join(os.fsencode(odd_folder), b"bad\xff\xfe.txt"),
     ]
+
+
+def test_ingest_with_an_unknown_embedder_names_the_pull_command_and_creates_nothing(
+    odd_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unknown = "sentence-transformers/no-such-model-for-verifai-tests"
+    assert main(["ingest", str(odd_folder), "-c", "n", "--embedder", unknown]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: model {unknown!r} is not available on this machine; ")
+    assert "`verifai models pull NAME`" in err
+    assert main(["collections"]) == 0
+    assert capsys.readouterr().out == ""
