@@ -241,15 +241,50 @@ class _Run:
         )
 
 
-def _expand(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
-    """Files to ingest (resolved, sorted, unique) and the folders that were walked."""
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """What walking the given paths found.
+
+    Attributes:
+        files: files to ingest (resolved, sorted, unique).
+        folders: the folders given (walked).
+        unreadable: folders (given or found inside) that could not be listed, with the reason.
+    """
+
+    files: list[Path]
+    folders: list[Path]
+    unreadable: list[tuple[Path, str]]
+
+
+def _os_reason(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "file not found"
+    return f"cannot read it: {exc.strerror or exc}"
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # e.g. a parent folder that cannot be searched: reported as a file
+        return False
+
+
+def _expand(paths: Sequence[Path]) -> _Walk:
+    """Walk files and folders; unreadable folders are collected, never silently skipped."""
     files: dict[Path, None] = {}
     folders: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
+
+    def on_error(exc: OSError) -> None:
+        folder = Path(os.fsdecode(exc.filename)) if exc.filename else Path("?")
+        reason = exc.strerror.lower() if exc.strerror else str(exc)
+        unreadable.append((folder, f"folder cannot be read ({reason}); its files were skipped"))
+
     for raw in paths:
         path = Path(raw).expanduser().resolve()
-        if path.is_dir():
+        if _is_dir(path):
             folders.append(path)
-            for root, dirs, names in os.walk(path):
+            for root, dirs, names in os.walk(path, onerror=on_error):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(names):
                     if name.startswith(".") or Path(name).suffix.lower() not in FOLDER_SUFFIXES:
@@ -257,7 +292,22 @@ def _expand(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
                     files.setdefault(Path(root) / name, None)
         else:
             files.setdefault(path, None)
-    return list(files), folders
+    return _Walk(list(files), folders, unreadable)
+
+
+def _gone(source: str, unreadable: Sequence[Path]) -> bool:
+    """Whether a catalogued file no longer exists; ``False`` when that cannot be told (a folder
+    on its path cannot be read), so nothing is removed because it could not be read."""
+    path = Path(source)
+    if any(path.is_relative_to(folder) for folder in unreadable):
+        return False
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _password_for(
@@ -302,7 +352,10 @@ def ingest_paths(
     An unchanged file (same size and mtime, or same sha256) is skipped; a changed one replaces
     its old chunks in every index; a file gone from a folder given here is removed. Failed,
     encrypted, scanned and empty files are recorded with their status and reason, and retried
-    only when they change (encrypted ones also when a password is now given).
+    only when they change (encrypted ones also when a password is now given). Only regular
+    files are read: FIFOs, sockets and devices are recorded as failed, never opened. A folder
+    that cannot be listed gets a failed outcome (not stored in the catalog) and the files
+    catalogued under it are kept as they are.
 
     Args:
         collection: an opened collection; this process becomes its writer.
@@ -312,10 +365,10 @@ def ingest_paths(
         progress: called with ``Progress("files", ...)`` per file and ``Progress("embed",
             ...)`` per batch of chunks embedded.
         cancel: when set, the run stops between files or embedding batches.
-        timeout_s: wall-clock limit for parsing one file.
+        timeout_s: wall-clock limit in seconds for hashing one file, and for parsing it.
 
     Returns:
-        The per-file outcomes and stage timings.
+        The per-file (and per-unreadable-folder) outcomes and stage timings.
 
     Raises:
         Cancelled: ``cancel`` was set; every file finished before is committed.
@@ -323,7 +376,8 @@ def ingest_paths(
     """
     collection.acquire_write_lock()
     run = _Run(collection, progress, cancel)
-    files, folders = _expand(paths)
+    walk = _expand(paths)
+    files = walk.files
     seen = {str(f) for f in files}
     total = len(files)
     with ParserPool(timeout_s=timeout_s) as pool:
@@ -334,11 +388,15 @@ def ingest_paths(
                 _ingest_file(run, pool, path, _password_for(path, passwords, default_password))
             )
         run.report("files", total, total, "files")
-    # Files that disappeared from a folder ingested in this run.
+    for folder, reason in walk.unreadable:
+        log.warning("%s: %s", folder, reason)
+        run.outcomes.append(FileOutcome(str(folder), Outcome.FAILED, reason))
+    # Files that disappeared from a folder ingested in this run (not: could not be listed).
+    unreadable = [folder for folder, _ in walk.unreadable]
     gone = sorted(
         s
-        for s in {s for folder in folders for s in collection.catalog.sources_under(folder)}
-        if s not in seen and not Path(s).exists()
+        for s in {s for folder in walk.folders for s in collection.catalog.sources_under(folder)}
+        if s not in seen and _gone(s, unreadable)
     )
     if gone:
         t0 = time.perf_counter()
@@ -356,8 +414,7 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         st = path.stat()
     except OSError as exc:
         run.timer.parse += time.perf_counter() - t0
-        reason = "file not found" if isinstance(exc, FileNotFoundError) else str(exc)
-        return FileOutcome(source, Outcome.FAILED, reason)
+        return FileOutcome(source, Outcome.FAILED, _os_reason(exc))
     record = catalog.document(source)
     not_regular = not_regular_reason(st.st_mode)
     if not_regular is not None:

@@ -6,14 +6,18 @@ chunk counts follow from its 32-token limit. Real-model ingest is in tests/e2e.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import DOCS_CLEAN
+from tests.conftest import DOCS_CLEAN, REPO_ROOT
 from tests.unit.fakes import HashEmbedder
 from verifai_desktop.domain import DocFormat, DocStatus, Progress
 from verifai_desktop.errors import Cancelled, CollectionBusy
@@ -225,3 +229,86 @@ def test_a_fifo_is_never_opened_and_gets_a_status(folder: Path, fake_settings: S
             reason,
         )
         assert col.generation() == generation  # nothing written for it again
+
+
+_INGEST_SCRIPT = """
+import json, sys
+from pathlib import Path
+from tests.unit.fakes import FAKE_NAME, HashEmbedder
+from verifai_desktop.index import embedder
+from verifai_desktop.settings import ModelSettings, Settings
+from verifai_desktop.store.collection import Collection
+
+embedder._CACHE[FAKE_NAME] = HashEmbedder()
+settings = Settings(models=ModelSettings(embedder=FAKE_NAME))
+with Collection.open("w", create=True, settings=settings) as col:
+    report = col.add_paths([Path(sys.argv[1])])
+print(json.dumps([(Path(o.source).name, o.status.value, o.reason) for o in report.outcomes]))
+"""
+
+
+def _ingest_as_non_root(folder: Path) -> list[list[str]]:
+    """Ingest ``folder`` in a subprocess that has lost root's power to ignore permissions.
+
+    The tests run as root, which reads a ``chmod 000`` folder anyway; ``setpriv`` drops
+    CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, so the kernel's real permission checks apply
+    (no fake: real EACCES from the file system).
+    """
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root with setpriv (util-linux) to drop the permission override")
+    caps = "-dac_override,-dac_read_search"
+    no_override = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}"]
+    proc = subprocess.run(
+        [*no_override, sys.executable, "-c", _INGEST_SCRIPT, str(folder)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    outcomes: list[list[str]] = json.loads(proc.stdout.splitlines()[-1])
+    return outcomes
+
+
+def test_unreadable_folders_get_a_status_and_nothing_under_them_is_removed(
+    folder: Path, fake_settings: Settings
+) -> None:
+    """Re-ingest once crashed with PermissionError when an ingested subfolder became
+    unreadable, and a chmod 000 folder on first ingest was skipped with no status."""
+    sub = folder / "sub"
+    sub.mkdir()
+    shutil.move(folder / TXT, sub / TXT)
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        assert col.add_paths([folder]).counts == {"indexed": 2}
+    locked = folder / "locked"  # never ingested, unreadable from the start
+    locked.mkdir()
+    (locked / "secret.md").write_text("# Secret\n\nNot readable.\n", encoding="utf-8")
+    reason = "folder cannot be read (permission denied); its files were skipped"
+    try:
+        for path in (sub, locked):
+            path.chmod(0)
+        outcomes = _ingest_as_non_root(folder)
+    finally:
+        for path in (sub, locked):
+            path.chmod(stat.S_IRWXU)
+    assert outcomes == [
+        [MD, "skipped", ""],
+        ["locked", "failed", reason],
+        ["sub", "failed", reason],
+    ]
+    with Collection.open("w", settings=fake_settings) as col:
+        # Nothing was removed because it could not be read.
+        assert [(Path(r.source).name, r.status) for r in col.documents()] == [
+            (MD, DocStatus.INDEXED),
+            (TXT, DocStatus.INDEXED),
+        ]
+        assert col.catalog.num_chunks() == len(col.vectors) == 61
+        # Readable again: the new file is indexed, the kept one is unchanged.
+        report = col.add_paths([folder])
+        assert _summary(report.outcomes) == [
+            (MD, Outcome.SKIPPED, 32),
+            ("secret.md", Outcome.INDEXED, 1),
+            (TXT, Outcome.SKIPPED, 29),
+        ]
