@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO_ROOT
 from verifai_desktop.cli import main
 from verifai_desktop.settings import Settings, save_settings
+from verifai_desktop.store.collection import Collection
 
 
 @pytest.fixture
@@ -66,3 +70,30 @@ def test_ingest_with_an_unknown_embedder_names_the_pull_command_and_creates_noth
     assert "`verifai models pull NAME`" in err
     assert main(["collections"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_a_closed_output_pipe_ends_the_command_quietly(
+    tmp_path: Path, fake_settings: Settings, verifai_home: Path
+) -> None:
+    """`verifai search ... | head` once ended with a BrokenPipeError traceback."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(30):
+        (docs / f"note{i:02d}.txt").write_text(f"Note {i} is about masks.\n", encoding="utf-8")
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        assert col.add_paths([docs]).counts == {"indexed": 30}
+    code = "import sys; from verifai_desktop.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = ["search", "masks", "-c", "w", "--mode", "lexical", "-k", "30"]
+    err_path = tmp_path / "stderr.txt"
+    with err_path.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, *args],
+            cwd=REPO_ROOT,
+            env={**os.environ, "VERIFAI_HOME": str(verifai_home)},
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+        assert proc.stdout is not None
+        proc.stdout.close()  # the reader is gone before the first line is written
+        assert proc.wait(timeout=300) == 1
+    assert err_path.read_text() == ""
