@@ -161,10 +161,11 @@ def run_ingest(args: argparse.Namespace) -> int:
     for path in args.paths:
         if not path.exists():
             raise MissingPath(path)
+    settings = load_settings()
     # ``--embedder`` builds a new collection with that model; an existing one must match it.
     with (
         Collection.open(
-            args.collection, create=True, settings=load_settings(), embedder=args.embedder
+            args.collection, create=True, settings=settings, embedder=args.embedder
         ) as collection,
         _cancel_on_sigint() as cancel,
         _progress_reporter(False) as progress,
@@ -175,6 +176,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             progress=progress,
             cancel=cancel,
             timeout_s=args.timeout,
+            follow_external_links=settings.ingest.follow_external_links,
         )
     if args.json:
         print_json(

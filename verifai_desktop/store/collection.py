@@ -363,6 +363,7 @@ class Collection:
         progress: ProgressFn | None = None,
         cancel: threading.Event | None = None,
         timeout_s: float = 60.0,
+        follow_external_links: bool = False,
     ) -> IngestReport:
         """Ingest files and folders, incrementally (:func:`.writer.ingest_paths`).
 
@@ -378,6 +379,7 @@ class Collection:
             progress=progress,
             cancel=cancel,
             timeout_s=timeout_s,
+            follow_external_links=follow_external_links,
         )
 
     def add_documents(

@@ -249,11 +249,14 @@ class _Walk:
         files: files to ingest (resolved, sorted, unique).
         folders: the folders given (walked).
         unreadable: folders (given or found inside) that could not be listed, with the reason.
+        external: files found in a folder that are symbolic links to a file outside every
+            folder given, with their resolved target.
     """
 
     files: list[Path]
     folders: list[Path]
     unreadable: list[tuple[Path, str]]
+    external: dict[Path, Path]
 
 
 def _os_reason(exc: OSError) -> str:
@@ -274,6 +277,7 @@ def _expand(paths: Sequence[Path]) -> _Walk:
     files: dict[Path, None] = {}
     folders: list[Path] = []
     unreadable: list[tuple[Path, str]] = []
+    links: list[Path] = []
 
     def on_error(exc: OSError) -> None:
         folder = Path(os.fsdecode(exc.filename)) if exc.filename else Path("?")
@@ -289,10 +293,18 @@ def _expand(paths: Sequence[Path]) -> _Walk:
                 for name in sorted(names):
                     if name.startswith(".") or Path(name).suffix.lower() not in FOLDER_SUFFIXES:
                         continue
-                    files.setdefault(Path(root) / name, None)
+                    found = Path(root) / name
+                    files.setdefault(found, None)
+                    if os.path.islink(found):  # False, not an error, when lstat fails
+                        links.append(found)
         else:
             files.setdefault(path, None)
-    return _Walk(list(files), folders, unreadable)
+    external: dict[Path, Path] = {}
+    for link in links:
+        target = Path(os.path.realpath(link))
+        if not any(target.is_relative_to(folder) for folder in folders):
+            external[link] = target
+    return _Walk(list(files), folders, unreadable, external)
 
 
 def _gone(source: str, unreadable: Sequence[Path]) -> bool:
@@ -346,6 +358,7 @@ def ingest_paths(
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
     timeout_s: float = 60.0,
+    follow_external_links: bool = False,
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
@@ -355,7 +368,9 @@ def ingest_paths(
     only when they change (encrypted ones also when a password is now given). Only regular
     files are read: FIFOs, sockets and devices are recorded as failed, never opened. A folder
     that cannot be listed gets a failed outcome (not stored in the catalog) and the files
-    catalogued under it are kept as they are.
+    catalogued under it are kept as they are. A symbolic link found in a folder is followed
+    only to a file inside the folders given, unless ``follow_external_links``; other links
+    are recorded as failed with their target, never read.
 
     Args:
         collection: an opened collection; this process becomes its writer.
@@ -366,6 +381,8 @@ def ingest_paths(
             ...)`` per batch of chunks embedded.
         cancel: when set, the run stops between files or embedding batches.
         timeout_s: wall-clock limit in seconds for hashing one file, and for parsing it.
+        follow_external_links: also index links that lead outside the folders given
+            (setting ``ingest.follow_external_links``).
 
     Returns:
         The per-file (and per-unreadable-folder) outcomes and stage timings.
@@ -384,6 +401,14 @@ def ingest_paths(
         for done, path in enumerate(files):
             run.check_cancel("ingest")
             run.report("files", done, total, "files", path.name)
+            target = walk.external.get(path)
+            if target is not None and not follow_external_links:
+                reason = (
+                    f"a link to {target}, outside the folders chosen; not followed "
+                    "(setting ingest.follow_external_links)"
+                )
+                run.outcomes.append(_refuse(run, path, reason))
+                continue
             run.outcomes.append(
                 _ingest_file(run, pool, path, _password_for(path, passwords, default_password))
             )
@@ -415,16 +440,12 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
     except OSError as exc:
         run.timer.parse += time.perf_counter() - t0
         return FileOutcome(source, Outcome.FAILED, _os_reason(exc))
-    record = catalog.document(source)
     not_regular = not_regular_reason(st.st_mode)
     if not_regular is not None:
         # Never opened: reading a FIFO blocks until a writer comes, a device may never end.
         run.timer.parse += time.perf_counter() - t0
-        if record is not None and (record.status, record.reason) == (DocStatus.FAILED, not_regular):
-            return _skipped(record)
-        meta = DocumentMeta(source, path.name, "", st.st_size, st.st_mtime_ns, None)
-        run.commit([(meta, DocStatus.FAILED, not_regular, (), None)])
-        return FileOutcome(source, Outcome.FAILED, not_regular, stored_status=DocStatus.FAILED)
+        return _refuse(run, path, not_regular)
+    record = catalog.document(source)
     retry_encrypted = (
         record is not None and record.status is DocStatus.ENCRYPTED and password is not None
     )
@@ -454,6 +475,23 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         return FileOutcome(source, Outcome.written(status), reason, stored_status=status)
     run.timer.parse += time.perf_counter() - t0
     return _index_document(run, meta, doc)
+
+
+def _refuse(run: _Run, path: Path, reason: str) -> FileOutcome:
+    """Record a file that is not read at all as failed with ``reason`` (once: an unchanged
+    refusal is skipped, nothing written). Any chunks it had are dropped."""
+    source = str(path)
+    record = run.collection.catalog.document(source)
+    if record is not None and (record.status, record.reason) == (DocStatus.FAILED, reason):
+        return _skipped(record)
+    try:
+        st = os.lstat(path)
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+    except OSError:
+        size, mtime_ns = 0, 0
+    meta = DocumentMeta(source, path.name, "", size, mtime_ns, None)
+    run.commit([(meta, DocStatus.FAILED, reason, (), None)])
+    return FileOutcome(source, Outcome.FAILED, reason, stored_status=DocStatus.FAILED)
 
 
 def _skipped(record: DocumentRecord) -> FileOutcome:

@@ -312,3 +312,56 @@ def test_unreadable_folders_get_a_status_and_nothing_under_them_is_removed(
             ("secret.md", Outcome.INDEXED, 1),
             (TXT, Outcome.SKIPPED, 29),
         ]
+
+
+def test_a_link_out_of_the_chosen_folders_is_not_followed(
+    tmp_path: Path, folder: Path, fake_settings: Settings
+) -> None:
+    """A symlink in an ingested folder to a file elsewhere (e.g. /etc/passwd) was indexed."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    private = elsewhere / "private.txt"
+    private.write_text("Private words outside the chosen folder.\n", encoding="utf-8")
+    (folder / "leak.txt").symlink_to(private)
+    (folder / "inside.md").symlink_to(folder / MD)  # a link within the folder is followed
+    reason = (
+        f"a link to {private}, outside the folders chosen; not followed "
+        "(setting ingest.follow_external_links)"
+    )
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        report = col.add_paths([folder])
+        assert [(Path(o.source).name, o.status, o.reason) for o in report.outcomes] == [
+            (MD, Outcome.INDEXED, ""),
+            ("inside.md", Outcome.INDEXED, ""),
+            ("leak.txt", Outcome.FAILED, reason),
+            (TXT, Outcome.INDEXED, ""),
+        ]
+        leak = col.catalog.document(str(folder / "leak.txt"))
+        assert leak is not None and (leak.status, leak.chunk_count) == (DocStatus.FAILED, 0)
+        assert col.catalog.num_chunks() == 32 + 32 + 29
+        # Unchanged on the next run, and followed when the setting says so.
+        assert [o.status for o in col.add_paths([folder]).outcomes] == [Outcome.SKIPPED] * 4
+        followed = col.add_paths([folder], follow_external_links=True)
+        assert [(Path(o.source).name, o.status) for o in followed.outcomes][2] == (
+            "leak.txt",
+            Outcome.INDEXED,
+        )
+        # Both folders chosen: the link stays inside them (and the target is a file of its own).
+        col.add_paths([folder])
+        both = col.add_paths([folder, elsewhere])
+        assert [(Path(o.source).name, o.status) for o in both.outcomes] == [
+            (MD, Outcome.SKIPPED),
+            ("inside.md", Outcome.SKIPPED),
+            ("leak.txt", Outcome.INDEXED),
+            (TXT, Outcome.SKIPPED),
+            ("private.txt", Outcome.INDEXED),
+        ]
+
+
+def test_the_external_links_setting_defaults_to_off(tmp_path: Path) -> None:
+    from verifai_desktop.settings import load_settings
+
+    assert Settings().ingest.follow_external_links is False
+    path = tmp_path / "settings.toml"
+    path.write_text("[ingest]\nfollow_external_links = true\n", encoding="utf-8")
+    assert load_settings(path).ingest.follow_external_links is True
