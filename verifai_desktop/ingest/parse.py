@@ -99,7 +99,8 @@ def not_regular_reason(mode: int) -> str | None:
     return f"not a regular file ({kind}); only regular files are read"
 
 
-def _os_reason(exc: OSError) -> str:
+def os_error_reason(exc: OSError) -> str:
+    """A file's OSError as a status reason: ``"file not found"``, ``"cannot read it: ..."``."""
     if isinstance(exc, FileNotFoundError):
         return "file not found"
     return f"cannot read it: {exc.strerror or exc}"
@@ -124,7 +125,7 @@ def sha256_file(path: Path) -> str:
     try:
         fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        raise ParseError(path, _os_reason(exc)) from exc
+        raise ParseError(path, os_error_reason(exc)) from exc
     with os.fdopen(fd, "rb") as fh:
         reason = not_regular_reason(os.fstat(fd).st_mode)
         if reason is not None:
@@ -132,7 +133,7 @@ def sha256_file(path: Path) -> str:
         try:
             return hashlib.file_digest(fh, "sha256").hexdigest()
         except OSError as exc:
-            raise ParseError(path, _os_reason(exc)) from exc
+            raise ParseError(path, os_error_reason(exc)) from exc
 
 
 def parse_file(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:

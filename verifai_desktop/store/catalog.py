@@ -166,7 +166,11 @@ def _text(value: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        return os.fsencode(value).decode("utf-8", "backslashreplace")
+        try:
+            raw = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate that is no escaped byte (from a parser)
+            raw = value.encode("utf-8", "backslashreplace")
+        return raw.decode("utf-8", "backslashreplace")
     return value
 
 

@@ -29,7 +29,7 @@ from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Document, Progre
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
-from verifai_desktop.ingest.parse import ParserPool, not_regular_reason
+from verifai_desktop.ingest.parse import ParserPool, not_regular_reason, os_error_reason
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta, DocumentRecord
 
 if TYPE_CHECKING:
@@ -259,12 +259,6 @@ class _Walk:
     external: dict[Path, Path]
 
 
-def _os_reason(exc: OSError) -> str:
-    if isinstance(exc, FileNotFoundError):
-        return "file not found"
-    return f"cannot read it: {exc.strerror or exc}"
-
-
 def _is_dir(path: Path) -> bool:
     try:
         return path.is_dir()
@@ -439,7 +433,7 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         st = path.stat()
     except OSError as exc:
         run.timer.parse += time.perf_counter() - t0
-        return FileOutcome(source, Outcome.FAILED, _os_reason(exc))
+        return FileOutcome(source, Outcome.FAILED, os_error_reason(exc))
     not_regular = not_regular_reason(st.st_mode)
     if not_regular is not None:
         # Never opened: reading a FIFO blocks until a writer comes, a device may never end.
