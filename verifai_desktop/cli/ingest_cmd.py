@@ -159,7 +159,11 @@ def _print_report(report: IngestReport) -> None:
 def run_ingest(args: argparse.Namespace) -> int:
     """Handler of ``verifai ingest``."""
     for path in args.paths:
-        if not path.exists():
+        try:
+            missing = not path.exists()
+        except OSError:  # e.g. inside a folder that cannot be read: the run reports it
+            missing = False
+        if missing:
             raise MissingPath(path)
     settings = load_settings()
     # ``--embedder`` builds a new collection with that model; an existing one must match it.
