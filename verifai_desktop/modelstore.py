@@ -302,6 +302,11 @@ def _local_path(entry: CatalogEntry) -> Path:
     return base / entry.file if entry.file else base / entry.name.replace("/", "--")
 
 
+def download_path(entry: CatalogEntry) -> Path:
+    """Where ``verifai models pull`` puts a catalog model (it may not be there yet)."""
+    return _local_path(entry)
+
+
 def is_present(entry: CatalogEntry) -> bool:
     """Whether the model is on this machine (bundled models: their files are installed)."""
     if entry.name == BUNDLED_GENERATOR:

@@ -111,6 +111,20 @@ class VerifySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class IngestSettings:
+    """How files are gathered for ingest.
+
+    Attributes:
+        follow_external_links: index the target of a symbolic link found in a chosen folder
+            even when it lies outside every folder chosen (off: such links are recorded as
+            failed with the reason and never read, so a link to ``/etc/passwd`` or another
+            user's files does not end up in the collection).
+    """
+
+    follow_external_links: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class UiSettings:
     """State the desktop app remembers."""
 
@@ -125,6 +139,7 @@ class Settings:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     models: ModelSettings = field(default_factory=ModelSettings)
     verify: VerifySettings = field(default_factory=VerifySettings)
+    ingest: IngestSettings = field(default_factory=IngestSettings)
     ui: UiSettings = field(default_factory=UiSettings)
 
 

@@ -7,6 +7,7 @@ Every module here exposes some of ``register(sub)``, ``register_eval(sub)`` and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -15,6 +16,7 @@ from verifai_desktop.cli import ask_cmd, eval_cmd, ingest_cmd, models_cmd, searc
 from verifai_desktop.cli.common import error_hint
 from verifai_desktop.errors import Cancelled, VerifaiError
 from verifai_desktop.logs import setup_logging
+from verifai_desktop.offline import stay_offline
 
 _MODULES = (ingest_cmd, search_cmd, ask_cmd, eval_cmd, verifier_cmd, models_cmd)
 
@@ -47,9 +49,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``verifai``. Returns the process exit code (0 ok, 1 error, 130 cancelled)."""
+    """Entry point of ``verifai``. Returns the process exit code (0 ok, 1 error, 130 cancelled).
+
+    When the reader of standard output goes away (``verifai search ... | head``), the command
+    stops quietly with code 1 instead of a ``BrokenPipeError`` traceback.
+    """
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a broken pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        # Python docs, "Note on SIGPIPE" (signal module): point stdout at devnull so the
+        # flush at exit does not fail again, and exit 1.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if (args.command, getattr(args, "models_command", None)) != ("models", "pull"):
+        stay_offline()  # only a download may reach the Hugging Face Hub
     setup_logging(args.verbose)
     try:
         code: int = args.func(args)

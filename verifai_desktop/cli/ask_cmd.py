@@ -11,6 +11,7 @@ from pathlib import Path
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
 from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_report
+from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.serialize import answer_to_dict, source_label
 from verifai_desktop.settings import Settings, load_settings
@@ -154,7 +155,9 @@ def render_answer(answer: Answer, settings: Settings) -> None:
     console.print()
     console.print(Text("Sources", style="bold"))
     for n, p in enumerate(answer.passages, start=1):
-        console.print(f"[{n}] {source_label(p)}  (score {p.fused_score:.3f})", markup=False)
+        console.print(
+            f"[{n}] {printable(source_label(p))}  (score {p.fused_score:.3f})", markup=False
+        )
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items())
     console.print(Text(timings, style="dim"))
 

@@ -44,5 +44,10 @@ def add_json_arg(parser: argparse.ArgumentParser) -> None:
 
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON (paths and enums as strings)."""
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    try:
+        sys.stdout.write(text + "\n")
+    except UnicodeEncodeError:
+        # A file name that is not valid UTF-8 (surrogate-escaped) or a terminal that cannot
+        # show a character: \u escapes are the same JSON.
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=True, default=str) + "\n")

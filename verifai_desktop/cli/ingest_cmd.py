@@ -20,6 +20,7 @@ from verifai_desktop.cli.common import (
 )
 from verifai_desktop.domain import DocStatus, Progress
 from verifai_desktop.errors import MissingPath, VerifaiError
+from verifai_desktop.names import printable
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.catalog import DocumentRecord
 from verifai_desktop.store.collection import Collection, list_collections
@@ -92,7 +93,7 @@ class _PlainProgress:
 
     def __call__(self, p: Progress) -> None:
         if p.stage == "files" and p.message:
-            print(f"[{p.done + 1}/{p.total}] {p.message}", file=sys.stderr, flush=True)
+            print(f"[{p.done + 1}/{p.total}] {printable(p.message)}", file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -119,7 +120,7 @@ def _progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | Non
 
         def report(p: Progress) -> None:
             if p.stage == "files":
-                bar.update(files, completed=p.done, total=p.total, detail=p.message)
+                bar.update(files, completed=p.done, total=p.total, detail=printable(p.message))
             elif p.stage == "embed":
                 bar.update(chunks, completed=p.done)
 
@@ -142,9 +143,9 @@ def _print_report(report: IngestReport) -> None:
         status = o.status.value
         if o.status is Outcome.SKIPPED and o.stored_status is not None:
             status = f"skipped ({o.stored_status.value})"
-        line = f"{status:<22} {o.chunk_count:>5} chunks  {Path(o.source).name}"
+        line = f"{status:<22} {o.chunk_count:>5} chunks  {printable(Path(o.source).name)}"
         if o.reason and o.status is not Outcome.INDEXED:
-            line += f"  - {o.reason}"
+            line += f"  - {printable(o.reason)}"
             if o.stored_status is DocStatus.ENCRYPTED:
                 line += f" ({PASSWORD_HINT})"
         print(line)
@@ -158,12 +159,17 @@ def _print_report(report: IngestReport) -> None:
 def run_ingest(args: argparse.Namespace) -> int:
     """Handler of ``verifai ingest``."""
     for path in args.paths:
-        if not path.exists():
+        try:
+            missing = not path.exists()
+        except OSError:  # e.g. inside a folder that cannot be read: the run reports it
+            missing = False
+        if missing:
             raise MissingPath(path)
+    settings = load_settings()
     # ``--embedder`` builds a new collection with that model; an existing one must match it.
     with (
         Collection.open(
-            args.collection, create=True, settings=load_settings(), embedder=args.embedder
+            args.collection, create=True, settings=settings, embedder=args.embedder
         ) as collection,
         _cancel_on_sigint() as cancel,
         _progress_reporter(False) as progress,
@@ -174,6 +180,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             progress=progress,
             cancel=cancel,
             timeout_s=args.timeout,
+            follow_external_links=settings.ingest.follow_external_links,
         )
     if args.json:
         print_json(
@@ -230,9 +237,9 @@ def run_status(args: argparse.Namespace) -> int:
         )
         return 0
     for r in records:
-        line = f"{r.status.value:<10} {r.chunk_count:>5} chunks  {r.source}"
+        line = f"{r.status.value:<10} {r.chunk_count:>5} chunks  {printable(r.source)}"
         if r.reason:
-            line += f"  - {r.reason}"
+            line += f"  - {printable(r.reason)}"
         print(line)
     print(f"{len(records)} documents, {chunks} chunks, embedder {embedder}")
     return 0
@@ -252,7 +259,7 @@ def run_remove(args: argparse.Namespace) -> int:
         print_json({"collection": args.collection, "removed": removed})
     else:
         for source in removed:
-            print(f"removed {source}")
+            print(f"removed {printable(source)}")
     return 0
 
 

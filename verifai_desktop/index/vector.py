@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from verifai_desktop.offline import import_onnxruntime
+
 if TYPE_CHECKING:
     from usearch.index import Index
 
@@ -39,7 +41,7 @@ def _new_index(dim: int) -> Index:
     # onnxruntime 1.x in one process). The verifier and the query encoder load onnxruntime
     # later, so it is loaded here first whenever it is installed.
     with contextlib.suppress(ImportError):
-        import onnxruntime  # noqa: F401
+        import_onnxruntime()
     from usearch.index import Index  # deferred: a native library, loaded with the first index
 
     return Index(

@@ -4,16 +4,21 @@
 separate worker process (``spawn`` start method: the parent may hold torch threads, which do
 not survive ``fork``) that is killed and restarted when a file takes longer than its timeout
 or crashes the worker (e.g. a segfault in a native library); the file then gets a ParseError.
+The worker also hashes files (:meth:`ParserPool.sha256`), so no read of a file can block the
+ingest run: only regular files are opened (:func:`not_regular_reason`), and a read that stalls
+(a hung network mount) is stopped by the same time limit as parsing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import logging
 import multiprocessing
 import os
 import signal
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -37,6 +42,12 @@ class ParseFunction(Protocol):
     def __call__(
         self, path: Path, *, password: str | None = None, timeout_s: float = 60.0
     ) -> Document: ...
+
+
+class HashFunction(Protocol):
+    """Signature of :func:`sha256_file` (and of test stand-ins run by :class:`ParserPool`)."""
+
+    def __call__(self, path: Path) -> str: ...
 
 
 class FormatParser(Protocol):
@@ -65,6 +76,64 @@ def get_parser(fmt: DocFormat) -> FormatParser:
     module, name = PARSERS[fmt]
     parser: FormatParser = getattr(importlib.import_module(module), name)
     return parser
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_regular_reason(mode: int) -> str | None:
+    """Why a file of this ``st_mode`` is not read, or ``None`` for a regular file.
+
+    Opening a FIFO blocks until a writer appears and a device may never end; only regular
+    files are ever opened.
+    """
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return f"not a regular file ({kind}); only regular files are read"
+
+
+def os_error_reason(exc: OSError) -> str:
+    """A file's OSError as a status reason: ``"file not found"``, ``"cannot read it: ..."``."""
+    if isinstance(exc, FileNotFoundError):
+        return "file not found"
+    return f"cannot read it: {exc.strerror or exc}"
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a regular file's bytes, never blocking on a special file.
+
+    The file is opened non-blocking and checked to be regular on the open descriptor, so a
+    FIFO or device swapped in after an earlier check is refused, not read.
+
+    Args:
+        path: the file.
+
+    Returns:
+        64 lowercase hex digits.
+
+    Raises:
+        ParseError: not a regular file, gone, or unreadable (the reason says which).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise ParseError(path, os_error_reason(exc)) from exc
+    with os.fdopen(fd, "rb") as fh:
+        reason = not_regular_reason(os.fstat(fd).st_mode)
+        if reason is not None:
+            raise ParseError(path, reason)
+        try:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+        except OSError as exc:
+            raise ParseError(path, os_error_reason(exc)) from exc
 
 
 def parse_file(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:
@@ -128,8 +197,9 @@ def _rebuild_error(state: _ErrorState) -> VerifaiError:
     return err
 
 
-def _worker_main(conn: Connection, parse_fn: ParseFunction) -> None:
-    """Worker loop: receive ``(path, password, timeout_s)``, send back a Document or an error."""
+def _worker_main(conn: Connection, parse_fn: ParseFunction, hash_fn: HashFunction) -> None:
+    """Worker loop: receive ``("parse" | "hash", path, password, timeout_s)``, send back a
+    Document (or a hex digest) or an error."""
     # Ctrl-C in a terminal reaches the whole process group; the parent decides about cancelling,
     # so the worker must not die mid-file and report a crash.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -145,10 +215,12 @@ def _worker_main(conn: Connection, parse_fn: ParseFunction) -> None:
             return
         if job is None:
             return
-        path, password, timeout_s = job
+        kind, path, password, timeout_s = job
         try:
-            doc = parse_fn(path, password=password, timeout_s=timeout_s)
-            conn.send(("ok", doc))
+            if kind == "hash":
+                conn.send(("ok", hash_fn(path)))
+            else:
+                conn.send(("ok", parse_fn(path, password=password, timeout_s=timeout_s)))
         except VerifaiError as err:
             conn.send(("err", _error_state(err)))
         except BaseException as exc:  # report, never die silently
@@ -183,14 +255,18 @@ def _main_file_hidden_if_missing() -> Iterator[None]:
 class ParserPool:
     """One long-lived parser worker process with a per-file wall-clock timeout.
 
-    The worker starts on the first :meth:`parse` (not in the constructor) and is reused for
-    later files. A file that runs past ``timeout_s`` or kills the worker (segfault, abort,
-    out of memory) raises ParseError; the worker is then restarted for the next file.
+    The worker starts on the first :meth:`parse` or :meth:`sha256` (not in the constructor)
+    and is reused for later files. A file that runs past ``timeout_s`` or kills the worker
+    (segfault, abort, out of memory) raises ParseError; the worker is then restarted for the
+    next file.
 
     Args:
-        timeout_s: wall-clock limit per file in seconds (worker start-up is not counted).
+        timeout_s: wall-clock limit in seconds for parsing one file, and again for hashing it
+            (worker start-up is not counted).
         parse_fn: the parse function run in the worker; must be picklable (a module-level
             function). Defaults to :func:`parse_file`; tests pass stand-ins that hang or crash.
+        hash_fn: the hash function run in the worker, as ``parse_fn``; defaults to
+            :func:`sha256_file`.
         start_method: ``"spawn"`` (default) or ``"forkserver"``; never ``"fork"``.
     """
 
@@ -201,12 +277,14 @@ class ParserPool:
         timeout_s: float = 60.0,
         *,
         parse_fn: ParseFunction = parse_file,
+        hash_fn: HashFunction = sha256_file,
         start_method: str = "spawn",
     ) -> None:
         if start_method == "fork":
             raise ValueError("ParserPool must not fork (torch threads); use spawn or forkserver")
         self.timeout_s = timeout_s
         self._parse_fn = parse_fn
+        self._hash_fn = hash_fn
         self._ctx: Any = multiprocessing.get_context(start_method)
         self._proc: BaseProcess | None = None
         self._conn: Connection | None = None
@@ -218,7 +296,7 @@ class ParserPool:
         parent_conn, child_conn = pipe
         proc = self._ctx.Process(
             target=_worker_main,
-            args=(child_conn, self._parse_fn),
+            args=(child_conn, self._parse_fn, self._hash_fn),
             name="verifai-parser",
             daemon=True,
         )
@@ -269,20 +347,39 @@ class ParserPool:
             ParseError: also ``"timed out after N s"`` and ``"the parser process crashed"``.
             EncryptedDocument, NeedsOcr, UnsupportedFormat: as from :func:`parse_file`.
         """
-        path = Path(path)
+        doc: Document = self._call("parse", Path(path), password)
+        return doc
+
+    def sha256(self, path: Path) -> str:
+        """Hash ``path`` in the worker process, under the same time limit as parsing.
+
+        Args:
+            path: the file; only a regular file is read (see :func:`sha256_file`).
+
+        Returns:
+            Its sha256 as 64 lowercase hex digits.
+
+        Raises:
+            ParseError: not a regular file, unreadable, timed out, or the worker crashed.
+        """
+        digest: str = self._call("hash", Path(path), None)
+        return digest
+
+    def _call(self, kind: str, path: Path, password: str | None) -> Any:
+        """Run one job in the worker within ``timeout_s``; restart the worker when it fails."""
         if self._proc is not None and not self._proc.is_alive():
             log.warning("parser process died between files (exit %s)", self._proc.exitcode)
             self._stop(kill=True)
             self.restarts += 1
         conn = self._conn if self._conn is not None else self._start()
         try:
-            conn.send((path, password, self.timeout_s))
+            conn.send((kind, path, password, self.timeout_s))
         except (OSError, BrokenPipeError):
             self._stop(kill=True)
             conn = self._start()
-            conn.send((path, password, self.timeout_s))
+            conn.send((kind, path, password, self.timeout_s))
         if not conn.poll(self.timeout_s):
-            log.warning("parsing %s timed out after %g s; restarting", path, self.timeout_s)
+            log.warning("%s of %s timed out after %g s; restarting", kind, path, self.timeout_s)
             self._stop(kill=True)
             self.restarts += 1
             raise ParseError(path, f"timed out after {self.timeout_s:g} s")
@@ -295,8 +392,7 @@ class ParserPool:
             code = proc.exitcode if proc is not None else None
             raise ParseError(path, f"the parser process crashed (exit code {code})") from exc
         if reply[0] == "ok":
-            doc: Document = reply[1]
-            return doc
+            return reply[1]
         raise _rebuild_error(reply[1])
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -144,11 +145,40 @@ _DOC_COLUMNS = (
 )
 
 
+def _key(source: str) -> str | bytes:
+    """A source as the catalog stores it: its text, or its raw bytes (a BLOB) when it is a path
+    whose name is not valid UTF-8 (decoded with ``surrogateescape``, which SQLite text cannot
+    hold). Text and BLOB values never compare equal, so the two forms cannot collide."""
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(source)
+    return source
+
+
+def _source(value: object) -> str:
+    """The source a stored ``source`` value stands for (the inverse of :func:`_key`)."""
+    return os.fsdecode(value) if isinstance(value, bytes) else str(value)
+
+
+def _text(value: str) -> str:
+    """Titles and reasons as valid UTF-8: undecodable file-name bytes become ``\\xff``."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate that is no escaped byte (from a parser)
+            raw = value.encode("utf-8", "backslashreplace")
+        return raw.decode("utf-8", "backslashreplace")
+    return value
+
+
 def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:
     fmt = row[6]
     return DocumentRecord(
         doc_id=DocId(int(row[0])),
-        source=str(row[1]),
+        source=_source(row[1]),
         title=str(row[2]),
         sha256=str(row[3]),
         size_bytes=int(row[4]),
@@ -213,7 +243,7 @@ class Catalog:
     def document(self, source: str) -> DocumentRecord | None:
         """The row for a source, or ``None``."""
         row = self._db.execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE source=?", (source,)
+            f"SELECT {_DOC_COLUMNS} FROM documents WHERE source=?", (_key(source),)
         ).fetchone()
         return None if row is None else _doc_from_row(row)
 
@@ -225,7 +255,8 @@ class Catalog:
     def sources_under(self, folder: Path) -> list[str]:
         """Sources that are files inside ``folder`` (recursively)."""
         rows = self._db.execute("SELECT source FROM documents").fetchall()
-        return [str(r[0]) for r in rows if Path(str(r[0])).is_relative_to(folder)]
+        sources = (_source(r[0]) for r in rows)
+        return [s for s in sources if Path(s).is_relative_to(folder)]
 
     def chunk_ids_of(self, doc_id: int) -> list[int]:
         """Chunk ids of one document, by ordinal."""
@@ -253,17 +284,17 @@ class Catalog:
         try:
             for meta, status, reason, chunks, vectors in items:
                 row = self._db.execute(
-                    "SELECT doc_id FROM documents WHERE source=?", (meta.source,)
+                    "SELECT doc_id FROM documents WHERE source=?", (_key(meta.source),)
                 ).fetchone()
                 removed: list[int] = []
                 values = (
-                    meta.title,
+                    _text(meta.title),
                     meta.sha256,
                     meta.size_bytes,
                     meta.mtime_ns,
                     meta.format.value if meta.format else None,
                     status.value,
-                    reason,
+                    _text(reason),
                     len(chunks),
                     now,
                 )
@@ -271,7 +302,7 @@ class Catalog:
                     cur = self._db.execute(
                         "INSERT INTO documents(title, sha256, size_bytes, mtime_ns, format, status,"
                         " reason, chunk_count, ingested_at, source) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        (*values, meta.source),
+                        (*values, _key(meta.source)),
                     )
                     doc_id = int(cur.lastrowid or 0)
                 else:
@@ -321,7 +352,7 @@ class Catalog:
 
     def touch(self, source: str, mtime_ns: int) -> None:
         """Record a new mtime for an unchanged file (content hash equal); no generation change."""
-        self._db.execute("UPDATE documents SET mtime_ns=? WHERE source=?", (mtime_ns, source))
+        self._db.execute("UPDATE documents SET mtime_ns=? WHERE source=?", (mtime_ns, _key(source)))
 
     def remove(self, sources: Sequence[str]) -> tuple[int, list[tuple[int, list[int]]]]:
         """Delete documents and their chunks in one transaction.
@@ -334,7 +365,7 @@ class Catalog:
         try:
             for source in sources:
                 row = self._db.execute(
-                    "SELECT doc_id FROM documents WHERE source=?", (source,)
+                    "SELECT doc_id FROM documents WHERE source=?", (_key(source),)
                 ).fetchone()
                 if row is None:
                     continue
@@ -410,7 +441,7 @@ class Catalog:
                 out[int(r[0])] = ChunkRecord(
                     chunk_id=ChunkId(int(r[0])),
                     doc_id=DocId(int(r[1])),
-                    source=str(r[2]),
+                    source=_source(r[2]),
                     title=str(r[3]),
                     chunk=chunk,
                 )

@@ -42,7 +42,12 @@ from verifai_desktop.errors import (
     IndexCorrupt,
     InvalidCollectionName,
 )
-from verifai_desktop.index.embedder import Embedder, canonical_name, get_embedder
+from verifai_desktop.index.embedder import (
+    Embedder,
+    canonical_name,
+    check_embedder,
+    get_embedder,
+)
 from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.vector import VectorIndex
 from verifai_desktop.settings import Settings, collections_dir
@@ -130,7 +135,12 @@ class _FileLock:
 
 
 def _write_config(path: Path, embedder: str) -> None:
-    """Create the folder and its ``collection.toml`` (atomically: temp file, then rename)."""
+    """Create the folder and its ``collection.toml`` (atomically: temp file, then rename).
+
+    Raises:
+        ModelNotFound: the embedder is not on this machine; nothing is created.
+    """
+    check_embedder(embedder)
     path.mkdir(parents=True, exist_ok=True)
     config = {
         "embedder": canonical_name(embedder),
@@ -206,14 +216,18 @@ class Collection:
             CollectionNotFound: it does not exist and ``create`` is False.
             EmbedderMismatch: ``embedder`` differs from the one the collection was built with.
             IndexCorrupt: its configuration or catalog cannot be read.
+            ModelNotFound: a new collection's embedder is not on this machine (nothing is
+                created).
         """
         validate_name(name)
         path = collections_dir() / name
-        if not (path / CONFIG_FILE).exists():
-            if not create:
-                raise CollectionNotFound(name)
-            _write_config(path, embedder or (settings or Settings()).models.embedder)
-        return cls._open_folder(name, path, embedder)
+        if (path / CONFIG_FILE).exists():
+            return cls._open_folder(name, path, embedder)
+        if not create:
+            raise CollectionNotFound(name)
+        return cls._create_folder(
+            name, path, embedder or (settings or Settings()).models.embedder, embedder
+        )
 
     @classmethod
     def create(
@@ -236,6 +250,7 @@ class Collection:
             InvalidCollectionName: bad name.
             CollectionExists: it exists and ``replace`` is False.
             CollectionBusy: ``replace`` and another process is writing it.
+            ModelNotFound: the embedder is not on this machine (nothing is created).
         """
         validate_name(name)
         path = collections_dir() / name
@@ -243,8 +258,21 @@ class Collection:
             if not replace:
                 raise CollectionExists(name)
             delete_collection(name)
-        _write_config(path, embedder or (settings or Settings()).models.embedder)
-        return cls._open_folder(name, path, None)
+        return cls._create_folder(
+            name, path, embedder or (settings or Settings()).models.embedder, None
+        )
+
+    @classmethod
+    def _create_folder(cls, name: str, path: Path, embedder: str, asked: str | None) -> Collection:
+        """Create and open a new collection; on any failure no folder is left behind."""
+        existed = path.exists()
+        try:
+            _write_config(path, embedder)
+            return cls._open_folder(name, path, asked)
+        except BaseException:
+            if not existed:
+                shutil.rmtree(path, ignore_errors=True)
+            raise
 
     @classmethod
     def _open_folder(cls, name: str, path: Path, embedder: str | None) -> Collection:
@@ -335,6 +363,7 @@ class Collection:
         progress: ProgressFn | None = None,
         cancel: threading.Event | None = None,
         timeout_s: float = 60.0,
+        follow_external_links: bool = False,
     ) -> IngestReport:
         """Ingest files and folders, incrementally (:func:`.writer.ingest_paths`).
 
@@ -350,6 +379,7 @@ class Collection:
             progress=progress,
             cancel=cancel,
             timeout_s=timeout_s,
+            follow_external_links=follow_external_links,
         )
 
     def add_documents(

@@ -29,7 +29,7 @@ from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Document, Progre
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
-from verifai_desktop.ingest.parse import ParserPool
+from verifai_desktop.ingest.parse import ParserPool, not_regular_reason, os_error_reason
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta, DocumentRecord
 
 if TYPE_CHECKING:
@@ -241,31 +241,79 @@ class _Run:
         )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """What walking the given paths found.
+
+    Attributes:
+        files: files to ingest (resolved, sorted, unique).
+        folders: the folders given (walked).
+        unreadable: folders (given or found inside) that could not be listed, with the reason.
+        external: files found in a folder that are symbolic links to a file outside every
+            folder given, with their resolved target.
+    """
+
+    files: list[Path]
+    folders: list[Path]
+    unreadable: list[tuple[Path, str]]
+    external: dict[Path, Path]
 
 
-def _expand(paths: Sequence[Path]) -> tuple[list[Path], list[Path]]:
-    """Files to ingest (resolved, sorted, unique) and the folders that were walked."""
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # e.g. a parent folder that cannot be searched: reported as a file
+        return False
+
+
+def _expand(paths: Sequence[Path]) -> _Walk:
+    """Walk files and folders; unreadable folders are collected, never silently skipped."""
     files: dict[Path, None] = {}
     folders: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
+    links: list[Path] = []
+
+    def on_error(exc: OSError) -> None:
+        folder = Path(os.fsdecode(exc.filename)) if exc.filename else Path("?")
+        reason = exc.strerror.lower() if exc.strerror else str(exc)
+        unreadable.append((folder, f"folder cannot be read ({reason}); its files were skipped"))
+
     for raw in paths:
         path = Path(raw).expanduser().resolve()
-        if path.is_dir():
+        if _is_dir(path):
             folders.append(path)
-            for root, dirs, names in os.walk(path):
+            for root, dirs, names in os.walk(path, onerror=on_error):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(names):
                     if name.startswith(".") or Path(name).suffix.lower() not in FOLDER_SUFFIXES:
                         continue
-                    files.setdefault(Path(root) / name, None)
+                    found = Path(root) / name
+                    files.setdefault(found, None)
+                    if os.path.islink(found):  # False, not an error, when lstat fails
+                        links.append(found)
         else:
             files.setdefault(path, None)
-    return list(files), folders
+    external: dict[Path, Path] = {}
+    for link in links:
+        target = Path(os.path.realpath(link))
+        if not any(target.is_relative_to(folder) for folder in folders):
+            external[link] = target
+    return _Walk(list(files), folders, unreadable, external)
+
+
+def _gone(source: str, unreadable: Sequence[Path]) -> bool:
+    """Whether a catalogued file no longer exists; ``False`` when that cannot be told (a folder
+    on its path cannot be read), so nothing is removed because it could not be read."""
+    path = Path(source)
+    if any(path.is_relative_to(folder) for folder in unreadable):
+        return False
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _password_for(
@@ -304,13 +352,19 @@ def ingest_paths(
     progress: ProgressFn | None = None,
     cancel: threading.Event | None = None,
     timeout_s: float = 60.0,
+    follow_external_links: bool = False,
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
     An unchanged file (same size and mtime, or same sha256) is skipped; a changed one replaces
     its old chunks in every index; a file gone from a folder given here is removed. Failed,
     encrypted, scanned and empty files are recorded with their status and reason, and retried
-    only when they change (encrypted ones also when a password is now given).
+    only when they change (encrypted ones also when a password is now given). Only regular
+    files are read: FIFOs, sockets and devices are recorded as failed, never opened. A folder
+    that cannot be listed gets a failed outcome (not stored in the catalog) and the files
+    catalogued under it are kept as they are. A symbolic link found in a folder is followed
+    only to a file inside the folders given, unless ``follow_external_links``; other links
+    are recorded as failed with their target, never read.
 
     Args:
         collection: an opened collection; this process becomes its writer.
@@ -320,10 +374,12 @@ def ingest_paths(
         progress: called with ``Progress("files", ...)`` per file and ``Progress("embed",
             ...)`` per batch of chunks embedded.
         cancel: when set, the run stops between files or embedding batches.
-        timeout_s: wall-clock limit for parsing one file.
+        timeout_s: wall-clock limit in seconds for hashing one file, and for parsing it.
+        follow_external_links: also index links that lead outside the folders given
+            (setting ``ingest.follow_external_links``).
 
     Returns:
-        The per-file outcomes and stage timings.
+        The per-file (and per-unreadable-folder) outcomes and stage timings.
 
     Raises:
         Cancelled: ``cancel`` was set; every file finished before is committed.
@@ -331,22 +387,35 @@ def ingest_paths(
     """
     collection.acquire_write_lock()
     run = _Run(collection, progress, cancel)
-    files, folders = _expand(paths)
+    walk = _expand(paths)
+    files = walk.files
     seen = {str(f) for f in files}
     total = len(files)
     with ParserPool(timeout_s=timeout_s) as pool:
         for done, path in enumerate(files):
             run.check_cancel("ingest")
             run.report("files", done, total, "files", path.name)
+            target = walk.external.get(path)
+            if target is not None and not follow_external_links:
+                reason = (
+                    f"a link to {target}, outside the folders chosen; not followed "
+                    "(setting ingest.follow_external_links)"
+                )
+                run.outcomes.append(_refuse(run, path, reason))
+                continue
             run.outcomes.append(
                 _ingest_file(run, pool, path, _password_for(path, passwords, default_password))
             )
         run.report("files", total, total, "files")
-    # Files that disappeared from a folder ingested in this run.
+    for folder, reason in walk.unreadable:
+        log.warning("%s: %s", folder, reason)
+        run.outcomes.append(FileOutcome(str(folder), Outcome.FAILED, reason))
+    # Files that disappeared from a folder ingested in this run (not: could not be listed).
+    unreadable = [folder for folder, _ in walk.unreadable]
     gone = sorted(
         s
-        for s in {s for folder in folders for s in collection.catalog.sources_under(folder)}
-        if s not in seen and not Path(s).exists()
+        for s in {s for folder in walk.folders for s in collection.catalog.sources_under(folder)}
+        if s not in seen and _gone(s, unreadable)
     )
     if gone:
         t0 = time.perf_counter()
@@ -364,8 +433,12 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         st = path.stat()
     except OSError as exc:
         run.timer.parse += time.perf_counter() - t0
-        reason = "file not found" if isinstance(exc, FileNotFoundError) else str(exc)
-        return FileOutcome(source, Outcome.FAILED, reason)
+        return FileOutcome(source, Outcome.FAILED, os_error_reason(exc))
+    not_regular = not_regular_reason(st.st_mode)
+    if not_regular is not None:
+        # Never opened: reading a FIFO blocks until a writer comes, a device may never end.
+        run.timer.parse += time.perf_counter() - t0
+        return _refuse(run, path, not_regular)
     record = catalog.document(source)
     retry_encrypted = (
         record is not None and record.status is DocStatus.ENCRYPTED and password is not None
@@ -374,17 +447,15 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         run.timer.parse += time.perf_counter() - t0
         assert record is not None
         return _skipped(record)
+    meta = DocumentMeta(source, path.name, "", st.st_size, st.st_mtime_ns, None)
     try:
-        sha = _sha256(path)
-    except OSError as exc:
-        run.timer.parse += time.perf_counter() - t0
-        return FileOutcome(source, Outcome.FAILED, str(exc))
-    if record is not None and record.sha256 == sha and not retry_encrypted:
-        catalog.touch(source, st.st_mtime_ns)
-        run.timer.parse += time.perf_counter() - t0
-        return _skipped(record)
-    meta = DocumentMeta(source, path.name, sha, st.st_size, st.st_mtime_ns, None)
-    try:
+        # In the worker, time-limited like parsing: a read that stalls cannot hang the run.
+        sha = pool.sha256(path)
+        if record is not None and record.sha256 == sha and not retry_encrypted:
+            catalog.touch(source, st.st_mtime_ns)
+            run.timer.parse += time.perf_counter() - t0
+            return _skipped(record)
+        meta = DocumentMeta(source, path.name, sha, st.st_size, st.st_mtime_ns, None)
         doc = pool.parse(path, password)
     except ParseError as err:
         run.timer.parse += time.perf_counter() - t0
@@ -398,6 +469,23 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         return FileOutcome(source, Outcome.written(status), reason, stored_status=status)
     run.timer.parse += time.perf_counter() - t0
     return _index_document(run, meta, doc)
+
+
+def _refuse(run: _Run, path: Path, reason: str) -> FileOutcome:
+    """Record a file that is not read at all as failed with ``reason`` (once: an unchanged
+    refusal is skipped, nothing written). Any chunks it had are dropped."""
+    source = str(path)
+    record = run.collection.catalog.document(source)
+    if record is not None and (record.status, record.reason) == (DocStatus.FAILED, reason):
+        return _skipped(record)
+    try:
+        st = os.lstat(path)
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+    except OSError:
+        size, mtime_ns = 0, 0
+    meta = DocumentMeta(source, path.name, "", size, mtime_ns, None)
+    run.commit([(meta, DocStatus.FAILED, reason, (), None)])
+    return FileOutcome(source, Outcome.FAILED, reason, stored_status=DocStatus.FAILED)
 
 
 def _skipped(record: DocumentRecord) -> FileOutcome:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from verifai_desktop.domain import Answer
 from verifai_desktop.logs import setup_logging
+from verifai_desktop.offline import stay_offline
 from verifai_desktop.ui.errors import install_excepthook
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.resources import icon, stylesheet
@@ -95,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--screenshot", type=Path, help="after --ask, save a screenshot here and quit"
     )
     args, qt_args = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    stay_offline()  # the app never downloads (see verifai_desktop.offline)
     setup_logging(args.verbose)
     app = create_app(qt_args)
     install_excepthook()

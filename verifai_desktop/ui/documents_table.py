@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from verifai_desktop.domain import DocStatus
+from verifai_desktop.names import printable
 from verifai_desktop.store.catalog import DocumentRecord
 
 DOC_COLUMNS = ("File", "Status", "Chunks", "Reason")
@@ -40,8 +41,8 @@ class DocumentRow:
 
     @property
     def name(self) -> str:
-        """The file name."""
-        return Path(self.source).name
+        """The file name, control characters and undecodable bytes escaped."""
+        return printable(Path(self.source).name)
 
 
 def document_rows(records: Sequence[DocumentRecord]) -> list[DocumentRow]:
@@ -75,11 +76,11 @@ class DocumentsTable(QTableWidget):
                 QTableWidgetItem(r.name),
                 QTableWidgetItem(STATUS_TEXT.get(r.status, r.status.value)),
                 QTableWidgetItem(str(r.chunk_count)),
-                QTableWidgetItem(r.reason),
+                QTableWidgetItem(printable(r.reason)),
             )
-            items[0].setToolTip(r.source)
+            items[0].setToolTip(printable(r.source))
             items[2].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            items[3].setToolTip(r.reason)
+            items[3].setToolTip(printable(r.reason))
             if r.status is not DocStatus.INDEXED:
                 for it in items:
                     it.setForeground(Qt.GlobalColor.darkRed)

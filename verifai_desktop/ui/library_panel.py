@@ -86,6 +86,7 @@ class LibraryPanel(QWidget):
         self.setObjectName("libraryPanel")
         self.setAcceptDrops(True)
         self.runner = runner
+        self._settings = settings
         self.host = host if host is not None else CollectionHost(runner, settings, self)
         self.current: str = ""
         self.rows: list[DocumentRow] = []
@@ -363,9 +364,17 @@ class LibraryPanel(QWidget):
             self.create_collection(name)
         paths = [Path(p) for p in paths]
         pw = dict(passwords or {})
+        follow = self._settings().ingest.follow_external_links
 
         def op(col: Collection, ctx: TaskContext) -> IngestReport:
-            return ingest_paths(col, paths, passwords=pw, progress=ctx.progress, cancel=ctx.cancel)
+            return ingest_paths(
+                col,
+                paths,
+                passwords=pw,
+                progress=ctx.progress,
+                cancel=ctx.cancel,
+                follow_external_links=follow,
+            )
 
         task = self._write(
             self.host.collection_op("ingest", name, op, create=True),

@@ -26,6 +26,7 @@ from typing import Any
 
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import ModelLoadError, ModelNotFound
+from verifai_desktop.offline import import_onnxruntime
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,8 @@ def quantize_weights_int8(src: Path, dst: Path, *, block_size: int = 32) -> None
     import tempfile
 
     import onnx
+
+    import_onnxruntime()  # telemetry off before the quantizers' inference sessions
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 

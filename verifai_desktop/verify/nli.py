@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.errors import ModelLoadError, ModelNotFound
+from verifai_desktop.offline import import_onnxruntime
 from verifai_desktop.settings import models_dir
 from verifai_desktop.verify.check import LABEL_ORDER
 from verifai_desktop.verify.features import feature_layer_from_dict
@@ -218,7 +219,7 @@ class OnnxVerifier:
             if self._session is not None:
                 return
             # Deferred on purpose: ONNX Runtime and tokenizers load with the model, not the app.
-            import onnxruntime as ort
+            ort = import_onnxruntime()
             from tokenizers import Tokenizer
 
             cfg_path = self.model_dir / "verifier.json"

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from verifai_desktop.domain import Document
-from verifai_desktop.ingest.parse import parse_file
+from verifai_desktop.ingest.parse import parse_file, sha256_file
 
 
 def hang_or_crash(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:
@@ -20,3 +20,11 @@ def hang_or_crash(path: Path, *, password: str | None = None, timeout_s: float =
     if "crash" in path.name:
         os.kill(os.getpid(), signal.SIGSEGV)
     return parse_file(path, password=password, timeout_s=timeout_s)
+
+
+def hang_hash(path: Path) -> str:
+    """Sleep forever for ``*hang*`` files (a read that stalls), else the real hash."""
+    if "hang" in path.name:
+        while True:
+            time.sleep(3600)
+    return sha256_file(path)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import DOCS_CLEAN, DOCS_NASTY
-from tests.unit.ingest._pool_hooks import hang_or_crash
+from tests.unit.ingest._pool_hooks import hang_hash, hang_or_crash
 from verifai_desktop.domain import LocationKind
 from verifai_desktop.errors import EncryptedDocument, NeedsOcr, ParseError, UnsupportedFormat
-from verifai_desktop.ingest.parse import ParserPool
+from verifai_desktop.ingest.parse import ParserPool, sha256_file
 
 CLEAN_FILES = sorted(DOCS_CLEAN.iterdir())
 
@@ -173,3 +176,52 @@ def test_timeout_kills_the_worker_and_the_pool_recovers(tmp_path: Path) -> None:
 def test_fork_is_refused() -> None:
     with pytest.raises(ValueError, match="fork"):
         ParserPool(start_method="fork")
+
+
+def test_hashing_reads_only_regular_files_and_never_blocks(tmp_path: Path) -> None:
+    """A FIFO once hung the ingest: opening it for reading waits for a writer forever."""
+    fifo = tmp_path / "x.txt"
+    os.mkfifo(fifo)
+    sock_path = tmp_path / "s.txt"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    text = tmp_path / "fine.txt"
+    text.write_bytes(b"some bytes\n")
+    with ParserPool(timeout_s=30.0) as pool:
+        assert pool.sha256(text) == hashlib.sha256(b"some bytes\n").hexdigest()
+        with pytest.raises(ParseError) as info:
+            pool.sha256(fifo)
+        assert (
+            info.value.reason
+            == "not a regular file (a named pipe (FIFO)); only regular files are read"
+        )
+        with pytest.raises(ParseError) as info:
+            pool.sha256(Path("/dev/zero"))
+        assert (
+            info.value.reason
+            == "not a regular file (a character device); only regular files are read"
+        )
+        with pytest.raises(ParseError) as info:
+            pool.sha256(tmp_path / "gone.txt")
+        assert info.value.reason == "file not found"
+        assert pool.restarts == 0
+    sock.close()
+    with pytest.raises(ParseError) as info:  # a socket cannot even be opened
+        sha256_file(sock_path)
+    assert info.value.reason.startswith("cannot read it: ")
+
+
+def test_a_hash_that_stalls_is_stopped_by_the_time_limit(tmp_path: Path) -> None:
+    hang = tmp_path / "hang.txt"
+    hang.write_text("a file on a mount that stopped answering\n")
+    with ParserPool(timeout_s=2.0, hash_fn=hang_hash) as pool:
+        with pytest.raises(ParseError) as info:
+            pool.sha256(hang)
+        assert (info.value.path, info.value.reason, pool.restarts) == (
+            hang,
+            "timed out after 2 s",
+            1,
+        )
+        fine = tmp_path / "fine.txt"
+        fine.write_bytes(b"ok")
+        assert pool.sha256(fine) == hashlib.sha256(b"ok").hexdigest()  # a fresh worker

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -99,3 +100,20 @@ def test_failed_status_and_remove(tmp_path: Path) -> None:
     assert cat.remove(["/missing"]) == (gen, [])
     assert [r.source for r in cat.documents()] == ["/d/x.pdf", "/other/z.txt"]
     cat.close()
+
+
+def test_sources_that_are_not_utf8_round_trip_and_titles_become_text(tmp_path: Path) -> None:
+    """Surrogate-escaped names (POSIX bytes that are not UTF-8) cannot be SQLite text."""
+    cat = Catalog(tmp_path / "c.sqlite")
+    bad = os.fsdecode(b"/docs/bad\xff\xfe.txt")
+    lookalike = "/docs/bad\\xff\\xfe.txt"  # the escaped spelling is another file
+    for source, title in ((bad, os.fsdecode(b"bad\xff")), (lookalike, "odd \ud800 title")):
+        cat.write_documents([(DocumentMeta(source, title), DocStatus.FAILED, title, (), None)])
+    records = {r.source: (r.title, r.reason) for r in cat.documents()}
+    assert records == {
+        bad: ("bad\\xff", "bad\\xff"),
+        lookalike: ("odd \\ud800 title", "odd \\ud800 title"),
+    }
+    assert sorted(cat.sources_under(Path("/docs"))) == sorted([lookalike, bad])
+    assert cat.remove([bad])[1][0][0] == 1 and cat.document(bad) is None
+    assert cat.document(lookalike) is not None

@@ -31,9 +31,17 @@ from verifai_desktop.errors import (
     CollectionNotFound,
     EmbedderMismatch,
     InvalidCollectionName,
+    ModelNotFound,
 )
 from verifai_desktop.retrieve import Retriever
-from verifai_desktop.settings import RetrievalSettings, SearchMode, Settings, save_settings
+from verifai_desktop.settings import (
+    ModelSettings,
+    RetrievalSettings,
+    SearchMode,
+    Settings,
+    collections_dir,
+    save_settings,
+)
 from verifai_desktop.store import writer as run_mod
 from verifai_desktop.store.catalog import DocumentMeta
 from verifai_desktop.store.collection import (
@@ -236,3 +244,23 @@ def test_importing_the_store_loads_no_index_or_model_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_an_unknown_embedder_is_refused_and_leaves_no_collection() -> None:
+    """A Hub name that is not on this machine once left an empty collection bound to it."""
+    unknown = "sentence-transformers/no-such-model-for-verifai-tests"
+    message = (
+        f"model {unknown!r} is not available on this machine; it is neither a model folder "
+        "nor a downloaded model; `verifai models pull NAME` downloads the embedders listed by "
+        "`verifai models list`, or give the path of a sentence-transformers model folder"
+    )
+    for make in (
+        lambda: Collection.open("n", create=True, embedder=unknown),
+        lambda: Collection.create("n", embedder=unknown),
+        lambda: Collection.open("n", create=True, settings=Settings(models=ModelSettings(unknown))),
+    ):
+        with pytest.raises(ModelNotFound) as info:
+            make()
+        assert str(info.value) == message
+        assert not (collections_dir() / "n").exists()
+    assert list_collections() == []

@@ -6,14 +6,18 @@ chunk counts follow from its 32-token limit. Real-model ingest is in tests/e2e.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import DOCS_CLEAN
+from tests.conftest import DOCS_CLEAN, REPO_ROOT
 from tests.unit.fakes import HashEmbedder
 from verifai_desktop.domain import DocFormat, DocStatus, Progress
 from verifai_desktop.errors import Cancelled, CollectionBusy
@@ -156,3 +160,208 @@ def test_written_outcomes_are_the_document_statuses() -> None:
         DocStatus.FAILED: Outcome.FAILED,
     }
     assert {o.value for o in Outcome} - {s.value for s in DocStatus} == {"skipped", "removed"}
+
+
+def test_a_file_name_that_is_not_utf8_is_indexed_stored_faithfully_and_rerun(
+    folder: Path, fake_settings: Settings
+) -> None:
+    """A name with bytes 0xff 0xfe (invalid UTF-8) once aborted the whole run in the catalog."""
+    bad = os.path.join(os.fsencode(folder), b"bad\xff\xfe.txt")
+    with open(bad, "wb") as fh:
+        fh.write(b"Undecodable names are still documents.\n")
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        report = col.add_paths([folder])
+        assert [(os.fsencode(Path(o.source).name), o.status) for o in report.outcomes] == [
+            (b"bad\xff\xfe.txt", Outcome.INDEXED),
+            (MD.encode(), Outcome.INDEXED),
+            (TXT.encode(), Outcome.INDEXED),
+        ]
+        # The exact bytes come back from the catalog, and its title is readable text.
+        record = col.catalog.document(os.fsdecode(bad))
+        assert record is not None and os.fsencode(record.source) == bad
+        assert (record.status, record.chunk_count, record.title) == (
+            DocStatus.INDEXED,
+            1,
+            "bad\\xff\\xfe",
+        )
+        assert [os.fsencode(r.source) for r in col.documents()][-1] == bad
+        # Re-runs find it unchanged, and remove it once it is gone.
+        assert [o.status for o in col.add_paths([folder]).outcomes] == [Outcome.SKIPPED] * 3
+        os.unlink(bad)
+        gone = col.add_paths([folder])
+        assert [(os.fsencode(o.source), o.status) for o in gone.outcomes][-1] == (
+            bad,
+            Outcome.REMOVED,
+        )
+        assert col.catalog.document(os.fsdecode(bad)) is None
+        assert col.catalog.num_chunks() == len(col.vectors) == col.lexical.num_chunks() == 61
+
+
+def test_a_fifo_is_never_opened_and_gets_a_status(folder: Path, fake_settings: Settings) -> None:
+    """A FIFO named x.txt once hung the run: the main process opened it to hash it."""
+    fifo = folder / "x.txt"
+    os.mkfifo(fifo)
+    reason = "not a regular file (a named pipe (FIFO)); only regular files are read"
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        reports = []
+        run = threading.Thread(target=lambda: reports.append(col.add_paths([folder])))
+        run.start()
+        run.join(timeout=60.0)
+        if run.is_alive():  # the regression: unblock the reader, then fail
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            run.join()
+            pytest.fail("ingest blocked on a FIFO")
+        (report,) = reports
+        assert [(Path(o.source).name, o.status, o.reason) for o in report.outcomes] == [
+            (MD, Outcome.INDEXED, ""),
+            (TXT, Outcome.INDEXED, ""),
+            ("x.txt", Outcome.FAILED, reason),
+        ]
+        assert col.catalog.document(str(fifo)) is not None
+        assert [(r.status, r.reason) for r in col.documents() if r.source == str(fifo)] == [
+            (DocStatus.FAILED, reason)
+        ]
+        generation = col.generation()
+        again = col.add_paths([folder])
+        assert [(o.status, o.stored_status, o.reason) for o in again.outcomes][-1] == (
+            Outcome.SKIPPED,
+            DocStatus.FAILED,
+            reason,
+        )
+        assert col.generation() == generation  # nothing written for it again
+
+
+_INGEST_SCRIPT = """
+import json, sys
+from pathlib import Path
+from tests.unit.fakes import FAKE_NAME, HashEmbedder
+from verifai_desktop.index import embedder
+from verifai_desktop.settings import ModelSettings, Settings
+from verifai_desktop.store.collection import Collection
+
+embedder._CACHE[FAKE_NAME] = HashEmbedder()
+settings = Settings(models=ModelSettings(embedder=FAKE_NAME))
+with Collection.open("w", create=True, settings=settings) as col:
+    report = col.add_paths([Path(sys.argv[1])])
+print(json.dumps([(Path(o.source).name, o.status.value, o.reason) for o in report.outcomes]))
+"""
+
+
+def _ingest_as_non_root(folder: Path) -> list[list[str]]:
+    """Ingest ``folder`` in a subprocess that has lost root's power to ignore permissions.
+
+    The tests run as root, which reads a ``chmod 000`` folder anyway; ``setpriv`` drops
+    CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, so the kernel's real permission checks apply
+    (no fake: real EACCES from the file system).
+    """
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root with setpriv (util-linux) to drop the permission override")
+    caps = "-dac_override,-dac_read_search"
+    no_override = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}"]
+    proc = subprocess.run(
+        [*no_override, sys.executable, "-c", _INGEST_SCRIPT, str(folder)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    outcomes: list[list[str]] = json.loads(proc.stdout.splitlines()[-1])
+    return outcomes
+
+
+def test_unreadable_folders_get_a_status_and_nothing_under_them_is_removed(
+    folder: Path, fake_settings: Settings
+) -> None:
+    """Re-ingest once crashed with PermissionError when an ingested subfolder became
+    unreadable, and a chmod 000 folder on first ingest was skipped with no status."""
+    sub = folder / "sub"
+    sub.mkdir()
+    shutil.move(folder / TXT, sub / TXT)
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        assert col.add_paths([folder]).counts == {"indexed": 2}
+    locked = folder / "locked"  # never ingested, unreadable from the start
+    locked.mkdir()
+    (locked / "secret.md").write_text("# Secret\n\nNot readable.\n", encoding="utf-8")
+    reason = "folder cannot be read (permission denied); its files were skipped"
+    try:
+        for path in (sub, locked):
+            path.chmod(0)
+        outcomes = _ingest_as_non_root(folder)
+    finally:
+        for path in (sub, locked):
+            path.chmod(stat.S_IRWXU)
+    assert outcomes == [
+        [MD, "skipped", ""],
+        ["locked", "failed", reason],
+        ["sub", "failed", reason],
+    ]
+    with Collection.open("w", settings=fake_settings) as col:
+        # Nothing was removed because it could not be read.
+        assert [(Path(r.source).name, r.status) for r in col.documents()] == [
+            (MD, DocStatus.INDEXED),
+            (TXT, DocStatus.INDEXED),
+        ]
+        assert col.catalog.num_chunks() == len(col.vectors) == 61
+        # Readable again: the new file is indexed, the kept one is unchanged.
+        report = col.add_paths([folder])
+        assert _summary(report.outcomes) == [
+            (MD, Outcome.SKIPPED, 32),
+            ("secret.md", Outcome.INDEXED, 1),
+            (TXT, Outcome.SKIPPED, 29),
+        ]
+
+
+def test_a_link_out_of_the_chosen_folders_is_not_followed(
+    tmp_path: Path, folder: Path, fake_settings: Settings
+) -> None:
+    """A symlink in an ingested folder to a file elsewhere (e.g. /etc/passwd) was indexed."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    private = elsewhere / "private.txt"
+    private.write_text("Private words outside the chosen folder.\n", encoding="utf-8")
+    (folder / "leak.txt").symlink_to(private)
+    (folder / "inside.md").symlink_to(folder / MD)  # a link within the folder is followed
+    reason = (
+        f"a link to {private}, outside the folders chosen; not followed "
+        "(setting ingest.follow_external_links)"
+    )
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        report = col.add_paths([folder])
+        assert [(Path(o.source).name, o.status, o.reason) for o in report.outcomes] == [
+            (MD, Outcome.INDEXED, ""),
+            ("inside.md", Outcome.INDEXED, ""),
+            ("leak.txt", Outcome.FAILED, reason),
+            (TXT, Outcome.INDEXED, ""),
+        ]
+        leak = col.catalog.document(str(folder / "leak.txt"))
+        assert leak is not None and (leak.status, leak.chunk_count) == (DocStatus.FAILED, 0)
+        assert col.catalog.num_chunks() == 32 + 32 + 29
+        # Unchanged on the next run, and followed when the setting says so.
+        assert [o.status for o in col.add_paths([folder]).outcomes] == [Outcome.SKIPPED] * 4
+        followed = col.add_paths([folder], follow_external_links=True)
+        assert [(Path(o.source).name, o.status) for o in followed.outcomes][2] == (
+            "leak.txt",
+            Outcome.INDEXED,
+        )
+        # Both folders chosen: the link stays inside them (and the target is a file of its own).
+        col.add_paths([folder])
+        both = col.add_paths([folder, elsewhere])
+        assert [(Path(o.source).name, o.status) for o in both.outcomes] == [
+            (MD, Outcome.SKIPPED),
+            ("inside.md", Outcome.SKIPPED),
+            ("leak.txt", Outcome.INDEXED),
+            (TXT, Outcome.SKIPPED),
+            ("private.txt", Outcome.INDEXED),
+        ]
+
+
+def test_the_external_links_setting_defaults_to_off(tmp_path: Path) -> None:
+    from verifai_desktop.settings import load_settings
+
+    assert Settings().ingest.follow_external_links is False
+    path = tmp_path / "settings.toml"
+    path.write_text("[ingest]\nfollow_external_links = true\n", encoding="utf-8")
+    assert load_settings(path).ingest.follow_external_links is True

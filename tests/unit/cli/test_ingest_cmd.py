@@ -1,0 +1,99 @@
+"""`verifai ingest` and `verifai status` output (cli/ingest_cmd.py), with the fake embedder.
+
+The commands run in-process through :func:`verifai_desktop.cli.main` on real files; the
+settings file names the fake embedder (control flow only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from verifai_desktop.cli import main
+from verifai_desktop.settings import Settings, save_settings
+from verifai_desktop.store.collection import Collection
+
+
+@pytest.fixture
+def odd_folder(tmp_path: Path, fake_settings: Settings) -> Path:
+    """A folder with a file whose name is not UTF-8 and one whose name holds a newline and ESC."""
+    save_settings(fake_settings)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    with open(os.path.join(os.fsencode(docs), b"bad\xff\xfe.txt"), "wb") as fh:
+        fh.write(b"Undecodable names are still documents.\n")
+    (docs / "two\nlines\x1b[2J.txt").write_text("Names may hold escapes.\n", encoding="utf-8")
+    return docs
+
+
+def test_ingest_and_status_print_odd_names_escaped_on_one_line(
+    odd_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ingest", str(odd_folder), "-c", "w"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        f"{'indexed':<22}     1 chunks  bad\\xff\\xfe.txt",
+        f"{'indexed':<22}     1 chunks  two\\nlines\\x1b[2J.txt",
+    ]
+    assert out[2].startswith("2 files: 2 indexed; 2 chunks indexed in ")
+
+    assert main(["status", "-c", "w"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # The catalog orders text sources before the raw-bytes one.
+    assert out == [
+        f"indexed        1 chunks  {odd_folder}/two\\nlines\\x1b[2J.txt",
+        f"indexed        1 chunks  {odd_folder}/bad\\xff\\xfe.txt",
+        "2 documents, 2 chunks, embedder fake-hash-embedder",
+    ]
+
+    assert main(["status", "-c", "w", "--json"]) == 0
+    sources = [d["source"] for d in json.loads(capsys.readouterr().out)["documents"]]
+    assert [os.fsencode(s) for s in sources] == [
+        os.path.join(os.fsencode(odd_folder), b"two\nlines\x1b[2J.txt"),
+        os.path.join(os.fsencode(odd_folder), b"bad\xff\xfe.txt"),
+    ]
+
+
+def test_ingest_with_an_unknown_embedder_names_the_pull_command_and_creates_nothing(
+    odd_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unknown = "sentence-transformers/no-such-model-for-verifai-tests"
+    assert main(["ingest", str(odd_folder), "-c", "n", "--embedder", unknown]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: model {unknown!r} is not available on this machine; ")
+    assert "`verifai models pull NAME`" in err
+    assert main(["collections"]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_a_closed_output_pipe_ends_the_command_quietly(
+    tmp_path: Path, fake_settings: Settings, verifai_home: Path
+) -> None:
+    """`verifai search ... | head` once ended with a BrokenPipeError traceback."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(30):
+        (docs / f"note{i:02d}.txt").write_text(f"Note {i} is about masks.\n", encoding="utf-8")
+    with Collection.open("w", create=True, settings=fake_settings) as col:
+        assert col.add_paths([docs]).counts == {"indexed": 30}
+    code = "import sys; from verifai_desktop.cli import main; sys.exit(main(sys.argv[1:]))"
+    args = ["search", "masks", "-c", "w", "--mode", "lexical", "-k", "30"]
+    err_path = tmp_path / "stderr.txt"
+    with err_path.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, *args],
+            cwd=REPO_ROOT,
+            env={**os.environ, "VERIFAI_HOME": str(verifai_home)},
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+        assert proc.stdout is not None
+        proc.stdout.close()  # the reader is gone before the first line is written
+        assert proc.wait(timeout=300) == 1
+    assert err_path.read_text() == ""
