@@ -31,6 +31,7 @@ from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
 from verifai_desktop.ingest.parse import ParserPool, not_regular_reason, os_error_reason
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta, DocumentRecord
+from verifai_desktop.store.walk import expand_paths, is_gone
 
 if TYPE_CHECKING:
     # The collection calls into this module (Collection.add_paths); the type is enough here.
@@ -45,11 +46,6 @@ FLUSH_INTERVAL_S = 2.0
 
 DOCUMENT_BATCH_CHUNKS = 256
 """Pre-parsed documents are embedded and committed in batches of about this many chunks."""
-
-FOLDER_SUFFIXES = frozenset(
-    {".pdf", ".docx", ".pptx", ".epub", ".md", ".markdown", ".txt", ".text"}
-)
-"""File name suffixes picked up when walking a folder (files named explicitly are always tried)."""
 
 
 class Outcome(enum.StrEnum):
@@ -241,81 +237,6 @@ class _Run:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _Walk:
-    """What walking the given paths found.
-
-    Attributes:
-        files: files to ingest (resolved, sorted, unique).
-        folders: the folders given (walked).
-        unreadable: folders (given or found inside) that could not be listed, with the reason.
-        external: files found in a folder that are symbolic links to a file outside every
-            folder given, with their resolved target.
-    """
-
-    files: list[Path]
-    folders: list[Path]
-    unreadable: list[tuple[Path, str]]
-    external: dict[Path, Path]
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:  # e.g. a parent folder that cannot be searched: reported as a file
-        return False
-
-
-def _expand(paths: Sequence[Path]) -> _Walk:
-    """Walk files and folders; unreadable folders are collected, never silently skipped."""
-    files: dict[Path, None] = {}
-    folders: list[Path] = []
-    unreadable: list[tuple[Path, str]] = []
-    links: list[Path] = []
-
-    def on_error(exc: OSError) -> None:
-        folder = Path(os.fsdecode(exc.filename)) if exc.filename else Path("?")
-        reason = exc.strerror.lower() if exc.strerror else str(exc)
-        unreadable.append((folder, f"folder cannot be read ({reason}); its files were skipped"))
-
-    for raw in paths:
-        path = Path(raw).expanduser().resolve()
-        if _is_dir(path):
-            folders.append(path)
-            for root, dirs, names in os.walk(path, onerror=on_error):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    if name.startswith(".") or Path(name).suffix.lower() not in FOLDER_SUFFIXES:
-                        continue
-                    found = Path(root) / name
-                    files.setdefault(found, None)
-                    if os.path.islink(found):  # False, not an error, when lstat fails
-                        links.append(found)
-        else:
-            files.setdefault(path, None)
-    external: dict[Path, Path] = {}
-    for link in links:
-        target = Path(os.path.realpath(link))
-        if not any(target.is_relative_to(folder) for folder in folders):
-            external[link] = target
-    return _Walk(list(files), folders, unreadable, external)
-
-
-def _gone(source: str, unreadable: Sequence[Path]) -> bool:
-    """Whether a catalogued file no longer exists; ``False`` when that cannot be told (a folder
-    on its path cannot be read), so nothing is removed because it could not be read."""
-    path = Path(source)
-    if any(path.is_relative_to(folder) for folder in unreadable):
-        return False
-    try:
-        os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return True
-    except OSError:
-        return False
-    return False
-
-
 def _password_for(
     path: Path, raw_keys: Mapping[Path, str] | None, default_password: str | None
 ) -> str | None:
@@ -387,7 +308,7 @@ def ingest_paths(
     """
     collection.acquire_write_lock()
     run = _Run(collection, progress, cancel)
-    walk = _expand(paths)
+    walk = expand_paths(paths)
     files = walk.files
     seen = {str(f) for f in files}
     total = len(files)
@@ -415,7 +336,7 @@ def ingest_paths(
     gone = sorted(
         s
         for s in {s for folder in walk.folders for s in collection.catalog.sources_under(folder)}
-        if s not in seen and _gone(s, unreadable)
+        if s not in seen and is_gone(s, unreadable)
     )
     if gone:
         t0 = time.perf_counter()
