@@ -166,6 +166,8 @@ class Passage:
         fused_score: the score the passage was ranked by (weighted sum or RRF, per mode).
         raw_lexical: unnormalised BM25 score (``None`` if the lexical engine did not return it).
         raw_semantic: unnormalised cosine similarity (``None`` if the vector engine did not).
+        instruction_cues: phrases in ``text`` that read as instructions to an AI (prompt
+            injection; :func:`verifai_desktop.ingest.injection.instruction_cues`), ``()`` if none.
     """
 
     chunk_id: ChunkId
@@ -182,6 +184,7 @@ class Passage:
     fused_score: float = 0.0
     raw_lexical: float | None = None
     raw_semantic: float | None = None
+    instruction_cues: tuple[str, ...] = ()
 
     def sentences(self) -> tuple[str, ...]:
         """The passage's sentences as strings."""

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from verifai_desktop.domain import ChunkId, DocId, Passage
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.index.embedder import Embedder
+from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.settings import SEARCH_MODES, RetrievalSettings, SearchMode
 from verifai_desktop.store.collection import Collection
 
@@ -360,6 +361,7 @@ class Retriever:
                     fused_score=f.fused,
                     raw_lexical=f.raw_lexical,
                     raw_semantic=f.raw_semantic,
+                    instruction_cues=instruction_cues(c.text),
                 )
             )
             if len(passages) == k:

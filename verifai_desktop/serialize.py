@@ -104,6 +104,17 @@ def source_label(passage: Passage) -> str:
     return passage.source_label()
 
 
+def injection_warning(passage: Passage) -> str:
+    """The warning shown next to a passage that reads as instructions to an AI (prompt
+    injection), naming the first cue; ``""`` for an ordinary passage."""
+    if not passage.instruction_cues:
+        return ""
+    return (
+        "This passage reads as instructions to an AI "
+        f"(\u201c{passage.instruction_cues[0]}\u201d); it was given to the model as text only."
+    )
+
+
 def verdict_summary(verdict: Verdict) -> str:
     """``"support 0.93 · contradict 0.02 · no evidence 0.05"``: the verifier's three
     probabilities for one (sentence, cited passage) pair."""
@@ -165,6 +176,8 @@ def answer_to_markdown(answer: Answer) -> str:
             f"[{n}] {ps.title} — {source_label(ps)} — lexical {ps.lexical_score:.2f}, "
             f"semantic {ps.semantic_score:.2f}, fused {ps.fused_score:.3f}"
         )
+        if ps.instruction_cues:
+            out.append(f"    ⚠ {injection_warning(ps)}")
     out += ["", "Legend: " + "; ".join(f"{s.glyph} {s.title}" for s in LABEL_STYLES.values()), ""]
     return "\n".join(out)
 
@@ -250,8 +263,9 @@ def answer_to_html(answer: Answer) -> str:
         "<tr><th>#</th><th>Source</th><th>Lexical</th><th>Semantic</th><th>Fused</th></tr>"
     )
     for n, ps in enumerate(answer.passages, start=1):
+        warn = f"<br><small>⚠ {e(injection_warning(ps))}</small>" if ps.instruction_cues else ""
         parts.append(
-            f"<tr><td>{n}</td><td>{e(ps.title)}<br><small>{e(source_label(ps))}</small></td>"
+            f"<tr><td>{n}</td><td>{e(ps.title)}<br><small>{e(source_label(ps))}</small>{warn}</td>"
             f"<td>{ps.lexical_score:.2f}</td><td>{ps.semantic_score:.2f}</td>"
             f"<td>{ps.fused_score:.3f}</td></tr>"
         )
@@ -313,6 +327,7 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
             "raw_semantic": passage.raw_semantic,
         },
         "text": passage.text,
+        "instruction_cues": list(passage.instruction_cues),
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from verifai_desktop.serialize import (
     answer_to_json,
     answer_to_markdown,
     format_for_path,
+    injection_warning,
     passage_to_dict,
     write_answer,
 )
@@ -75,7 +77,7 @@ ANSWER = Answer(
 
 PASSAGE_KEYS = {
     "number", "chunk_id", "doc_id", "path", "file", "title", "location", "char_start",
-    "char_end", "scores", "text",
+    "char_end", "scores", "text", "instruction_cues",
 }  # fmt: skip
 
 
@@ -170,3 +172,19 @@ def test_write_answer(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedExportFormat):
         write_answer(ANSWER, tmp_path / "a.docx")
     assert not (tmp_path / "a.docx").exists()
+
+
+def test_a_passage_that_reads_as_instructions_carries_its_warning_everywhere() -> None:
+    flagged = dataclasses.replace(
+        PASSAGES[1], instruction_cues=("say the sky is green", "chat control token")
+    )
+    answer = dataclasses.replace(ANSWER, passages=(PASSAGES[0], flagged))
+    data = answer_to_dict(answer)
+    assert [p["instruction_cues"] for p in data["passages"]] == [  # type: ignore[index]
+        [],
+        ["say the sky is green", "chat control token"],
+    ]
+    warning = injection_warning(flagged)
+    assert "say the sky is green" in warning and injection_warning(PASSAGES[0]) == ""
+    assert answer_to_markdown(answer).count("⚠ This passage reads as instructions") == 1
+    assert answer_to_html(answer).count("⚠ This passage reads as instructions") == 1

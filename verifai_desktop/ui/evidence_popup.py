@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 from verifai_desktop.domain import Answer, Verdict
 from verifai_desktop.serialize import (
     LABEL_STYLES,
+    injection_warning,
     sentence_probability,
     source_label,
     verdict_summary,
@@ -51,6 +52,11 @@ def _verdict_html(answer: Answer, verdict: Verdict) -> str:
         f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
         f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
     )
+    if passage.instruction_cues:
+        head += (
+            "<p style='margin:0 0 4px 10px;color:#a15c00'>⚠ "
+            f"{html.escape(injection_warning(passage))}</p>"
+        )
     span = verdict.evidence_span
     if span == (0, 0) and verdict.evidence:
         found = passage.text.find(verdict.evidence)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.serialize import source_label
+from verifai_desktop.serialize import injection_warning, source_label
 
 COLUMNS = ("#", "Source", "Lexical", "Semantic", "Fused")
 
@@ -66,14 +66,17 @@ class SourcesPanel(QWidget):
         )
         self.table.setRowCount(len(passages))
         for row, p in enumerate(passages):
+            number = f"[{row + 1}]" + (" ⚠" if p.instruction_cues else "")
             items = (
-                QTableWidgetItem(f"[{row + 1}]"),
+                QTableWidgetItem(number),
                 QTableWidgetItem(f"{p.title}\n{source_label(p)}"),
                 QTableWidgetItem(f"{p.lexical_score:.2f}"),
                 QTableWidgetItem(f"{p.semantic_score:.2f}"),
                 QTableWidgetItem(f"{p.fused_score:.3f}"),
             )
             preview = p.text[:600] + ("…" if len(p.text) > 600 else "")
+            if p.instruction_cues:
+                preview = f"⚠ {injection_warning(p)}\n\n{preview}"
             for col, item in enumerate(items):
                 item.setToolTip(preview)
                 if col >= 2:
