@@ -5,6 +5,7 @@ Premise granularity and the deciding window are tested in test_check.py (one ver
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -141,6 +142,19 @@ def test_model_card_has_figures_and_production_pointer() -> None:
     for figures in card.figures.values():
         assert all(0.0 <= v <= 1.0 for k, v in figures.items() if k.endswith("f1"))
     assert "SciFact dev macro F1" in card.summary()
+
+
+def test_model_card_matches_the_shipped_files() -> None:
+    """The card vouches for the exact files shipped (sha256) and the calibration they run."""
+    card = json.loads((bundled_dir() / "model_card.json").read_text("utf-8"))
+    config = json.loads((bundled_dir() / "verifier.json").read_text("utf-8"))
+    assert set(card["files"]) >= {config["onnx_file"], "verifier.json", "tokenizer.json"}
+    for name, meta in card["files"].items():
+        data = (bundled_dir() / name).read_bytes()
+        assert (hashlib.sha256(data).hexdigest(), len(data)) == (meta["sha256"], meta["bytes"])
+    assert card["settings"]["temperature"] == pytest.approx(config["temperature"])
+    assert card["settings"]["onnx_bytes"] == (bundled_dir() / config["onnx_file"]).stat().st_size
+    assert card["settings"]["onnx_bytes"] <= 30 * 1024 * 1024
 
 
 def test_get_verifier_by_name_folder_or_models_dir(tmp_path: Path) -> None:
