@@ -30,6 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pool as pl
 import verifier_data as vd
+from fitting import fit_feature_layer, fit_temperature
 
 log = logging.getLogger("calibrate_verifier")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -264,12 +265,11 @@ def calibrate(args: argparse.Namespace, model_dir: Path) -> int:
         load_healthver,
         load_scifact,
     )
-    from verifai_desktop.verify.calibration import expected_calibration_error, fit_temperature
+    from verifai_desktop.verify.calibration import expected_calibration_error
     from verifai_desktop.verify.check import LABEL_ORDER, verify_pairs
     from verifai_desktop.verify.features import (
         FeatureLayer,
         RoutedFeatureLayer,
-        fit_feature_layer,
         short_premise_mask,
     )
     from verifai_desktop.verify.nli import softmax

@@ -2,7 +2,8 @@
 
 Temperature scaling (Guo et al., "On Calibration of Modern Neural Networks", ICML 2017)
 divides the logits by one scalar T fitted by minimising the negative log-likelihood on a
-held-out set (SciFact dev here). It changes confidence, never the argmax.
+held-out set (SciFact dev here; the fitting is ``models/fitting.py``). It changes confidence,
+never the argmax. The runtime keeps only the measure, expected calibration error.
 """
 
 from __future__ import annotations
@@ -13,49 +14,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-
-
-def _nll(logits: NDArray[np.float64], labels: NDArray[np.intp], temperature: float) -> float:
-    z = logits / temperature
-    z = z - z.max(axis=1, keepdims=True)
-    log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    return float(-log_p[np.arange(len(labels)), labels].mean())
-
-
-def fit_temperature(
-    logits: NDArray[np.floating[Any]],
-    labels: Sequence[int],
-    *,
-    low: float = 0.05,
-    high: float = 20.0,
-) -> float:
-    """The temperature minimising NLL of ``softmax(logits / T)``.
-
-    Golden-section search over log T in ``[low, high]`` (NLL is unimodal in T).
-
-    Args:
-        logits: float, shape (n, k).
-        labels: gold class index per row.
-
-    Returns:
-        T > 0 (T > 1 softens over-confident models).
-    """
-    x = np.asarray(logits, dtype=np.float64)
-    y = np.asarray(labels, dtype=np.intp)
-    a, b = np.log(low), np.log(high)
-    g = (np.sqrt(5.0) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = _nll(x, y, float(np.exp(c))), _nll(x, y, float(np.exp(d)))
-    for _ in range(80):
-        if fc < fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = _nll(x, y, float(np.exp(c)))
-        else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = _nll(x, y, float(np.exp(d)))
-    return float(np.exp((a + b) / 2))
 
 
 def expected_calibration_error(

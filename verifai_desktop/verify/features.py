@@ -14,7 +14,8 @@ The layer is a multinomial logistic regression on ``[log P(model), features]``: 
 (3, d), bias (3,), feature mean and scale, stored as JSON in ``verifier.json`` and applied here
 in numpy. It is fitted on SciFact *train* claims the scoring model never trained on (a held-out
 share, or every train claim by K-fold cross-fitting: Wolpert 1992 stacking) and chosen on
-SciFact dev and HealthVer dev (``models/train_verifier.py --calibrate [--oof]``).
+SciFact dev and HealthVer dev (``models/calibrate_verifier.py``; fitting in
+``models/fitting.py``).
 
 A :class:`RoutedFeatureLayer` holds two such layers, one for short premises (sentence windows,
 evidence sentences) and one for whole passages, chosen per pair by the premise's word count:
@@ -275,39 +276,3 @@ def feature_layer_from_dict(data: Mapping[str, Any]) -> FeatureLayer | RoutedFea
             max_short_words=int(data["max_short_words"]),
         )
     raise ValueError(f"unknown feature layer kind {kind!r} (expected 'logistic' or 'routed')")
-
-
-def fit_feature_layer(
-    probs: NDArray[np.float32],
-    pairs: Sequence[tuple[str, str]],
-    labels: Sequence[int],
-    *,
-    c: float = 1.0,
-    balanced: bool = True,
-) -> FeatureLayer:
-    """Fit the layer (scikit-learn multinomial logistic regression, L2 penalty ``1/c``).
-
-    Args:
-        probs: model probabilities on held-out pairs, shape (n, 3).
-        pairs: those pairs.
-        labels: gold class index per pair (0 SUPPORT, 1 CONTRADICT, 2 NO_EVIDENCE); all three
-            classes must occur.
-        c: inverse regularisation strength.
-        balanced: weight classes by inverse frequency.
-    """
-    from sklearn.linear_model import LogisticRegression
-
-    x = feature_matrix(probs, pairs)
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-6] = 1.0
-    clf = LogisticRegression(C=c, max_iter=2000, class_weight="balanced" if balanced else None)
-    clf.fit((x - mean) / scale, np.asarray(labels))
-    if list(clf.classes_) != [0, 1, 2]:
-        raise ValueError(f"feature layer needs all three classes, got {list(clf.classes_)}")
-    return FeatureLayer(
-        weights=tuple(tuple(float(v) for v in row) for row in clf.coef_),
-        bias=tuple(float(v) for v in clf.intercept_),
-        mean=tuple(float(v) for v in mean),
-        scale=tuple(float(v) for v in scale),
-    )
