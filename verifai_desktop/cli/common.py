@@ -30,6 +30,21 @@ def error_hint(exc: VerifaiError) -> str:
     return ""
 
 
+def positive_int(text: str) -> int:
+    """An argparse ``type``: a whole number of 1 or more (else a usage error, exit 2).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not an integer or is below 1.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1; give 1 or more")
+    return value
+
+
 def add_collection_arg(parser: argparse.ArgumentParser) -> None:
     """Add ``--collection NAME`` (default ``default``)."""
     parser.add_argument(
