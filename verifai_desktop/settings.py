@@ -18,6 +18,7 @@ import platformdirs
 import tomli_w
 
 from verifai_desktop.errors import SettingsError
+from verifai_desktop.private import make_private_dir, write_private_text
 
 APP_NAME = "verifai-desktop"
 HOME_ENV = "VERIFAI_HOME"
@@ -238,10 +239,15 @@ def check_verify(verify: VerifySettings) -> None:
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
-    """Write settings as TOML atomically (temp file, then rename). Returns the path written."""
+    """Write settings as TOML atomically (temp file, then rename), user-only (mode 0600).
+
+    Returns:
+        The path written.
+
+    Raises:
+        OSError: the file or its folder cannot be written.
+    """
     path = path or settings_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(dataclasses.asdict(settings)), encoding="utf-8")
-    os.replace(tmp, path)
+    make_private_dir(path.parent)
+    write_private_text(path, tomli_w.dumps(dataclasses.asdict(settings)))
     return path

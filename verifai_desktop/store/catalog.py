@@ -31,6 +31,7 @@ from verifai_desktop.domain import (
     LocationKind,
 )
 from verifai_desktop.errors import IndexCorrupt
+from verifai_desktop.private import create_private_file
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +205,7 @@ class Catalog:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
+            create_private_file(path)  # SQLite gives its -wal and -shm files the same mode
             self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")

@@ -29,7 +29,6 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO
 
 import tomli_w
 
@@ -50,8 +49,10 @@ from verifai_desktop.index.embedder import (
 )
 from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.vector import VectorIndex
-from verifai_desktop.settings import Settings, collections_dir
+from verifai_desktop.private import make_private_dir, tighten, write_private_text
+from verifai_desktop.settings import Settings, collections_dir, data_root
 from verifai_desktop.store.catalog import Catalog, CommitItem, DocumentRecord
+from verifai_desktop.store.lock import FileLock
 from verifai_desktop.store.writer import (
     IngestReport,
     ProgressFn,
@@ -87,53 +88,6 @@ def validate_name(name: str) -> str:
     return name
 
 
-class _FileLock:
-    """An exclusive advisory lock on a file; released by the OS when the process dies."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fh: IO[bytes] | None = None
-
-    @property
-    def held(self) -> bool:
-        return self._fh is not None
-
-    def try_acquire(self) -> bool:
-        if self._fh is not None:
-            return True
-        fh = open(self.path, "a+b")  # noqa: SIM115 - kept open while the lock is held
-        try:
-            if os.name == "nt":  # pragma: no cover - Windows
-                import msvcrt
-
-                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
-            else:
-                import fcntl
-
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            return False
-        self._fh = fh
-        return True
-
-    def release(self) -> None:
-        if self._fh is None:
-            return
-        try:
-            if os.name == "nt":  # pragma: no cover - Windows
-                import msvcrt
-
-                msvcrt.locking(self._fh.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined,unused-ignore]
-            else:
-                import fcntl
-
-                fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
-        finally:
-            self._fh.close()
-            self._fh = None
-
-
 def _write_config(path: Path, embedder: str) -> None:
     """Create the folder and its ``collection.toml`` (atomically: temp file, then rename).
 
@@ -141,16 +95,20 @@ def _write_config(path: Path, embedder: str) -> None:
         ModelNotFound: the embedder is not on this machine; nothing is created.
     """
     check_embedder(embedder)
-    path.mkdir(parents=True, exist_ok=True)
+    _private_parents()
+    make_private_dir(path)
     config = {
         "embedder": canonical_name(embedder),
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "format": 1,
     }
-    target = path / CONFIG_FILE
-    tmp = target.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(config), encoding="utf-8")
-    os.replace(tmp, target)
+    write_private_text(path / CONFIG_FILE, tomli_w.dumps(config))
+
+
+def _private_parents() -> None:
+    """Make the data root and the collections folder user-only (created if missing)."""
+    make_private_dir(data_root())
+    make_private_dir(collections_dir())
 
 
 def _metadata_path(folder: Path, key: str) -> Path:
@@ -184,7 +142,7 @@ class Collection:
         self.catalog = Catalog(path / "catalog.sqlite")
         self.lexical = LexicalIndex(path / "lexical", path / "lexical.json")
         self.vectors = VectorIndex(path / "vectors.usearch", path / "vectors.json")
-        self._lock = _FileLock(path / "write.lock")
+        self._lock = FileLock(path / "write.lock")
         self._pending_generation: int | None = None
         self._seen_generation = -1
         self._closed = False
@@ -287,6 +245,8 @@ class Collection:
         collection = cls(name, path, embedder_name)
         collection.reconcile()
         collection._seen_generation = collection.catalog.generation()
+        _private_parents()
+        tighten(path)  # collections made before files were kept private, or by another tool
         return collection
 
     def __enter__(self) -> Collection:
@@ -349,9 +309,7 @@ class Collection:
         """
         path = _metadata_path(self.path, key)
         self.acquire_write_lock()
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(dict(data), indent=2), encoding="utf-8")
-        os.replace(tmp, path)
+        write_private_text(path, json.dumps(dict(data), indent=2))
 
     # -- ingesting -----------------------------------------------------------------------
     def add_paths(
@@ -504,6 +462,7 @@ class Collection:
         self.lexical.commit(gen)
         self.vectors.save(gen)
         self._pending_generation = None
+        tighten(self.path)  # new Tantivy segments and SQLite -wal/-shm files
 
     def refresh(self) -> None:
         """Pick up changes another process committed since this collection was opened.
@@ -557,7 +516,7 @@ def delete_collection(name: str) -> None:
         CollectionBusy: it is being written.
     """
     path = _locked_path(name)
-    lock = _FileLock(path / "write.lock")
+    lock = FileLock(path / "write.lock")
     if not lock.try_acquire():
         raise CollectionBusy(name)
     try:
@@ -580,7 +539,7 @@ def rename_collection(old: str, new: str) -> None:
     target = collections_dir() / new
     if target.exists():
         raise CollectionExists(new)
-    lock = _FileLock(path / "write.lock")
+    lock = FileLock(path / "write.lock")
     if not lock.try_acquire():
         raise CollectionBusy(old)
     try:
