@@ -207,6 +207,8 @@ class Catalog:
         try:
             create_private_file(path)  # SQLite gives its -wal and -shm files the same mode
             self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            # Removed documents leave no text in free pages, whatever the build's default.
+            self._db.execute("PRAGMA secure_delete=ON")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")

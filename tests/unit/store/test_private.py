@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from verifai_desktop.logs import setup_logging
 from verifai_desktop.settings import Settings, collections_dir, data_root, save_settings
+from verifai_desktop.store import catalog as catalog_mod
 from verifai_desktop.store.collection import Collection
 
 
@@ -91,3 +94,32 @@ def test_an_existing_world_readable_collection_is_tightened_when_opened(
         assert len(col.documents()) == 2
     assert _not_private(collections_dir()) == {}
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
+
+
+def _connect_like_a_build_without_secure_delete(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+    db = _REAL_CONNECT(*args, **kwargs)
+    db.execute("PRAGMA secure_delete = OFF")  # the SQLite default unless built otherwise
+    return db
+
+
+_REAL_CONNECT = sqlite3.connect
+
+
+def test_removed_document_text_is_gone_from_the_catalog_file(
+    tmp_path: Path, fake_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Debian builds SQLite with secure_delete on; other builds (and python.org's) do not.
+    monkeypatch.setattr(catalog_mod.sqlite3, "connect", _connect_like_a_build_without_secure_delete)
+    folder = _docs(tmp_path)
+    with Collection.open("wipe", create=True, settings=fake_settings) as col:
+        col.add_paths([folder])
+        catalog = col.path / "catalog.sqlite"
+        assert col.remove(folder / "secret.txt")
+        db = _REAL_CONNECT(catalog)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+    raw = catalog.read_bytes() + b"".join(
+        p.read_bytes() for p in catalog.parent.glob("catalog.sqlite-*")
+    )
+    assert b"PELICAN-7734" not in raw
+    assert b"Aspirin lowers" in raw
