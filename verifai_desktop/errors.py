@@ -98,12 +98,21 @@ class MissingPath(VerifaiError):
 
 
 class IndexCorrupt(VerifaiError):
-    """A collection's catalog or index cannot be opened."""
+    """A collection's catalog or index is damaged (unreadable, empty, failed its check).
 
-    def __init__(self, path: Path | str, reason: str) -> None:
+    Attributes:
+        path: the damaged file.
+        collection: the collection's name when known (for the command line's repair advice).
+    """
+
+    def __init__(self, path: Path | str, reason: str, *, collection: str | None = None) -> None:
         self.path = Path(path)
+        self.reason = reason
+        self.collection = collection
+        what = f"collection {collection!r}" if collection else "the collection"
         super().__init__(
-            f"the index at {self.path} is damaged ({reason}); re-ingest the collection"
+            f"{self.path} is damaged ({reason}); repair {what} to rebuild it from its source "
+            "files, or delete it and add the files again"
         )
 
 

@@ -11,6 +11,7 @@ from verifai_desktop.errors import (
     BeirCollectionMismatch,
     CollectionNotFound,
     EmbedderMismatch,
+    IndexCorrupt,
     VerifaiError,
 )
 
@@ -25,6 +26,8 @@ def error_hint(exc: VerifaiError) -> str:
     """
     if isinstance(exc, CollectionNotFound):
         return f" (`verifai ingest PATH --collection {exc.name}`)"
+    if isinstance(exc, IndexCorrupt) and exc.collection:
+        return f" (`verifai repair --collection {exc.collection}`)"
     if isinstance(exc, EmbedderMismatch | BeirCollectionMismatch):
         return " (--collection NAME)"
     return ""

@@ -16,10 +16,11 @@ from verifai_desktop.cli.common import (
     PASSWORD_HINT,
     add_collection_arg,
     add_json_arg,
+    error_hint,
     print_json,
 )
 from verifai_desktop.domain import DocStatus, Progress
-from verifai_desktop.errors import MissingPath, VerifaiError
+from verifai_desktop.errors import IndexCorrupt, MissingPath, VerifaiError
 from verifai_desktop.names import printable
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.catalog import DocumentRecord
@@ -52,6 +53,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("status", help="list every document of a collection with its status")
     add_collection_arg(p)
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="also run the full integrity check of the catalog (reads all of it)",
+    )
     add_json_arg(p)
     p.set_defaults(func=run_status)
 
@@ -221,6 +227,8 @@ def _record_json(r: DocumentRecord) -> dict[str, Any]:
 def run_status(args: argparse.Namespace) -> int:
     """Handler of ``verifai status``."""
     with Collection.open(args.collection) as collection:
+        if args.check:
+            collection.check()
         records = collection.documents()
         consistent = collection.is_consistent()
         embedder = collection.embedder_name
@@ -265,20 +273,31 @@ def run_remove(args: argparse.Namespace) -> int:
 
 def run_collections(args: argparse.Namespace) -> int:
     """Handler of ``verifai collections``."""
-    rows = []
+    rows: list[dict[str, object]] = []
+    damaged: dict[str, IndexCorrupt] = {}
     for name in list_collections():
-        with Collection.open(name) as collection:
-            rows.append(
-                {
-                    "name": name,
-                    "documents": len(collection.documents()),
-                    "chunks": collection.catalog.num_chunks(),
-                    "embedder": collection.embedder_name,
-                }
-            )
+        try:
+            with Collection.open(name) as collection:
+                rows.append(
+                    {
+                        "name": name,
+                        "documents": len(collection.documents()),
+                        "chunks": collection.catalog.num_chunks(),
+                        "embedder": collection.embedder_name,
+                    }
+                )
+        except IndexCorrupt as exc:  # one damaged collection does not hide the others
+            damaged[name] = exc
+            rows.append({"name": name, "damaged": str(exc)})
     if args.json:
         print_json(rows)
     else:
         for row in rows:
-            print(f"{row['name']:<24} {row['documents']:>6} documents {row['chunks']:>8} chunks")
+            if "damaged" in row:
+                err = damaged[str(row["name"])]
+                print(f"{row['name']:<24} damaged: {err}{error_hint(err)}")
+            else:
+                print(
+                    f"{row['name']:<24} {row['documents']:>6} documents {row['chunks']:>8} chunks"
+                )
     return 0

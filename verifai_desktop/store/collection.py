@@ -75,6 +75,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 _METADATA_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _RESERVED_KEYS = frozenset({"lexical", "vectors"})  # the index sidecars
 CONFIG_FILE = "collection.toml"
+CATALOG_FILE = "catalog.sqlite"
 
 
 def validate_name(name: str) -> str:
@@ -135,11 +136,11 @@ class Collection:
         catalog: the SQLite catalog.
     """
 
-    def __init__(self, name: str, path: Path, embedder_name: str) -> None:
+    def __init__(self, name: str, path: Path, embedder_name: str, *, new: bool = False) -> None:
         self.name = name
         self.path = path
         self.embedder_name = embedder_name
-        self.catalog = Catalog(path / "catalog.sqlite")
+        self.catalog = Catalog(path / CATALOG_FILE, create=new)
         self.lexical = LexicalIndex(path / "lexical", path / "lexical.json")
         self.vectors = VectorIndex(path / "vectors.usearch", path / "vectors.json")
         self._lock = FileLock(path / "write.lock")
@@ -173,7 +174,8 @@ class Collection:
             InvalidCollectionName: bad name.
             CollectionNotFound: it does not exist and ``create`` is False.
             EmbedderMismatch: ``embedder`` differs from the one the collection was built with.
-            IndexCorrupt: its configuration or catalog cannot be read.
+            IndexCorrupt: its configuration or catalog cannot be read, its catalog is missing or
+                empty (0 bytes), or fails SQLite's quick check.
             ModelNotFound: a new collection's embedder is not on this machine (nothing is
                 created).
         """
@@ -226,23 +228,30 @@ class Collection:
         existed = path.exists()
         try:
             _write_config(path, embedder)
-            return cls._open_folder(name, path, asked)
+            return cls._open_folder(name, path, asked, new=True)
         except BaseException:
             if not existed:
                 shutil.rmtree(path, ignore_errors=True)
             raise
 
     @classmethod
-    def _open_folder(cls, name: str, path: Path, embedder: str | None) -> Collection:
+    def _open_folder(
+        cls, name: str, path: Path, embedder: str | None, *, new: bool = False
+    ) -> Collection:
         config_path = path / CONFIG_FILE
         try:
             config_data = tomllib.loads(config_path.read_text(encoding="utf-8"))
             embedder_name = str(config_data["embedder"])
         except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
-            raise IndexCorrupt(config_path, f"collection.toml unreadable: {exc}") from exc
+            raise IndexCorrupt(
+                config_path, f"collection.toml unreadable: {exc}", collection=name
+            ) from exc
         if embedder is not None and canonical_name(embedder) != embedder_name:
             raise EmbedderMismatch(name, embedder_name, embedder)
-        collection = cls(name, path, embedder_name)
+        try:
+            collection = cls(name, path, embedder_name, new=new)
+        except IndexCorrupt as exc:
+            raise IndexCorrupt(exc.path, exc.reason, collection=name) from exc
         collection.reconcile()
         collection._seen_generation = collection.catalog.generation()
         _private_parents()
@@ -281,6 +290,17 @@ class Collection:
     def documents(self) -> list[DocumentRecord]:
         """Every document in the catalog with its status and reason, ordered by source."""
         return self.catalog.documents()
+
+    def check(self) -> None:
+        """Run the full integrity check of the catalog (reads every page; seconds on big ones).
+
+        Raises:
+            IndexCorrupt: the catalog is damaged.
+        """
+        try:
+            self.catalog.check()
+        except IndexCorrupt as exc:
+            raise IndexCorrupt(exc.path, exc.reason, collection=self.name) from exc
 
     def generation(self) -> int:
         """The catalog generation."""
