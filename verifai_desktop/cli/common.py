@@ -15,9 +15,6 @@ from verifai_desktop.errors import (
     VerifaiError,
 )
 
-PASSWORD_HINT = "--pdf-password PW"
-"""How a password is given on the command line (core messages only say "supply its password")."""
-
 
 def error_hint(exc: VerifaiError) -> str:
     """The command-line way to do what ``exc``'s message advises, as `` (...)``, or ``""``.

@@ -13,11 +13,17 @@ from types import FrameType
 from typing import Any
 
 from verifai_desktop.cli.common import (
-    PASSWORD_HINT,
     add_collection_arg,
     add_json_arg,
     error_hint,
     print_json,
+)
+from verifai_desktop.cli.passwords import (
+    PASSWORD_HINT,
+    add_password_args,
+    can_prompt,
+    password_from_args,
+    prompt_password,
 )
 from verifai_desktop.domain import DocStatus, Progress
 from verifai_desktop.errors import IndexCorrupt, MissingPath, VerifaiError
@@ -39,7 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
     add_collection_arg(p)
     add_json_arg(p)
-    p.add_argument("--pdf-password", metavar="PW", help="password for encrypted PDFs")
+    add_password_args(p)
     p.add_argument(
         "--timeout", type=float, default=60.0, metavar="S", help="parse time limit per file (s)"
     )
@@ -172,6 +178,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         if missing:
             raise MissingPath(path)
     settings = load_settings()
+    password = password_from_args(args)
     # ``--embedder`` builds a new collection with that model; an existing one must match it.
     with (
         Collection.open(
@@ -182,12 +189,30 @@ def run_ingest(args: argparse.Namespace) -> int:
     ):
         report = collection.add_paths(
             args.paths,
-            default_password=args.pdf_password,
+            default_password=password,
             progress=progress,
             cancel=cancel,
             timeout_s=args.timeout,
             follow_external_links=settings.ingest.follow_external_links,
         )
+        encrypted = [
+            Path(o.source) for o in report.outcomes if o.stored_status is DocStatus.ENCRYPTED
+        ]
+        shown = False
+        if encrypted and password is None and can_prompt(args):
+            _print_report(report)
+            shown = True
+            password = prompt_password(len(encrypted))
+            if password is not None:  # a second run over the encrypted files only
+                shown = False
+                report = collection.add_paths(
+                    encrypted,
+                    default_password=password,
+                    progress=progress,
+                    cancel=cancel,
+                    timeout_s=args.timeout,
+                    follow_external_links=settings.ingest.follow_external_links,
+                )
     if args.json:
         print_json(
             {
@@ -205,7 +230,7 @@ def run_ingest(args: argparse.Namespace) -> int:
                 },
             }
         )
-    else:
+    elif not shown:
         _print_report(report)
     return 0
 
