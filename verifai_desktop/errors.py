@@ -116,6 +116,17 @@ class IndexCorrupt(VerifaiError):
         )
 
 
+class RepairImpossible(VerifaiError):
+    """A damaged collection cannot be rebuilt: its catalog names no source file still there."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        super().__init__(
+            f"cannot rebuild collection {name!r}: {reason}; delete it and add its files again, "
+            "or name the files to rebuild it from"
+        )
+
+
 class ModelNotFound(VerifaiError):
     """A model named in settings or on the command line is not on this machine."""
 

@@ -81,7 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 @contextmanager
-def _cancel_on_sigint() -> Iterator[threading.Event]:
+def cancel_on_sigint() -> Iterator[threading.Event]:
     """Turn Ctrl-C into a cancel request, so the file in progress is finished cleanly."""
     cancel = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
@@ -109,7 +109,7 @@ class _PlainProgress:
 
 
 @contextmanager
-def _progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | None]:
+def progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | None]:
     if quiet:
         yield None
         return
@@ -139,7 +139,7 @@ def _progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | Non
         yield report
 
 
-def _outcome_json(o: FileOutcome) -> dict[str, Any]:
+def outcome_json(o: FileOutcome) -> dict[str, Any]:
     return {
         "source": o.source,
         "status": o.status.value,
@@ -150,7 +150,7 @@ def _outcome_json(o: FileOutcome) -> dict[str, Any]:
     }
 
 
-def _print_report(report: IngestReport) -> None:
+def print_report(report: IngestReport) -> None:
     for o in report.outcomes:
         status = o.status.value
         if o.status is Outcome.SKIPPED and o.stored_status is not None:
@@ -184,8 +184,8 @@ def run_ingest(args: argparse.Namespace) -> int:
         Collection.open(
             args.collection, create=True, settings=settings, embedder=args.embedder
         ) as collection,
-        _cancel_on_sigint() as cancel,
-        _progress_reporter(False) as progress,
+        cancel_on_sigint() as cancel,
+        progress_reporter(False) as progress,
     ):
         report = collection.add_paths(
             args.paths,
@@ -200,7 +200,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         ]
         shown = False
         if encrypted and password is None and can_prompt(args):
-            _print_report(report)
+            print_report(report)
             shown = True
             password = prompt_password(len(encrypted))
             if password is not None:  # a second run over the encrypted files only
@@ -217,7 +217,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         print_json(
             {
                 "collection": args.collection,
-                "files": [_outcome_json(o) for o in report.outcomes],
+                "files": [outcome_json(o) for o in report.outcomes],
                 "counts": dict(report.counts),
                 "chunks_indexed": report.chunks_indexed,
                 "elapsed_ms": round(report.elapsed_ms, 1),
@@ -231,7 +231,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             }
         )
     elif not shown:
-        _print_report(report)
+        print_report(report)
     return 0
 
 

@@ -64,6 +64,7 @@ __all__ = [
     "Collection",
     "collection_metadata",
     "delete_collection",
+    "existing_path",
     "list_collections",
     "rename_collection",
     "validate_name",
@@ -221,6 +222,15 @@ class Collection:
         return cls._create_folder(
             name, path, embedder or (settings or Settings()).models.embedder, None
         )
+
+    @classmethod
+    def create_at(cls, name: str, path: Path, embedder: str) -> Collection:
+        """Create an empty collection in ``path`` (any folder, e.g. a repair's staging folder).
+
+        Raises:
+            ModelNotFound: the embedder is not on this machine (nothing is created).
+        """
+        return cls._create_folder(name, path, embedder, None)
 
     @classmethod
     def _create_folder(cls, name: str, path: Path, embedder: str, asked: str | None) -> Collection:
@@ -506,7 +516,11 @@ def list_collections() -> list[str]:
     root = collections_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if (p / CONFIG_FILE).is_file())
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if (p / CONFIG_FILE).is_file() and not p.name.startswith(".")  # repair staging
+    )
 
 
 def collection_metadata(name: str, key: str) -> dict[str, object]:
@@ -520,7 +534,13 @@ def collection_metadata(name: str, key: str) -> dict[str, object]:
     return _read_json_object(_metadata_path(collections_dir() / name, key))
 
 
-def _locked_path(name: str) -> Path:
+def existing_path(name: str) -> Path:
+    """The folder of an existing collection.
+
+    Raises:
+        InvalidCollectionName: bad name.
+        CollectionNotFound: no such collection.
+    """
     validate_name(name)
     path = collections_dir() / name
     if not (path / CONFIG_FILE).is_file():
@@ -535,7 +555,7 @@ def delete_collection(name: str) -> None:
         CollectionNotFound: no such collection.
         CollectionBusy: it is being written.
     """
-    path = _locked_path(name)
+    path = existing_path(name)
     lock = FileLock(path / "write.lock")
     if not lock.try_acquire():
         raise CollectionBusy(name)
@@ -554,7 +574,7 @@ def rename_collection(old: str, new: str) -> None:
         CollectionExists: a collection (or folder) named ``new`` exists.
         CollectionBusy: it is being written.
     """
-    path = _locked_path(old)
+    path = existing_path(old)
     validate_name(new)
     target = collections_dir() / new
     if target.exists():
