@@ -182,11 +182,15 @@ class InvalidCollectionName(VerifaiError):
 class CollectionBusy(VerifaiError):
     """Another process is writing the collection (holds its write lock)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, rebuilding: bool = False) -> None:
         self.name = name
+        self.rebuilding = rebuilding
         super().__init__(
-            f"collection {name!r} is being written by another process (an ingest is running); "
-            "wait for it to finish and try again"
+            f"the indexes of collection {name!r} are being rebuilt by another process after "
+            "an interrupted run; try again in a moment"
+            if rebuilding
+            else f"collection {name!r} is being written by another process (an ingest is "
+            "running); wait for it to finish and try again"
         )
 
 

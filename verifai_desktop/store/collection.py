@@ -77,6 +77,7 @@ _METADATA_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _RESERVED_KEYS = frozenset({"lexical", "vectors"})  # the index sidecars
 CONFIG_FILE = "collection.toml"
 CATALOG_FILE = "catalog.sqlite"
+REBUILD_WAIT_S = 60.0  # an ingest waits this long for a reader's index rebuild (seconds)
 
 
 def validate_name(name: str) -> str:
@@ -390,11 +391,15 @@ class Collection:
     def acquire_write_lock(self) -> None:
         """Become the collection's single writer.
 
+        Waits up to :data:`REBUILD_WAIT_S` while a reader rebuilds the indexes.
+
         Raises:
-            CollectionBusy: another process holds the lock.
+            CollectionBusy: another process holds the lock (saying whether it is an ingest or
+                a rebuild still running after the wait).
         """
-        if not self._lock.try_acquire():
-            raise CollectionBusy(self.name)
+        holder = self._lock.acquire_after_rebuild(REBUILD_WAIT_S)
+        if holder is not None:
+            raise CollectionBusy(self.name, rebuilding=holder == "rebuild")
 
     def reconcile(self) -> bool:
         """Rebuild every index whose generation differs from the catalog's.
@@ -409,7 +414,7 @@ class Collection:
             self.lexical.reload()
             return False
         had_lock = self._lock.held
-        if not self._lock.try_acquire():
+        if not self._lock.try_acquire(purpose="rebuild"):
             log.info(
                 "collection %s: indexes behind the catalog; another process is writing", self.name
             )
