@@ -98,12 +98,32 @@ class MissingPath(VerifaiError):
 
 
 class IndexCorrupt(VerifaiError):
-    """A collection's catalog or index cannot be opened."""
+    """A collection's catalog or index is damaged (unreadable, empty, failed its check).
 
-    def __init__(self, path: Path | str, reason: str) -> None:
+    Attributes:
+        path: the damaged file.
+        collection: the collection's name when known (for the command line's repair advice).
+    """
+
+    def __init__(self, path: Path | str, reason: str, *, collection: str | None = None) -> None:
         self.path = Path(path)
+        self.reason = reason
+        self.collection = collection
+        what = f"collection {collection!r}" if collection else "the collection"
         super().__init__(
-            f"the index at {self.path} is damaged ({reason}); re-ingest the collection"
+            f"{self.path} is damaged ({reason}); repair {what} to rebuild it from its source "
+            "files, or delete it and add the files again"
+        )
+
+
+class RepairImpossible(VerifaiError):
+    """A damaged collection cannot be rebuilt: its catalog names no source file still there."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        super().__init__(
+            f"cannot rebuild collection {name!r}: {reason}; delete it and add its files again, "
+            "or name the files to rebuild it from"
         )
 
 
@@ -162,11 +182,15 @@ class InvalidCollectionName(VerifaiError):
 class CollectionBusy(VerifaiError):
     """Another process is writing the collection (holds its write lock)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, rebuilding: bool = False) -> None:
         self.name = name
+        self.rebuilding = rebuilding
         super().__init__(
-            f"collection {name!r} is being written by another process (an ingest is running); "
-            "wait for it to finish and try again"
+            f"the indexes of collection {name!r} are being rebuilt by another process after "
+            "an interrupted run; try again in a moment"
+            if rebuilding
+            else f"collection {name!r} is being written by another process (an ingest is "
+            "running); wait for it to finish and try again"
         )
 
 

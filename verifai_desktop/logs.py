@@ -5,11 +5,14 @@ from __future__ import annotations
 import logging
 import os
 
+from verifai_desktop.private import create_private_file, make_private_dir
 from verifai_desktop.settings import data_root
 
 
 def setup_logging(verbose: bool = False, *, to_file: bool = True) -> None:
     """Log warnings (debug with ``verbose``) to stderr and INFO and up to ``<root>/verifai.log``.
+
+    The log file and the data root are user-only (0600 / 0700).
 
     ``$VERIFAI_LOG_LEVEL`` overrides the console level.
     """
@@ -24,9 +27,9 @@ def setup_logging(verbose: bool = False, *, to_file: bool = True) -> None:
     root.addHandler(console)
     if to_file:
         try:
-            log_dir = data_root()
-            log_dir.mkdir(parents=True, exist_ok=True)
-            fh = logging.FileHandler(log_dir / "verifai.log", encoding="utf-8")
+            log_path = make_private_dir(data_root()) / "verifai.log"
+            create_private_file(log_path)  # questions and file names end up in the log
+            fh = logging.FileHandler(log_path, encoding="utf-8")
         except OSError:
             return
         fh.setLevel(logging.INFO)

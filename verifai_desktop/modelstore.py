@@ -29,6 +29,7 @@ from typing import Literal
 from verifai_desktop import settings as settings_mod
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import ModelLoadError, ModelNotFound, OfflineError, SettingsError
+from verifai_desktop.private import make_private_dir, write_private_text
 from verifai_desktop.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -167,10 +168,8 @@ def _remember_hash(path: Path, sha256: str) -> None:
     cache[str(path.resolve())] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}
     cache_path = _hash_cache_path()
     try:
-        cache_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(cache, indent=1), encoding="utf-8")
-        os.replace(tmp, cache_path)
+        make_private_dir(cache_path.parent)
+        write_private_text(cache_path, json.dumps(cache, indent=1))
     except OSError as exc:  # a read-only data dir only costs a re-hash next time
         log.warning("cannot write %s: %s", cache_path, exc)
 
@@ -238,7 +237,7 @@ def assemble_file(
     Raises:
         ModelLoadError: the assembled bytes have another sha256 (a damaged part).
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(target.parent)
     total = sum(p.stat().st_size for p in parts)
     digest = hashlib.sha256()
     done = 0
@@ -509,7 +508,7 @@ def pull(name: str, *, progress: Callable[[Progress], None] | None = None) -> Pa
     from huggingface_hub import errors as hf_errors
 
     target = _local_path(entry)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(target.parent)
     staging = Path(
         tempfile.mkdtemp(prefix=f".pull-{entry.name.replace('/', '--')}-", dir=target.parent)
     )

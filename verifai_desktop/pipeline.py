@@ -20,13 +20,13 @@ from typing import Protocol
 
 from verifai_desktop import modelstore
 from verifai_desktop.domain import Answer, AnswerSentence, Claim, Passage, Progress
-from verifai_desktop.errors import Cancelled, ModelNotFound
+from verifai_desktop.errors import Cancelled, ModelNotFound, SettingsError
 from verifai_desktop.generate import Generator, make_generator
 from verifai_desktop.generate.grammar import citation_grammar
 from verifai_desktop.generate.prompt import AnswerPrompt, build_answer_prompt
 from verifai_desktop.modelstore import Role
 from verifai_desktop.retrieve import Retriever
-from verifai_desktop.settings import Settings
+from verifai_desktop.settings import Settings, check_retrieval, check_verify
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.verify.check import Verifier, verify_claims
 from verifai_desktop.verify.claims import Splitter, split_answer
@@ -219,6 +219,7 @@ class AskSession:
 
         Raises:
             ModelNotFound, ModelLoadError: a model is missing or damaged.
+            SettingsError: ``k`` is below 1 or a setting is out of range.
             GenerationError: the generator failed.
             Cancelled: ``cancel`` was set.
         """
@@ -254,7 +255,11 @@ class AskSession:
         cancel: threading.Event | None,
     ) -> AskResult:
         settings = self.settings
-        k = k or settings.retrieval.k
+        check_retrieval(settings.retrieval)
+        check_verify(settings.verify)
+        k = settings.retrieval.k if k is None else k
+        if k <= 0:
+            raise SettingsError("k", f"{k!r}; ask for 1 or more passages")
         timings: dict[str, float] = {}
         t_start = time.perf_counter()
 

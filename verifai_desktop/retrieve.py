@@ -25,10 +25,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.domain import ChunkId, DocId, Passage
-from verifai_desktop.errors import SettingsError
 from verifai_desktop.index.embedder import Embedder
 from verifai_desktop.ingest.injection import instruction_cues
-from verifai_desktop.settings import SEARCH_MODES, RetrievalSettings, SearchMode
+from verifai_desktop.settings import RetrievalSettings, SearchMode, check_retrieval
 from verifai_desktop.store.collection import Collection
 
 log = logging.getLogger(__name__)
@@ -220,7 +219,7 @@ class Retriever:
         embedder: the query embedder; defaults to the collection's own.
 
     Raises:
-        SettingsError: ``settings.mode`` is not a search mode.
+        SettingsError: a setting is out of range (see :func:`check_retrieval`).
     """
 
     def __init__(
@@ -230,10 +229,7 @@ class Retriever:
         *,
         embedder: Embedder | None = None,
     ) -> None:
-        if settings.mode not in SEARCH_MODES:
-            raise SettingsError(
-                "retrieval.mode", f"{settings.mode!r}; use one of {', '.join(SEARCH_MODES)}"
-            )
+        check_retrieval(settings)
         self.collection = collection
         self.settings = settings
         self._embedder = embedder
@@ -250,7 +246,7 @@ class Retriever:
         every mode and weight through one loaded model.
 
         Raises:
-            SettingsError: ``settings.mode`` is not a search mode.
+            SettingsError: a setting is out of range (see :func:`check_retrieval`).
         """
         other = Retriever(self.collection, settings, embedder=self._embedder)
         other._loaded = self._loaded

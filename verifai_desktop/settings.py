@@ -7,6 +7,7 @@ when set. Under it: ``settings.toml``, ``collections/<name>/`` and ``models/``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import platformdirs
 import tomli_w
 
 from verifai_desktop.errors import SettingsError
+from verifai_desktop.private import make_private_dir, write_private_text
 
 APP_NAME = "verifai-desktop"
 HOME_ENV = "VERIFAI_HOME"
@@ -24,6 +26,7 @@ HOME_ENV = "VERIFAI_HOME"
 SearchMode = Literal["hybrid", "rrf", "lexical", "semantic"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "rrf", "lexical", "semantic")
 PremiseGranularity = Literal["passage", "sentences"]
+PREMISES: tuple[PremiseGranularity, ...] = ("passage", "sentences")
 
 
 def data_root() -> Path:
@@ -181,16 +184,70 @@ def load_settings(path: Path | None = None) -> Settings:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(str(path), f"not valid TOML ({exc}); fix or delete the file") from exc
     settings = _from_table(Settings, data, "settings")
-    if settings.retrieval.mode not in SEARCH_MODES:
-        raise SettingsError("retrieval.mode", f"must be one of {', '.join(SEARCH_MODES)}")
+    check_retrieval(settings.retrieval)
+    check_verify(settings.verify)
     return settings
 
 
+def _bad(key: str, value: object, allowed: str) -> SettingsError:
+    return SettingsError(key, f"{value!r}; {allowed}")
+
+
+def _check_unit(key: str, value: float, low: float = 0.0) -> None:
+    if not (math.isfinite(value) and low <= value <= 1.0):
+        raise _bad(key, value, f"use a number from {low:g} to 1")
+
+
+def check_retrieval(retrieval: RetrievalSettings) -> None:
+    """Check retrieval settings before they are used.
+
+    Raises:
+        SettingsError: names the key, the value and what is allowed: ``k``, ``rrf_k`` and
+            ``candidates`` must be positive integers, ``mode`` a search mode, the weights
+            finite numbers from 0 to 1 that are not both 0.
+    """
+    r = retrieval
+    if r.mode not in SEARCH_MODES:
+        raise _bad("retrieval.mode", r.mode, f"use one of {', '.join(SEARCH_MODES)}")
+    for key in ("k", "rrf_k", "candidates"):
+        value = getattr(r, key)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise _bad(f"retrieval.{key}", value, "use a whole number of 1 or more")
+    _check_unit("retrieval.lexical_weight", r.lexical_weight)
+    _check_unit("retrieval.semantic_weight", r.semantic_weight)
+    if r.mode == "hybrid" and r.lexical_weight + r.semantic_weight == 0:
+        raise _bad(
+            "retrieval.semantic_weight", r.semantic_weight, "the two weights must not both be 0"
+        )
+
+
+def check_verify(verify: VerifySettings) -> None:
+    """Check verification settings before they are used.
+
+    Raises:
+        SettingsError: names the key, the value and what is allowed: the contradict and
+            support thresholds are probabilities from 0 to 1, ``abstain_threshold`` a cosine
+            similarity from -1 to 1 (-1 never abstains), ``premise`` one of ``passage`` or
+            ``sentences``.
+    """
+    v = verify
+    _check_unit("verify.contradict_threshold", v.contradict_threshold)
+    _check_unit("verify.support_threshold", v.support_threshold)
+    _check_unit("verify.abstain_threshold", v.abstain_threshold, low=-1.0)
+    if v.premise not in PREMISES:
+        raise _bad("verify.premise", v.premise, f"use one of {', '.join(PREMISES)}")
+
+
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
-    """Write settings as TOML atomically (temp file, then rename). Returns the path written."""
+    """Write settings as TOML atomically (temp file, then rename), user-only (mode 0600).
+
+    Returns:
+        The path written.
+
+    Raises:
+        OSError: the file or its folder cannot be written.
+    """
     path = path or settings_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(dataclasses.asdict(settings)), encoding="utf-8")
-    os.replace(tmp, path)
+    make_private_dir(path.parent)
+    write_private_text(path, tomli_w.dumps(dataclasses.asdict(settings)))
     return path

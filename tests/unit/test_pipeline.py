@@ -28,7 +28,7 @@ from verifai_desktop.domain import (
     Section,
     SentenceLabel,
 )
-from verifai_desktop.errors import Cancelled
+from verifai_desktop.errors import Cancelled, SettingsError
 from verifai_desktop.evaluate.verifier import EvalPair, evaluate_pairs
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.ingest.sentences import split_sentences
@@ -412,3 +412,11 @@ def test_app_and_eval_verifier_give_identical_probabilities(
     np.testing.assert_array_equal(app_probs, evaluated.probs)
     spans = verify_pairs(bundled, app_pairs, granularity=granularity).spans
     assert [v.evidence_span for s in answer.sentences for v in s.verdicts] == list(spans)
+
+
+@pytest.mark.parametrize("k", [0, -1])
+def test_k_below_one_is_refused_not_replaced_by_the_default(k: int) -> None:
+    session, gen, _, _ = _session(ANSWER_PIECES)
+    with pytest.raises(SettingsError, match=rf"invalid setting k: {k}; ask for 1 or more"):
+        session.ask(object(), "Do cats sleep?", k=k)  # type: ignore[arg-type]
+    assert gen.calls == []

@@ -141,3 +141,10 @@ def test_unknown_mode_is_a_settings_error(fake_settings: Settings) -> None:
         bad = RetrievalSettings(mode="fuzzy")  # type: ignore[arg-type]
         with pytest.raises(SettingsError, match=r"invalid setting retrieval\.mode: 'fuzzy'"):
             Retriever(col, bad)
+
+
+def test_rrf_k_zero_is_a_settings_error_not_a_division_by_zero(fake_settings: Settings) -> None:
+    with _collection(fake_settings) as col:
+        bad = RetrievalSettings(mode="rrf", rrf_k=0)
+        with pytest.raises(SettingsError, match=r"invalid setting retrieval\.rrf_k: 0; use a"):
+            Retriever(col, bad)

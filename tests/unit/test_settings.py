@@ -45,3 +45,46 @@ def test_bad_settings_raise_clear_error(tmp_path: Path, body: str) -> None:
     p.write_text(body)
     with pytest.raises(SettingsError):
         st.load_settings(p)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("[retrieval]\nrrf_k = 0\n", "invalid setting retrieval.rrf_k: 0; use a whole number"),
+        ("[retrieval]\nrrf_k = -5\n", "invalid setting retrieval.rrf_k: -5; use a whole number"),
+        ("[retrieval]\nk = 0\n", "invalid setting retrieval.k: 0; use a whole number of 1"),
+        ("[retrieval]\ncandidates = -1\n", "invalid setting retrieval.candidates: -1;"),
+        ("[retrieval]\nlexical_weight = nan\n", "retrieval.lexical_weight: nan; use a number"),
+        ("[retrieval]\nsemantic_weight = -0.3\n", "retrieval.semantic_weight: -0.3; use a"),
+        ("[retrieval]\nlexical_weight = inf\n", "retrieval.lexical_weight: inf; use a number"),
+        ("[verify]\npremise = 'words'\n", "verify.premise: 'words'; use one of passage, sentences"),
+        (
+            "[verify]\nsupport_threshold = 1.5\n",
+            "verify.support_threshold: 1.5; use a number from 0 to 1",
+        ),
+        ("[verify]\ncontradict_threshold = -0.1\n", "verify.contradict_threshold: -0.1; use a"),
+        (
+            "[verify]\nabstain_threshold = 2.0\n",
+            "verify.abstain_threshold: 2.0; use a number from -1",
+        ),
+        ("[retrieval]\nmode = 'fuzzy'\n", "retrieval.mode: 'fuzzy'; use one of hybrid, rrf"),
+    ],
+)
+def test_out_of_range_settings_name_key_value_and_what_is_allowed(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    p = tmp_path / "s.toml"
+    p.write_text(body)
+    with pytest.raises(SettingsError) as info:
+        st.load_settings(p)
+    assert message in str(info.value)
+
+
+def test_edge_values_are_accepted(tmp_path: Path) -> None:
+    p = tmp_path / "s.toml"
+    p.write_text(
+        "[retrieval]\nk = 1\nrrf_k = 1\nlexical_weight = 0\nsemantic_weight = 1\n"
+        "[verify]\nsupport_threshold = 1.0\ncontradict_threshold = 0.0\nabstain_threshold = -1.0\n"
+    )
+    s = st.load_settings(p)
+    assert (s.retrieval.rrf_k, s.verify.abstain_threshold) == (1, -1.0)

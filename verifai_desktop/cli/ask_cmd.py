@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
+from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
 from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_report
 from verifai_desktop.names import printable
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("question", help="the question")
     add_collection_arg(p)
     p.add_argument(
-        "-k", type=int, default=None, help="passages given to the generator (default: 10)"
+        "-k", type=positive_int, default=None, help="passages given to the generator (default: 10)"
     )
     p.add_argument("--no-stream", action="store_true", help="do not show tokens as they come")
     add_json_arg(p)
@@ -51,8 +51,12 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add ``verifai eval answers``."""
     p = sub.add_parser("answers", help="answer PubMedQA questions and measure citations")
     p.add_argument("--pubmedqa", type=Path, required=True, help="PubMedQA ori_pqal.json")
-    p.add_argument("--limit", type=int, default=30, help="questions to ask (default: %(default)s)")
-    p.add_argument("-k", type=int, default=5, help="passages per question (default: %(default)s)")
+    p.add_argument(
+        "--limit", type=positive_int, default=30, help="questions to ask (default: %(default)s)"
+    )
+    p.add_argument(
+        "-k", type=positive_int, default=5, help="passages per question (default: %(default)s)"
+    )
     p.add_argument(
         "--corpus-limit",
         type=int,

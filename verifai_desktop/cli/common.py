@@ -11,11 +11,9 @@ from verifai_desktop.errors import (
     BeirCollectionMismatch,
     CollectionNotFound,
     EmbedderMismatch,
+    IndexCorrupt,
     VerifaiError,
 )
-
-PASSWORD_HINT = "--pdf-password PW"
-"""How a password is given on the command line (core messages only say "supply its password")."""
 
 
 def error_hint(exc: VerifaiError) -> str:
@@ -25,9 +23,26 @@ def error_hint(exc: VerifaiError) -> str:
     """
     if isinstance(exc, CollectionNotFound):
         return f" (`verifai ingest PATH --collection {exc.name}`)"
+    if isinstance(exc, IndexCorrupt) and exc.collection:
+        return f" (`verifai repair --collection {exc.collection}`)"
     if isinstance(exc, EmbedderMismatch | BeirCollectionMismatch):
         return " (--collection NAME)"
     return ""
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: a whole number of 1 or more (else a usage error, exit 2).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not an integer or is below 1.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1; give 1 or more")
+    return value
 
 
 def add_collection_arg(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from verifai_desktop.cli.common import add_json_arg, print_json
+from verifai_desktop.cli.common import add_json_arg, positive_int, print_json
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.evaluate.beir import load_beir
@@ -53,7 +53,9 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="W",
         help="hybrid lexical weight 0..1, semantic weight = 1 - W (default: the settings' weights)",
     )
-    p.add_argument("--rrf-k", type=int, default=None, help="RRF constant (default: settings)")
+    p.add_argument(
+        "--rrf-k", type=positive_int, default=None, help="RRF constant (default: settings)"
+    )
     p.add_argument(
         "--collection",
         "-c",

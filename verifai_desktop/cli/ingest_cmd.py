@@ -13,13 +13,20 @@ from types import FrameType
 from typing import Any
 
 from verifai_desktop.cli.common import (
-    PASSWORD_HINT,
     add_collection_arg,
     add_json_arg,
+    error_hint,
     print_json,
 )
+from verifai_desktop.cli.passwords import (
+    PASSWORD_HINT,
+    add_password_args,
+    can_prompt,
+    password_from_args,
+    prompt_password,
+)
 from verifai_desktop.domain import DocStatus, Progress
-from verifai_desktop.errors import MissingPath, VerifaiError
+from verifai_desktop.errors import IndexCorrupt, MissingPath, VerifaiError
 from verifai_desktop.names import printable
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.catalog import DocumentRecord
@@ -38,7 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
     add_collection_arg(p)
     add_json_arg(p)
-    p.add_argument("--pdf-password", metavar="PW", help="password for encrypted PDFs")
+    add_password_args(p)
     p.add_argument(
         "--timeout", type=float, default=60.0, metavar="S", help="parse time limit per file (s)"
     )
@@ -52,6 +59,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("status", help="list every document of a collection with its status")
     add_collection_arg(p)
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="also run the full integrity check of the catalog (reads all of it)",
+    )
     add_json_arg(p)
     p.set_defaults(func=run_status)
 
@@ -69,7 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 @contextmanager
-def _cancel_on_sigint() -> Iterator[threading.Event]:
+def cancel_on_sigint() -> Iterator[threading.Event]:
     """Turn Ctrl-C into a cancel request, so the file in progress is finished cleanly."""
     cancel = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
@@ -97,7 +109,7 @@ class _PlainProgress:
 
 
 @contextmanager
-def _progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | None]:
+def progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | None]:
     if quiet:
         yield None
         return
@@ -127,7 +139,7 @@ def _progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | Non
         yield report
 
 
-def _outcome_json(o: FileOutcome) -> dict[str, Any]:
+def outcome_json(o: FileOutcome) -> dict[str, Any]:
     return {
         "source": o.source,
         "status": o.status.value,
@@ -138,7 +150,7 @@ def _outcome_json(o: FileOutcome) -> dict[str, Any]:
     }
 
 
-def _print_report(report: IngestReport) -> None:
+def print_report(report: IngestReport) -> None:
     for o in report.outcomes:
         status = o.status.value
         if o.status is Outcome.SKIPPED and o.stored_status is not None:
@@ -166,27 +178,46 @@ def run_ingest(args: argparse.Namespace) -> int:
         if missing:
             raise MissingPath(path)
     settings = load_settings()
+    password = password_from_args(args)
     # ``--embedder`` builds a new collection with that model; an existing one must match it.
     with (
         Collection.open(
             args.collection, create=True, settings=settings, embedder=args.embedder
         ) as collection,
-        _cancel_on_sigint() as cancel,
-        _progress_reporter(False) as progress,
+        cancel_on_sigint() as cancel,
+        progress_reporter(False) as progress,
     ):
         report = collection.add_paths(
             args.paths,
-            default_password=args.pdf_password,
+            default_password=password,
             progress=progress,
             cancel=cancel,
             timeout_s=args.timeout,
             follow_external_links=settings.ingest.follow_external_links,
         )
+        encrypted = [
+            Path(o.source) for o in report.outcomes if o.stored_status is DocStatus.ENCRYPTED
+        ]
+        shown = False
+        if encrypted and password is None and can_prompt(args):
+            print_report(report)
+            shown = True
+            password = prompt_password(len(encrypted))
+            if password is not None:  # a second run over the encrypted files only
+                shown = False
+                report = collection.add_paths(
+                    encrypted,
+                    default_password=password,
+                    progress=progress,
+                    cancel=cancel,
+                    timeout_s=args.timeout,
+                    follow_external_links=settings.ingest.follow_external_links,
+                )
     if args.json:
         print_json(
             {
                 "collection": args.collection,
-                "files": [_outcome_json(o) for o in report.outcomes],
+                "files": [outcome_json(o) for o in report.outcomes],
                 "counts": dict(report.counts),
                 "chunks_indexed": report.chunks_indexed,
                 "elapsed_ms": round(report.elapsed_ms, 1),
@@ -199,8 +230,8 @@ def run_ingest(args: argparse.Namespace) -> int:
                 },
             }
         )
-    else:
-        _print_report(report)
+    elif not shown:
+        print_report(report)
     return 0
 
 
@@ -221,6 +252,8 @@ def _record_json(r: DocumentRecord) -> dict[str, Any]:
 def run_status(args: argparse.Namespace) -> int:
     """Handler of ``verifai status``."""
     with Collection.open(args.collection) as collection:
+        if args.check:
+            collection.check()
         records = collection.documents()
         consistent = collection.is_consistent()
         embedder = collection.embedder_name
@@ -265,20 +298,31 @@ def run_remove(args: argparse.Namespace) -> int:
 
 def run_collections(args: argparse.Namespace) -> int:
     """Handler of ``verifai collections``."""
-    rows = []
+    rows: list[dict[str, object]] = []
+    damaged: dict[str, IndexCorrupt] = {}
     for name in list_collections():
-        with Collection.open(name) as collection:
-            rows.append(
-                {
-                    "name": name,
-                    "documents": len(collection.documents()),
-                    "chunks": collection.catalog.num_chunks(),
-                    "embedder": collection.embedder_name,
-                }
-            )
+        try:
+            with Collection.open(name) as collection:
+                rows.append(
+                    {
+                        "name": name,
+                        "documents": len(collection.documents()),
+                        "chunks": collection.catalog.num_chunks(),
+                        "embedder": collection.embedder_name,
+                    }
+                )
+        except IndexCorrupt as exc:  # one damaged collection does not hide the others
+            damaged[name] = exc
+            rows.append({"name": name, "damaged": str(exc)})
     if args.json:
         print_json(rows)
     else:
         for row in rows:
-            print(f"{row['name']:<24} {row['documents']:>6} documents {row['chunks']:>8} chunks")
+            if "damaged" in row:
+                err = damaged[str(row["name"])]
+                print(f"{row['name']:<24} damaged: {err}{error_hint(err)}")
+            else:
+                print(
+                    f"{row['name']:<24} {row['documents']:>6} documents {row['chunks']:>8} chunks"
+                )
     return 0

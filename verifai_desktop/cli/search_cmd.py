@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
+from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
 from verifai_desktop.names import printable
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.serialize import passage_to_dict
@@ -24,7 +24,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("search", help="search a collection (no answer, just passages)")
     p.add_argument("query", metavar="QUERY")
     add_collection_arg(p)
-    p.add_argument("-k", type=int, default=None, help="passages to show (default: settings, 10)")
+    p.add_argument(
+        "-k", type=positive_int, default=None, help="passages to show (default: settings, 10)"
+    )
     p.add_argument(
         "--mode", choices=SEARCH_MODES, default=None, help="fusion mode (default: settings, hybrid)"
     )

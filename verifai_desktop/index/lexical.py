@@ -15,11 +15,12 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from verifai_desktop.private import make_private_dir, write_private_text
 
 if TYPE_CHECKING:
     import tantivy
@@ -83,7 +84,7 @@ class LexicalIndex:
     def __init__(self, folder: Path, sidecar: Path) -> None:
         self.folder = folder
         self.sidecar = sidecar
-        folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(folder)
         self._index = self._open()
         self._writer: tantivy.IndexWriter | None = None
         self._dirty = False
@@ -97,7 +98,7 @@ class LexicalIndex:
             # An unreadable or schema-incompatible folder is derived data: start it afresh.
             log.warning("lexical index at %s unreadable (%s); recreating it", self.folder, exc)
             shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.folder)
             self.sidecar.unlink(missing_ok=True)
             index = tantivy.Index(_schema(), path=str(self.folder), reuse=False)
         index.register_tokenizer(ANALYZER_NAME, english_analyzer())
@@ -112,9 +113,7 @@ class LexicalIndex:
             return -1
 
     def _write_generation(self, generation: int) -> None:
-        tmp = self.sidecar.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps({"generation": generation}), encoding="utf-8")
-        os.replace(tmp, self.sidecar)
+        write_private_text(self.sidecar, json.dumps({"generation": generation}))
 
     # -- writing -------------------------------------------------------------------------
     def _w(self) -> tantivy.IndexWriter:

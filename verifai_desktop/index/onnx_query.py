@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.offline import import_onnxruntime
+from verifai_desktop.private import make_private_dir
 from verifai_desktop.settings import models_dir
 
 log = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ def _export(model: Any, input_names: tuple[str, ...], path: Path) -> None:
             return hidden
 
     sample = model.tokenizer(["hello world"], return_tensors="pt")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".onnx.tmp")
     os.close(fd)
     try:

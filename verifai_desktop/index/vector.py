@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.offline import import_onnxruntime
+from verifai_desktop.private import FILE_MODE, write_private_text
 
 if TYPE_CHECKING:
     from usearch.index import Index
@@ -122,15 +123,13 @@ class VectorIndex:
         if self._dirty or not self.path.exists():
             tmp = self.path.with_suffix(".usearch.tmp")
             self._index.save(str(tmp))
+            os.chmod(tmp, FILE_MODE)
             os.replace(tmp, self.path)
             self._dirty = False
         if self.generation() != generation:
-            tmp_meta = self.sidecar.with_suffix(".json.tmp")
-            tmp_meta.write_text(
-                json.dumps({"generation": generation, "dim": int(self._index.ndim)}),
-                encoding="utf-8",
+            write_private_text(
+                self.sidecar, json.dumps({"generation": generation, "dim": int(self._index.ndim)})
             )
-            os.replace(tmp_meta, self.sidecar)
 
     def rebuild(
         self, chunk_ids: NDArray[np.int64], vectors: NDArray[np.float32], generation: int

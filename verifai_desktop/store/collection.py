@@ -29,7 +29,6 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO
 
 import tomli_w
 
@@ -50,8 +49,10 @@ from verifai_desktop.index.embedder import (
 )
 from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.vector import VectorIndex
-from verifai_desktop.settings import Settings, collections_dir
+from verifai_desktop.private import make_private_dir, tighten, write_private_text
+from verifai_desktop.settings import Settings, collections_dir, data_root
 from verifai_desktop.store.catalog import Catalog, CommitItem, DocumentRecord
+from verifai_desktop.store.lock import FileLock
 from verifai_desktop.store.writer import (
     IngestReport,
     ProgressFn,
@@ -63,6 +64,7 @@ __all__ = [
     "Collection",
     "collection_metadata",
     "delete_collection",
+    "existing_path",
     "list_collections",
     "rename_collection",
     "validate_name",
@@ -74,6 +76,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 _METADATA_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _RESERVED_KEYS = frozenset({"lexical", "vectors"})  # the index sidecars
 CONFIG_FILE = "collection.toml"
+CATALOG_FILE = "catalog.sqlite"
+REBUILD_WAIT_S = 60.0  # an ingest waits this long for a reader's index rebuild (seconds)
 
 
 def validate_name(name: str) -> str:
@@ -87,53 +91,6 @@ def validate_name(name: str) -> str:
     return name
 
 
-class _FileLock:
-    """An exclusive advisory lock on a file; released by the OS when the process dies."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fh: IO[bytes] | None = None
-
-    @property
-    def held(self) -> bool:
-        return self._fh is not None
-
-    def try_acquire(self) -> bool:
-        if self._fh is not None:
-            return True
-        fh = open(self.path, "a+b")  # noqa: SIM115 - kept open while the lock is held
-        try:
-            if os.name == "nt":  # pragma: no cover - Windows
-                import msvcrt
-
-                msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
-            else:
-                import fcntl
-
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.close()
-            return False
-        self._fh = fh
-        return True
-
-    def release(self) -> None:
-        if self._fh is None:
-            return
-        try:
-            if os.name == "nt":  # pragma: no cover - Windows
-                import msvcrt
-
-                msvcrt.locking(self._fh.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined,unused-ignore]
-            else:
-                import fcntl
-
-                fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
-        finally:
-            self._fh.close()
-            self._fh = None
-
-
 def _write_config(path: Path, embedder: str) -> None:
     """Create the folder and its ``collection.toml`` (atomically: temp file, then rename).
 
@@ -141,16 +98,20 @@ def _write_config(path: Path, embedder: str) -> None:
         ModelNotFound: the embedder is not on this machine; nothing is created.
     """
     check_embedder(embedder)
-    path.mkdir(parents=True, exist_ok=True)
+    _private_parents()
+    make_private_dir(path)
     config = {
         "embedder": canonical_name(embedder),
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "format": 1,
     }
-    target = path / CONFIG_FILE
-    tmp = target.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(config), encoding="utf-8")
-    os.replace(tmp, target)
+    write_private_text(path / CONFIG_FILE, tomli_w.dumps(config))
+
+
+def _private_parents() -> None:
+    """Make the data root and the collections folder user-only (created if missing)."""
+    make_private_dir(data_root())
+    make_private_dir(collections_dir())
 
 
 def _metadata_path(folder: Path, key: str) -> Path:
@@ -177,14 +138,14 @@ class Collection:
         catalog: the SQLite catalog.
     """
 
-    def __init__(self, name: str, path: Path, embedder_name: str) -> None:
+    def __init__(self, name: str, path: Path, embedder_name: str, *, new: bool = False) -> None:
         self.name = name
         self.path = path
         self.embedder_name = embedder_name
-        self.catalog = Catalog(path / "catalog.sqlite")
+        self.catalog = Catalog(path / CATALOG_FILE, create=new)
         self.lexical = LexicalIndex(path / "lexical", path / "lexical.json")
         self.vectors = VectorIndex(path / "vectors.usearch", path / "vectors.json")
-        self._lock = _FileLock(path / "write.lock")
+        self._lock = FileLock(path / "write.lock")
         self._pending_generation: int | None = None
         self._seen_generation = -1
         self._closed = False
@@ -215,7 +176,8 @@ class Collection:
             InvalidCollectionName: bad name.
             CollectionNotFound: it does not exist and ``create`` is False.
             EmbedderMismatch: ``embedder`` differs from the one the collection was built with.
-            IndexCorrupt: its configuration or catalog cannot be read.
+            IndexCorrupt: its configuration or catalog cannot be read, its catalog is missing or
+                empty (0 bytes), or fails SQLite's quick check.
             ModelNotFound: a new collection's embedder is not on this machine (nothing is
                 created).
         """
@@ -263,30 +225,48 @@ class Collection:
         )
 
     @classmethod
+    def create_at(cls, name: str, path: Path, embedder: str) -> Collection:
+        """Create an empty collection in ``path`` (any folder, e.g. a repair's staging folder).
+
+        Raises:
+            ModelNotFound: the embedder is not on this machine (nothing is created).
+        """
+        return cls._create_folder(name, path, embedder, None)
+
+    @classmethod
     def _create_folder(cls, name: str, path: Path, embedder: str, asked: str | None) -> Collection:
         """Create and open a new collection; on any failure no folder is left behind."""
         existed = path.exists()
         try:
             _write_config(path, embedder)
-            return cls._open_folder(name, path, asked)
+            return cls._open_folder(name, path, asked, new=True)
         except BaseException:
             if not existed:
                 shutil.rmtree(path, ignore_errors=True)
             raise
 
     @classmethod
-    def _open_folder(cls, name: str, path: Path, embedder: str | None) -> Collection:
+    def _open_folder(
+        cls, name: str, path: Path, embedder: str | None, *, new: bool = False
+    ) -> Collection:
         config_path = path / CONFIG_FILE
         try:
             config_data = tomllib.loads(config_path.read_text(encoding="utf-8"))
             embedder_name = str(config_data["embedder"])
         except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
-            raise IndexCorrupt(config_path, f"collection.toml unreadable: {exc}") from exc
+            raise IndexCorrupt(
+                config_path, f"collection.toml unreadable: {exc}", collection=name
+            ) from exc
         if embedder is not None and canonical_name(embedder) != embedder_name:
             raise EmbedderMismatch(name, embedder_name, embedder)
-        collection = cls(name, path, embedder_name)
+        try:
+            collection = cls(name, path, embedder_name, new=new)
+        except IndexCorrupt as exc:
+            raise IndexCorrupt(exc.path, exc.reason, collection=name) from exc
         collection.reconcile()
         collection._seen_generation = collection.catalog.generation()
+        _private_parents()
+        tighten(path)  # collections made before files were kept private, or by another tool
         return collection
 
     def __enter__(self) -> Collection:
@@ -322,6 +302,17 @@ class Collection:
         """Every document in the catalog with its status and reason, ordered by source."""
         return self.catalog.documents()
 
+    def check(self) -> None:
+        """Run the full integrity check of the catalog (reads every page; seconds on big ones).
+
+        Raises:
+            IndexCorrupt: the catalog is damaged.
+        """
+        try:
+            self.catalog.check()
+        except IndexCorrupt as exc:
+            raise IndexCorrupt(exc.path, exc.reason, collection=self.name) from exc
+
     def generation(self) -> int:
         """The catalog generation."""
         return self.catalog.generation()
@@ -349,9 +340,7 @@ class Collection:
         """
         path = _metadata_path(self.path, key)
         self.acquire_write_lock()
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(dict(data), indent=2), encoding="utf-8")
-        os.replace(tmp, path)
+        write_private_text(path, json.dumps(dict(data), indent=2))
 
     # -- ingesting -----------------------------------------------------------------------
     def add_paths(
@@ -402,11 +391,15 @@ class Collection:
     def acquire_write_lock(self) -> None:
         """Become the collection's single writer.
 
+        Waits up to :data:`REBUILD_WAIT_S` while a reader rebuilds the indexes.
+
         Raises:
-            CollectionBusy: another process holds the lock.
+            CollectionBusy: another process holds the lock (saying whether it is an ingest or
+                a rebuild still running after the wait).
         """
-        if not self._lock.try_acquire():
-            raise CollectionBusy(self.name)
+        holder = self._lock.acquire_after_rebuild(REBUILD_WAIT_S)
+        if holder is not None:
+            raise CollectionBusy(self.name, rebuilding=holder == "rebuild")
 
     def reconcile(self) -> bool:
         """Rebuild every index whose generation differs from the catalog's.
@@ -421,7 +414,7 @@ class Collection:
             self.lexical.reload()
             return False
         had_lock = self._lock.held
-        if not self._lock.try_acquire():
+        if not self._lock.try_acquire(purpose="rebuild"):
             log.info(
                 "collection %s: indexes behind the catalog; another process is writing", self.name
             )
@@ -504,6 +497,7 @@ class Collection:
         self.lexical.commit(gen)
         self.vectors.save(gen)
         self._pending_generation = None
+        tighten(self.path)  # new Tantivy segments and SQLite -wal/-shm files
 
     def refresh(self) -> None:
         """Pick up changes another process committed since this collection was opened.
@@ -527,7 +521,11 @@ def list_collections() -> list[str]:
     root = collections_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if (p / CONFIG_FILE).is_file())
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if (p / CONFIG_FILE).is_file() and not p.name.startswith(".")  # repair staging
+    )
 
 
 def collection_metadata(name: str, key: str) -> dict[str, object]:
@@ -541,7 +539,13 @@ def collection_metadata(name: str, key: str) -> dict[str, object]:
     return _read_json_object(_metadata_path(collections_dir() / name, key))
 
 
-def _locked_path(name: str) -> Path:
+def existing_path(name: str) -> Path:
+    """The folder of an existing collection.
+
+    Raises:
+        InvalidCollectionName: bad name.
+        CollectionNotFound: no such collection.
+    """
     validate_name(name)
     path = collections_dir() / name
     if not (path / CONFIG_FILE).is_file():
@@ -556,8 +560,8 @@ def delete_collection(name: str) -> None:
         CollectionNotFound: no such collection.
         CollectionBusy: it is being written.
     """
-    path = _locked_path(name)
-    lock = _FileLock(path / "write.lock")
+    path = existing_path(name)
+    lock = FileLock(path / "write.lock")
     if not lock.try_acquire():
         raise CollectionBusy(name)
     try:
@@ -575,12 +579,12 @@ def rename_collection(old: str, new: str) -> None:
         CollectionExists: a collection (or folder) named ``new`` exists.
         CollectionBusy: it is being written.
     """
-    path = _locked_path(old)
+    path = existing_path(old)
     validate_name(new)
     target = collections_dir() / new
     if target.exists():
         raise CollectionExists(new)
-    lock = _FileLock(path / "write.lock")
+    lock = FileLock(path / "write.lock")
     if not lock.try_acquire():
         raise CollectionBusy(old)
     try:

@@ -62,7 +62,12 @@ _TITLES: tuple[tuple[type[BaseException], str, str], ...] = (
         "Collection not found",
         "Pick or create a collection in the library panel.",
     ),
-    (errors.IndexCorrupt, "Damaged index", "Delete the collection and add its files again."),
+    (
+        errors.IndexCorrupt,
+        "Damaged index",
+        "Run `verifai repair --collection NAME` to rebuild it from its source files, "
+        "or delete the collection and add its files again.",
+    ),
     (
         errors.ModelNotFound,
         "Model missing",
