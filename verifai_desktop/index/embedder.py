@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from verifai_desktop import modelstore
 from verifai_desktop.errors import ModelLoadError, ModelNotFound
 from verifai_desktop.index.onnx_query import OnnxQueryEncoder, build_query_encoder
 
@@ -242,8 +243,6 @@ def _local_folder(name: str) -> Path:
     Raises:
         ModelNotFound: none of these has it; the message says how to get it.
     """
-    from verifai_desktop import modelstore  # deferred: reads the catalog
-
     path = Path(name).expanduser()
     if path.exists():
         return path
