@@ -98,12 +98,6 @@ LABEL_STYLES: dict[SentenceLabel, LabelStyle] = {
 NOT_FOUND_TEXT = "Not found in your documents"
 
 
-def source_label(passage: Passage) -> str:
-    """``"file.pdf, p. 3"``: the file name and the location label of a passage
-    (:meth:`Passage.source_label`)."""
-    return passage.source_label()
-
-
 def injection_warning(passage: Passage) -> str:
     """The warning shown next to a passage that reads as instructions to an AI (prompt
     injection), naming the first cue; ``""`` for an ordinary passage."""
@@ -166,14 +160,14 @@ def answer_to_markdown(answer: Answer) -> str:
             out.append(f"{i}. *{s.text}* — {st.glyph} {st.title}")
             for v in s.verdicts:
                 passage = _passage_for(answer, v.passage_number)
-                where = source_label(passage) if passage else "unknown source"
+                where = passage.source_label() if passage else "unknown source"
                 ev = f': "{v.evidence}"' if v.evidence else ""
                 out.append(f"   - [{v.passage_number}] {where} — {verdict_summary(v)}{ev}")
         out.append("")
     out += ["## Sources", ""]
     for n, ps in enumerate(answer.passages, start=1):
         out.append(
-            f"[{n}] {ps.title} — {source_label(ps)} — lexical {ps.lexical_score:.2f}, "
+            f"[{n}] {ps.title} — {ps.source_label()} — lexical {ps.lexical_score:.2f}, "
             f"semantic {ps.semantic_score:.2f}, fused {ps.fused_score:.3f}"
         )
         if ps.instruction_cues:
@@ -250,7 +244,7 @@ def answer_to_html(answer: Answer) -> str:
             )
             for v in s.verdicts:
                 passage = _passage_for(answer, v.passage_number)
-                where = source_label(passage) if passage else "unknown source"
+                where = passage.source_label() if passage else "unknown source"
                 body = highlight_evidence_html(passage.text, v.evidence_span) if passage else ""
                 parts.append(
                     f"<li>[{v.passage_number}] {e(where)} — {e(verdict_summary(v))}"
@@ -265,7 +259,7 @@ def answer_to_html(answer: Answer) -> str:
     for n, ps in enumerate(answer.passages, start=1):
         warn = f"<br><small>⚠ {e(injection_warning(ps))}</small>" if ps.instruction_cues else ""
         parts.append(
-            f"<tr><td>{n}</td><td>{e(ps.title)}<br><small>{e(source_label(ps))}</small>{warn}</td>"
+            f"<tr><td>{n}</td><td>{e(ps.title)}<br><small>{e(ps.source_label())}</small>{warn}</td>"
             f"<td>{ps.lexical_score:.2f}</td><td>{ps.semantic_score:.2f}</td>"
             f"<td>{ps.fused_score:.3f}</td></tr>"
         )

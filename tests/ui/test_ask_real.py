@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.conftest import DOCS_CLEAN
 from verifai_desktop.domain import Answer, DocStatus
-from verifai_desktop.serialize import source_label, verdict_summary
+from verifai_desktop.serialize import verdict_summary
 from verifai_desktop.settings import RetrievalSettings, Settings, save_settings
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
 from verifai_desktop.ui.main_window import MainWindow
@@ -81,7 +81,7 @@ def test_ingest_then_ask_renders_the_verified_answer(
         text = view.hover_text(i)
         for v in answer.sentences[i].verdicts:
             passage = answer.passages[v.passage_number - 1]
-            assert f"[{v.passage_number}] {source_label(passage)}" in text
+            assert f"[{v.passage_number}] {passage.source_label()}" in text
             assert verdict_summary(v) in text
             if v.evidence:
                 assert f"{EVIDENCE_OPEN}{html.escape(v.evidence)}{EVIDENCE_CLOSE}" in card
@@ -102,4 +102,4 @@ def test_ingest_then_ask_renders_the_verified_answer(
     if passage.path.suffix == ".pdf":
         assert window.document_view.showing_pdf_page
         assert abs(window.document_view.page_index - ((passage.location.number or 1) - 1)) <= 1
-    assert window.sources.row_texts()[number - 1][1].endswith(source_label(passage))
+    assert window.sources.row_texts()[number - 1][1].endswith(passage.source_label())

@@ -13,7 +13,7 @@ from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_report
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
-from verifai_desktop.serialize import answer_to_dict, source_label
+from verifai_desktop.serialize import answer_to_dict
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.verify.labels import sentence_probability
@@ -160,7 +160,7 @@ def render_answer(answer: Answer, settings: Settings) -> None:
     console.print(Text("Sources", style="bold"))
     for n, p in enumerate(answer.passages, start=1):
         console.print(
-            f"[{n}] {printable(source_label(p))}  (score {p.fused_score:.3f})", markup=False
+            f"[{n}] {printable(p.source_label())}  (score {p.fused_score:.3f})", markup=False
         )
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items())
     console.print(Text(timings, style="dim"))

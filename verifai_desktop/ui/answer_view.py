@@ -31,7 +31,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from verifai_desktop.domain import Answer, SentenceLabel
-from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT, LabelStyle, source_label
+from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT, LabelStyle
 from verifai_desktop.ui.evidence_popup import EvidencePopup, build_evidence_html
 
 PROP_SENTENCE = int(QTextFormat.Property.UserProperty) + 1  # int: sentence index
@@ -178,7 +178,7 @@ class AnswerView(QTextBrowser):
             link.setAnchorHref(f"cite:{n}")
             link.setForeground(QColor(CITATION_COLOR))
             link.setFontWeight(QFont.Weight.DemiBold)
-            cursor.insertText(f"[{n}] {source_label(passage)}", link)
+            cursor.insertText(f"[{n}] {passage.source_label()}", link)
             snippet = passage.text[:240] + ("…" if len(passage.text) > 240 else "")
             cursor.insertText(f" — {snippet}", QTextCharFormat())
 

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.serialize import source_label
 
 if TYPE_CHECKING:
     import pymupdf
@@ -138,7 +137,7 @@ class DocumentView(QWidget):
             evidence = passage.text[s:e]
         self.evidence = evidence
         loc = passage.location.label()
-        where = passage.path.name if loc == passage.title else source_label(passage)
+        where = passage.path.name if loc == passage.title else passage.source_label()
         self.header.setText(f"<b>{html.escape(passage.title)}</b><br>{html.escape(where)}")
         self.open_button.setEnabled(passage.path.exists())
         if (

@@ -14,7 +14,6 @@ from verifai_desktop.serialize import (
     LABEL_STYLES,
     injection_warning,
     sentence_probability,
-    source_label,
     verdict_summary,
 )
 
@@ -48,7 +47,7 @@ def _verdict_html(answer: Answer, verdict: Verdict) -> str:
         return f"<p>[{n}] cites a passage that was not retrieved.</p>"
     passage = answer.passages[n - 1]
     head = (
-        f"<p style='margin:6px 0 2px 0'><b>[{n}] {html.escape(source_label(passage))}</b>"
+        f"<p style='margin:6px 0 2px 0'><b>[{n}] {html.escape(passage.source_label())}</b>"
         f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
         f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
     )

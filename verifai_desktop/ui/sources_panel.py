@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.serialize import injection_warning, source_label
+from verifai_desktop.serialize import injection_warning
 
 COLUMNS = ("#", "Source", "Lexical", "Semantic", "Fused")
 
@@ -69,7 +69,7 @@ class SourcesPanel(QWidget):
             number = f"[{row + 1}]" + (" ⚠" if p.instruction_cues else "")
             items = (
                 QTableWidgetItem(number),
-                QTableWidgetItem(f"{p.title}\n{source_label(p)}"),
+                QTableWidgetItem(f"{p.title}\n{p.source_label()}"),
                 QTableWidgetItem(f"{p.lexical_score:.2f}"),
                 QTableWidgetItem(f"{p.semantic_score:.2f}"),
                 QTableWidgetItem(f"{p.fused_score:.3f}"),

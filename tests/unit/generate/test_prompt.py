@@ -6,7 +6,6 @@ from pathlib import Path
 
 from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
 from verifai_desktop.generate.prompt import build_answer_prompt
-from verifai_desktop.serialize import source_label
 
 
 def _words(text: str) -> int:
@@ -45,7 +44,7 @@ def test_passages_numbered_with_sources() -> None:
     assert "Question: What is six?" in user
     assert prompt.truncated == 0
     assert prompt.passage_texts == (passages[0].text, passages[1].text)
-    assert source_label(passages[0]) == "file1.pptx, slide 1 Intro"
+    assert passages[0].source_label() == "file1.pptx, slide 1 Intro"
 
 
 def test_long_passages_cut_at_sentences_question_kept() -> None:
