@@ -52,7 +52,8 @@ EXPECTED = {
 }
 
 
-def _json(*args: str) -> Any:
+def _json(*args: str, code: int = 0) -> Any:
+    """Run ``verifai ARGS --json``; assert its exit code (3: some file is not indexed)."""
     proc = subprocess.run(
         [sys.executable, "-m", "verifai_desktop", *args, "--json"],
         capture_output=True,
@@ -60,7 +61,7 @@ def _json(*args: str) -> Any:
         timeout=1800,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == code, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
 
@@ -70,7 +71,7 @@ def _by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_nasty_set_statuses_then_passwords() -> None:
     assert sorted(p.name for p in DOCS_NASTY.iterdir()) == sorted(EXPECTED)
-    first = _by_name(_json("ingest", str(DOCS_NASTY), "--collection", "nasty"))
+    first = _by_name(_json("ingest", str(DOCS_NASTY), "--collection", "nasty", code=3))
     assert {name: f["status"] for name, f in first.items()} == EXPECTED
     for name, f in first.items():
         if f["status"] == "indexed":
@@ -82,7 +83,7 @@ def test_nasty_set_statuses_then_passwords() -> None:
 
     # Only the encrypted files are retried; "foo" opens two of them, not the AES-256 one.
     second = _by_name(
-        _json("ingest", str(DOCS_NASTY), "--collection", "nasty", "--pdf-password", "foo")
+        _json("ingest", str(DOCS_NASTY), "--collection", "nasty", "--pdf-password", "foo", code=3)
     )
     retried = {n: f["status"] for n, f in second.items() if f["status"] != "skipped"}
     assert retried == {

@@ -47,6 +47,12 @@ def test_catalog_lists_bundled_and_production_models() -> None:
     assert link.resolve() == modelstore.CATALOG_PATH.resolve()
 
 
+def test_catalog_lists_each_model_once() -> None:
+    # `verifai models list` once showed the bundled embedder twice (bundled, and its Hub copy)
+    keys = [(e.role, e.repo, e.file) for e in modelstore.load_catalog()]
+    assert len(keys) == len(set(keys))
+
+
 def test_assemble_concatenates_in_order(tmp_path: Path) -> None:
     parts, data = _parts(tmp_path)
     target = tmp_path / "out" / "model.gguf"

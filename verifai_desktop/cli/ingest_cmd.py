@@ -33,6 +33,21 @@ from verifai_desktop.store.catalog import DocumentRecord
 from verifai_desktop.store.collection import Collection, list_collections
 from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome
 
+EXIT_NOT_ALL_INDEXED = 3
+"""Exit code of ``verifai ingest`` when the run finished but some named file is not indexed
+(failed, encrypted or needs OCR, this run or an earlier one); 0 when every file is indexed
+(or empty, unchanged or removed), 1 on an error that stopped the run, 130 when cancelled."""
+_NOT_INDEXED = frozenset({DocStatus.FAILED, DocStatus.ENCRYPTED, DocStatus.NEEDS_OCR})
+
+EXIT_CODES_HELP = """exit codes:
+  0    every file is indexed (or empty, unchanged, removed)
+  1    an error stopped the run (nothing half-written)
+  2    bad arguments
+  3    the run finished, but some files are not indexed (failed, encrypted,
+       scanned without text); the report lists them with their reasons
+  130  cancelled (Ctrl+C); what was indexed so far is kept
+"""
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ingest, status, remove and collections commands."""
@@ -41,6 +56,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="add files and folders to a collection (PDF, DOCX, PPTX, EPUB, MD, TXT)",
         description="Parse, chunk, embed and index files; unchanged files are skipped, changed "
         "ones replaced, files gone from an ingested folder removed.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
     add_collection_arg(p)
@@ -68,9 +85,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run_status)
 
     p = sub.add_parser(
-        "remove", help="remove a file (or every file under a folder) from a collection"
+        "remove",
+        help="remove a file (or every file under a folder) from a collection",
+        description="Remove documents from a collection's indexes and catalog; the files "
+        "themselves are not touched. `verifai status` lists what a collection holds.",
     )
-    p.add_argument("path", type=Path, metavar="PATH")
+    p.add_argument(
+        "path",
+        type=Path,
+        metavar="PATH",
+        help="a file, or a folder (removes every document under it); as ingested",
+    )
     add_collection_arg(p)
     add_json_arg(p)
     p.set_defaults(func=run_remove)
@@ -232,7 +257,27 @@ def run_ingest(args: argparse.Namespace) -> int:
         )
     elif not shown:
         print_report(report)
-    return 0
+    return ingest_exit_code(report)
+
+
+def not_indexed(report: IngestReport) -> list[FileOutcome]:
+    """Files of a run that are not indexed now: failed, encrypted or needing OCR in this run,
+    or skipped as unchanged with such a status from an earlier run."""
+    return [o for o in report.outcomes if o.stored_status in _NOT_INDEXED]
+
+
+def ingest_exit_code(report: IngestReport) -> int:
+    """0, or :data:`EXIT_NOT_ALL_INDEXED` (with a line on standard error) when some file of
+    the run is not indexed."""
+    missing = not_indexed(report)
+    if not missing:
+        return 0
+    print(
+        f"{len(missing)} of {len(report.outcomes)} files not indexed (see the report); "
+        f"exit code {EXIT_NOT_ALL_INDEXED}",
+        file=sys.stderr,
+    )
+    return EXIT_NOT_ALL_INDEXED
 
 
 def _record_json(r: DocumentRecord) -> dict[str, Any]:

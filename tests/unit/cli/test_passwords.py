@@ -14,6 +14,7 @@ import pymupdf
 import pytest
 
 from verifai_desktop.cli import main
+from verifai_desktop.cli.ingest_cmd import EXIT_NOT_ALL_INDEXED
 from verifai_desktop.cli.passwords import PASSWORD_ENV
 from verifai_desktop.settings import Settings, save_settings
 from verifai_desktop.store.collection import Collection
@@ -48,10 +49,13 @@ def _status(name: str) -> str:
 def test_no_password_off_a_terminal_leaves_it_encrypted_with_a_safe_hint(
     locked_pdf: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["ingest", str(locked_pdf), "-c", "p"]) == 0
-    out = capsys.readouterr().out
-    assert "(set VERIFAI_PDF_PASSWORD or use --pdf-password-stdin)" in out
+    assert main(["ingest", str(locked_pdf), "-c", "p"]) == EXIT_NOT_ALL_INDEXED
+    captured = capsys.readouterr()
+    assert "(set VERIFAI_PDF_PASSWORD or use --pdf-password-stdin)" in captured.out
+    assert "1 of 1 files not indexed (see the report); exit code 3" in captured.err
     assert _status("p") == "encrypted"
+    # an unchanged, still-encrypted file keeps the run's code non-zero
+    assert main(["ingest", str(locked_pdf), "-c", "p"]) == EXIT_NOT_ALL_INDEXED
 
 
 def test_password_from_the_environment(
@@ -120,7 +124,7 @@ def test_skipping_the_prompt_prints_the_report_once(
 ) -> None:
     monkeypatch.setattr("sys.stdin", _Terminal(""))
     monkeypatch.setattr(getpass, "getpass", lambda prompt="": "")
-    assert main(["ingest", str(locked_pdf), "-c", "p"]) == 0
+    assert main(["ingest", str(locked_pdf), "-c", "p"]) == EXIT_NOT_ALL_INDEXED
     out = capsys.readouterr().out
     assert out.count("locked.pdf") == 1
     assert _status("p") == "encrypted"
