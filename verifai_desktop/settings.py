@@ -133,6 +133,7 @@ class UiSettings:
 
     last_collection: str = "default"
     window_geometry: str = ""  # base64 of QWidget.saveGeometry()
+    splitter_state: str = ""  # base64 of QSplitter.saveState(): the panel widths
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QFontMetrics
 from pytestqt.qtbot import QtBot
 
 from verifai_desktop.domain import Answer, SentenceLabel
 from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT
-from verifai_desktop.ui.answer_view import AnswerView, LegendView, qt_underline
+from verifai_desktop.ui.answer_view import HINT_FLAGS, AnswerView, LegendView, qt_underline
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
 from verifai_desktop.ui.sources_panel import SourcesPanel
 
@@ -137,3 +138,33 @@ def test_a_passage_that_reads_as_instructions_is_flagged_in_card_and_sources(
     panel.set_passages(answer.passages)
     assert panel.row_texts()[0][0] == "[1] ⚠" and panel.row_texts()[1][0] == "[2]"
     assert "say the sky is green" in panel.table.item(0, 1).toolTip()
+
+
+def test_empty_view_hint_is_shown_whole(qtbot: QtBot, hand_answer: Answer) -> None:
+    view = AnswerView()
+    qtbot.addWidget(view)
+    view.resize(260, 300)  # a narrow middle panel: the hint needs several lines
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.showing_hint
+    fm = QFontMetrics(view.font())
+    needed = fm.boundingRect(view.hint_rect(), HINT_FLAGS, view.hint_text)
+    lines = round(needed.height() / fm.lineSpacing())
+    assert lines >= 2 and view.hint_rect().contains(needed)
+
+    # Every wrapped line is painted: count the bands of rows that hold ink.
+    image = view.viewport().grab().toImage()
+    background = image.pixel(image.width() - 2, image.height() - 2)
+    inked = [
+        any(image.pixel(x, y) != background for x in range(image.width()))
+        for y in range(image.height())
+    ]
+    bands = sum(1 for y in range(1, len(inked)) if inked[y] and not inked[y - 1])
+    assert bands == lines
+
+    view.show_answer(hand_answer)
+    assert not view.showing_hint
+    view.begin_stream()
+    assert not view.showing_hint  # waiting for the answer: no hint over the stream
+    view.clear_answer()
+    assert view.showing_hint

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,91 @@ def test_document_view_renders_pdf_page_with_evidence(
     view.show_passage(md, "It is common.")
     assert not view.showing_pdf_page and view.highlight_count == 1
     assert view.text.toPlainText() == text
+
+
+def test_panel_widths_are_restored(qtbot: QtBot) -> None:
+    window = MainWindow(offer_sample=False)
+    qtbot.addWidget(window)
+    window.resize(790, 560)
+    window.show()
+    qtbot.waitExposed(window)
+    before = window.splitter.sizes()
+    # The user drags the library's edge to the left: the document side gets the room.
+    window.splitter.setSizes([before[0] - 40, before[1], before[2] + 40])
+    sizes = window.splitter.sizes()
+    assert sizes == [before[0] - 40, before[1], before[2] + 40]
+    window.save_state()
+    assert load_settings().ui.splitter_state
+
+    again = MainWindow(offer_sample=False)
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    assert again.splitter.sizes() == sizes
+
+
+class _HeldSession:
+    """Stands in for AskSession (control flow only): answers once released."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.release = threading.Event()
+        self.questions: list[str] = []
+
+    def ask(self, collection: object, question: str, **_kwargs: object) -> Answer:
+        self.questions.append(question)
+        self.release.wait(30)
+        return self.answer
+
+
+def test_enter_asks_only_when_ask_is_enabled_and_a_new_question_clears_the_page(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    window = MainWindow(offer_sample=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    session = _HeldSession(hand_answer)
+    window._session = session  # type: ignore[assignment]
+    window._models_ready = True
+    window.question.setText("What is overfitting?")
+
+    # No collection: Ask is disabled and Enter does nothing.
+    assert window.library.current == "" and not window.ask_button.isEnabled()
+    qtbot.keyClick(window.question, Qt.Key.Key_Return)
+    assert window.ask_task is None
+
+    window.library.create_collection("papers")
+    qtbot.waitUntil(
+        lambda: window.library.current == "papers" and not window.runner.running, timeout=30_000
+    )
+    assert window.ask_button.isEnabled()
+
+    # An index write is going on: Ask is disabled and Enter does nothing.
+    window.library.remove_documents([])
+    assert window.library.busy and not window.ask_button.isEnabled()
+    qtbot.keyClick(window.question, Qt.Key.Key_Return)
+    assert window.ask_task is None
+    qtbot.waitUntil(lambda: window.ask_button.isEnabled(), timeout=30_000)
+
+    # The previous answer's page is open in the Document tab ...
+    window.on_answer_ready(hand_answer)
+    window.on_citation_activated(1)
+    assert window.tabs.currentWidget() is window.document_view
+    assert window.document_view.passage == hand_answer.passages[0]
+
+    # ... Enter asks, and the new question clears it.
+    qtbot.keyClick(window.question, Qt.Key.Key_Return)
+    first = window.ask_task
+    assert first is not None and first.is_running
+    assert window.document_view.passage is None
+    assert window.document_view.text.toPlainText() == ""
+    assert window.tabs.currentWidget() is window.sources
+    # While it runs, Ask is disabled and Enter does not start another question.
+    assert not window.ask_button.isEnabled()
+    qtbot.keyClick(window.question, Qt.Key.Key_Return)
+    assert window.ask_task is first
+    session.release.set()
+    qtbot.waitUntil(lambda: not first.is_running, timeout=30_000)
+    assert session.questions == ["What is overfitting?"]
+    assert window.answer == hand_answer and window.ask_button.isEnabled()

@@ -14,13 +14,16 @@ import html
 import re
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPoint, QPointF, Qt, QUrl, Signal, Slot
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QUrl, Signal, Slot
 from PySide6.QtGui import (
     QColor,
     QFocusEvent,
     QFont,
     QKeyEvent,
     QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
     QResizeEvent,
     QTextBlockFormat,
     QTextCharFormat,
@@ -49,6 +52,9 @@ _UNDERLINES: dict[str, QTextCharFormat.UnderlineStyle] = {
 _CITATION_RE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 CITATION_COLOR = "#1a4f9c"
 FOCUS_BACKGROUND = "#dbe9fb"
+HINT_FLAGS = int(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft) | int(
+    Qt.TextFlag.TextWordWrap
+)
 
 
 def qt_underline(style: LabelStyle) -> QTextCharFormat.UnderlineStyle:
@@ -120,9 +126,27 @@ class AnswerView(QTextBrowser):
         self.focused_index = -1
         self._streaming = False
         self.anchorClicked.connect(self.on_anchor_clicked)
-        self.setPlaceholderText(
-            "Ask a question about your documents; the verified answer appears here."
-        )
+        # Painted by paintEvent, word-wrapped: Qt clips a QTextEdit placeholder to one line.
+        self.hint_text = "Ask a question about your documents; the verified answer appears here."
+
+    def hint_rect(self) -> QRect:
+        """Where the hint is painted in the empty view: the viewport less the document margin."""
+        margin = int(self.document().documentMargin())
+        return self.viewport().rect().adjusted(margin, margin, -margin, -margin)
+
+    @property
+    def showing_hint(self) -> bool:
+        """True while the view is empty and not waiting for a streamed answer."""
+        return not self._streaming and self.answer is None and self.document().isEmpty()
+
+    def paintEvent(self, e: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        super().paintEvent(e)
+        if self.showing_hint and self.hint_text:
+            painter = QPainter(self.viewport())
+            painter.setFont(self.font())
+            painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+            painter.drawText(self.hint_rect(), HINT_FLAGS, self.hint_text)
+            painter.end()
 
     # ----- content -------------------------------------------------------------------------
 

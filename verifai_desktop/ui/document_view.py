@@ -1,6 +1,10 @@
 """Opens a cited passage where it is: a PDF page rendered with PyMuPDF with the evidence
 sentence highlighted, or, for other formats, the passage text with a button that opens the
-file in the system viewer."""
+file in the system viewer.
+
+A PDF page is fitted to the panel's width unless the user zooms (Ctrl+= / Ctrl+- / Ctrl+0),
+re-fitted when the panel is resized, and scrolled so the highlighted evidence is in view.
+"""
 
 from __future__ import annotations
 
@@ -9,30 +13,47 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QRectF, Qt, QUrl, Signal, Slot
-from PySide6.QtGui import QColor, QDesktopServices, QImage, QPainter, QPixmap
+from PySide6.QtCore import QRect, QRectF, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QDesktopServices,
+    QImage,
+    QKeySequence,
+    QPainter,
+    QPixmap,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QScrollArea,
     QStackedWidget,
+    QStyle,
     QTextBrowser,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from verifai_desktop.domain import Passage
+from verifai_desktop.ui.resources import icon
 
 if TYPE_CHECKING:
     import pymupdf
 
 log = logging.getLogger(__name__)
 
-MIN_ZOOM = 0.8  # below this text is unreadable; the page scrolls sideways instead
-MAX_ZOOM = 2.0  # pixmap scale cap: 72 dpi * 2 = 144 dpi
+MIN_ZOOM = 0.25  # pixels per PDF point; zooming out stops here
+MAX_ZOOM = 4.0  # 72 dpi * 4 = 288 dpi
+ZOOM_STEP = 1.25  # one Ctrl+= / Ctrl+- press
+PAGE_MARGIN_PX = 4  # free pixels between a fitted page and the panel's edges
+HIGHLIGHT_CONTEXT = 1 / 3  # the evidence's top sits this far down the visible page
+REFIT_DELAY_MS = 60  # re-render a fitted page once a resize settles, not on every step
 HIGHLIGHT_RGBA = (255, 213, 0, 110)
 WORDS_PER_PROBE = 5  # fallback search for sentences broken across lines or hyphenated
+EMPTY_HEADER = "Click a citation or a source to open it here."
 
 
 def find_highlight_rects(page: pymupdf.Page, sentence: str) -> list[pymupdf.Rect]:
@@ -59,6 +80,11 @@ def find_highlight_rects(page: pymupdf.Page, sentence: str) -> list[pymupdf.Rect
 class DocumentView(QWidget):
     """Shows one passage in its document.
 
+    Attributes:
+        zoom: pixels per PDF point of the shown page (1.0 = 72 dpi).
+        fit_width: True while the page follows the panel's width (the default; zooming in or
+            out turns it off, :attr:`fit_width_action` turns it back on).
+
     Signals:
         page_shown(int): a PDF page was rendered (0-based page index).
     """
@@ -71,32 +97,65 @@ class DocumentView(QWidget):
         self.evidence = ""
         self.page_index = -1
         self.highlight_count = 0  # rectangles drawn on the current page
-        self.zoom = 1.0  # pixmap pixels per PDF point of the current page
+        self.zoom = 1.0
+        self.fit_width = True
         self._pdf: pymupdf.Document | None = None
         self._evidence_page = -1
+        self._highlight_pt: QRectF | None = None  # union of the highlight, PDF points
+        self._page_width_pt = 0.0
+        self._scroll_pending = False  # scroll to the evidence once the page is laid out
+        self._refit_timer = QTimer(self)
+        self._refit_timer.setSingleShot(True)
+        self._refit_timer.setInterval(REFIT_DELAY_MS)
 
-        self.header = QLabel("Click a citation or a source to open it here.")
+        self.header = QLabel(EMPTY_HEADER)
         self.header.setWordWrap(True)
         self.header.setObjectName("documentHeader")
-        self.prev_button = QPushButton("◀ Page")
-        self.next_button = QPushButton("Page ▶")
+        self.header.setContentsMargins(4, 4, 4, 0)
+        self.zoom_in_action = self._action(
+            "zoom-in", "Zoom in", (QKeySequence("Ctrl+="), QKeySequence.StandardKey.ZoomIn)
+        )
+        self.zoom_out_action = self._action(
+            "zoom-out", "Zoom out", (QKeySequence("Ctrl+-"), QKeySequence.StandardKey.ZoomOut)
+        )
+        self.fit_width_action = self._action("fit-width", "Fit width", (QKeySequence("Ctrl+0"),))
+        self.fit_width_action.setCheckable(True)
+        self.fit_width_action.setChecked(True)
+        self.prev_button = self._button("page-prev", "Previous page")
+        self.next_button = self._button("page-next", "Next page")
         self.page_label = QLabel("")
-        self.open_button = QPushButton("Open in system viewer")
-        self.open_button.setToolTip("Open the file with the application your system uses for it")
-        for b in (self.prev_button, self.next_button, self.open_button):
-            b.setEnabled(False)
+        self.zoom_label = QLabel("")
+        self.zoom_label.setObjectName("zoomLabel")
+        self.zoom_out_button = QToolButton()
+        self.zoom_out_button.setDefaultAction(self.zoom_out_action)
+        self.zoom_in_button = QToolButton()
+        self.zoom_in_button.setDefaultAction(self.zoom_in_action)
+        self.fit_width_button = QToolButton()
+        self.fit_width_button.setDefaultAction(self.fit_width_action)
+        self.open_button = self._button("open-external", "Open the file in your system's viewer")
+        for w in (self.prev_button, self.next_button, self.open_button):
+            w.setEnabled(False)
+        self._set_zoom_enabled(False)
         bar = QHBoxLayout()
+        bar.setSpacing(2)
         bar.addWidget(self.prev_button)
         bar.addWidget(self.page_label)
         bar.addWidget(self.next_button)
+        bar.addSpacing(8)
+        bar.addWidget(self.zoom_out_button)
+        bar.addWidget(self.zoom_label)
+        bar.addWidget(self.zoom_in_button)
+        bar.addWidget(self.fit_width_button)
         bar.addStretch(1)
         bar.addWidget(self.open_button)
 
         self.page_image = QLabel()
-        self.page_image.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.page_image.setObjectName("pageImage")
         self.page_scroll = QScrollArea()
         self.page_scroll.setWidget(self.page_image)
-        self.page_scroll.setWidgetResizable(True)
+        # The label takes the page's size; the scroll area centres a page narrower than itself.
+        self.page_scroll.setWidgetResizable(False)
+        self.page_scroll.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         self.text = QTextBrowser()
         self.text.setObjectName("passageText")
         self.stack = QStackedWidget()
@@ -110,10 +169,39 @@ class DocumentView(QWidget):
         layout.addWidget(self.stack, 1)
         self._connect_signals()
 
+    def _action(
+        self, icon_name: str, text: str, keys: tuple[QKeySequence | QKeySequence.StandardKey, ...]
+    ) -> QAction:
+        action = QAction(icon(icon_name), text, self)
+        sequences: list[QKeySequence] = []
+        for k in keys:
+            bound = QKeySequence.keyBindings(k) if isinstance(k, QKeySequence.StandardKey) else [k]
+            for seq in bound:
+                if seq not in sequences:
+                    sequences.append(seq)
+        action.setShortcuts(sequences)
+        # Active while this view is visible in the active window, wherever the focus is.
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        native = sequences[0].toString(QKeySequence.SequenceFormat.NativeText)
+        action.setToolTip(f"{text} ({native})")
+        self.addAction(action)
+        return action
+
+    def _button(self, icon_name: str, tip: str) -> QToolButton:
+        button = QToolButton()
+        button.setIcon(icon(icon_name))
+        button.setToolTip(tip)
+        button.setAccessibleName(tip)
+        return button
+
     def _connect_signals(self) -> None:
         self.prev_button.clicked.connect(self.on_prev_clicked)
         self.next_button.clicked.connect(self.on_next_clicked)
         self.open_button.clicked.connect(self.on_open_clicked)
+        self.zoom_in_action.triggered.connect(self.on_zoom_in_triggered)
+        self.zoom_out_action.triggered.connect(self.on_zoom_out_triggered)
+        self.fit_width_action.triggered.connect(self.on_fit_width_triggered)
+        self._refit_timer.timeout.connect(self.on_refit_timeout)
 
     @property
     def showing_pdf_page(self) -> bool:
@@ -151,6 +239,23 @@ class DocumentView(QWidget):
         else:
             self._show_text()
 
+    def clear(self) -> None:
+        """Show nothing (a new question started): forget the passage and close its file."""
+        self._close_pdf()
+        self.passage = None
+        self.evidence = ""
+        self.highlight_count = 0
+        self.header.setText(EMPTY_HEADER)
+        self.page_image.clear()
+        self.page_image.resize(0, 0)
+        self.text.clear()
+        self.page_label.setText("")
+        self.zoom_label.setText("")
+        for w in (self.prev_button, self.next_button, self.open_button):
+            w.setEnabled(False)
+        self._set_zoom_enabled(False)
+        self.stack.setCurrentWidget(self.text)
+
     def _open_pdf(self, path: Path, password: str | None) -> bool:
         import pymupdf  # lazy: keeps start-up free of it
 
@@ -176,50 +281,141 @@ class DocumentView(QWidget):
                 return index
         return start
 
-    def render_page(self, index: int) -> None:
-        """Render PDF page ``index`` (0-based); highlight the evidence on its page."""
+    def fit_zoom(self, page_width_pt: float) -> float:
+        """The zoom that fits a page ``page_width_pt`` wide to the panel, scroll bar included.
+
+        The width is the page stack's (which the scroll area fills), not the viewport's: the
+        stack is laid out even while the text is shown, and the fit does not change when the
+        vertical scroll bar appears or goes.
+        """
+        scroll = self.page_scroll
+        bar_px = scroll.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, scroll)
+        width = self.stack.contentsRect().width()
+        avail = width - 2 * scroll.frameWidth() - bar_px - 2 * PAGE_MARGIN_PX
+        return max(MIN_ZOOM, min(MAX_ZOOM, avail / max(1.0, page_width_pt)))
+
+    def render_page(self, index: int, *, keep_view: bool = False) -> None:
+        """Render PDF page ``index`` (0-based) at the current zoom (fitted to the width by
+        default) and highlight the evidence on its page.
+
+        Args:
+            index: the page, clamped to the document.
+            keep_view: keep the same part of the page in view (a zoom or a resize); otherwise
+                scroll to the evidence on its page, or to the top of another page.
+        """
         if self._pdf is None:
             return
         import pymupdf  # lazy: keeps start-up free of it
 
         index = max(0, min(index, self._pdf.page_count - 1))
         page = self._pdf[index]
-        # Fit the page to the panel width so a page reads without sideways scrolling.
-        avail = self.page_scroll.viewport().width() - 4
-        zoom = max(MIN_ZOOM, min(MAX_ZOOM, avail / max(1.0, page.rect.width)))
-        self.zoom = zoom
-        matrix = pymupdf.Matrix(zoom, zoom)  # type: ignore[no-untyped-call]
+        view_center = self._view_center_fraction() if keep_view else None
+        self._page_width_pt = page.rect.width
+        if self.fit_width:
+            self.zoom = self.fit_zoom(page.rect.width)
+        zoom = self.zoom
+        # Render at the screen's pixel density so the text stays sharp on HiDPI screens.
+        dpr = self.devicePixelRatioF()
+        matrix = pymupdf.Matrix(zoom * dpr, zoom * dpr)  # type: ignore[no-untyped-call]
         pix = page.get_pixmap(matrix=matrix, alpha=False)
         image = QImage(
             pix.samples, pix.width, pix.height, pix.stride, QImage.Format.Format_RGB888
         ).copy()
         rects = find_highlight_rects(page, self.evidence) if index == self._evidence_page else []
+        self._highlight_pt = None
         if rects:
             painter = QPainter(image)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(*HIGHLIGHT_RGBA))
             painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Multiply)
             for r in rects:
-                painter.drawRect(
-                    QRectF(
-                        r.x0 * zoom,
-                        r.y0 * zoom,
-                        r.width * zoom,
-                        r.height * zoom,
-                    )
-                )
+                box = QRectF(r.x0, r.y0, r.width, r.height)
+                painter.drawRect(QRectF(box.topLeft() * zoom * dpr, box.size() * zoom * dpr))
+                self._highlight_pt = box if self._highlight_pt is None else self._highlight_pt | box
             painter.end()
         self.highlight_count = len(rects)
-        self.page_image.setPixmap(QPixmap.fromImage(image))
+        pixmap = QPixmap.fromImage(image)
+        pixmap.setDevicePixelRatio(dpr)
+        # Show the page widget and give it its place first: a hidden label's resize would not
+        # reach the scroll area, whose scroll bar ranges and viewport size must be up to date
+        # before scrolling to the evidence.
+        self.stack.setCurrentWidget(self.page_scroll)
+        stack_layout = self.stack.layout()
+        if stack_layout is not None:
+            stack_layout.setGeometry(self.stack.contentsRect())
+        self.page_image.setPixmap(pixmap)
+        self.page_image.resize(round(pix.width / dpr), round(pix.height / dpr))
         self.page_index = index
         self.page_label.setText(f"page {index + 1} of {self._pdf.page_count}")
         self.prev_button.setEnabled(index > 0)
         self.next_button.setEnabled(index < self._pdf.page_count - 1)
-        self.stack.setCurrentWidget(self.page_scroll)
-        if rects:
-            y = int(min(r.y0 for r in rects) * zoom) - 80
-            self.page_scroll.verticalScrollBar().setValue(max(0, y))
+        self._set_zoom_enabled(True)
+        self.zoom_label.setText(f"{round(zoom * 100)}%")
+        self.fit_width_action.setChecked(self.fit_width)
+        if view_center is not None:
+            self._restore_view_center(view_center)
+        else:
+            self.scroll_to_highlight()
         self.page_shown.emit(index)
+
+    def highlight_rect(self) -> QRect | None:
+        """The highlighted evidence on the shown page, in page-image pixels (None if none)."""
+        if self._highlight_pt is None or self.page_index != self._evidence_page:
+            return None
+        r = self._highlight_pt
+        return QRectF(r.topLeft() * self.zoom, r.size() * self.zoom).toAlignedRect()
+
+    def scroll_to_highlight(self) -> None:
+        """Scroll so the highlighted evidence is in view, a third of the way down the panel
+        (the top of the page when nothing is highlighted)."""
+        hbar = self.page_scroll.horizontalScrollBar()
+        vbar = self.page_scroll.verticalScrollBar()
+        rect = self.highlight_rect()
+        if rect is None:
+            hbar.setValue(0)
+            vbar.setValue(0)
+            self._scroll_pending = False
+            return
+        viewport = self.page_scroll.viewport()
+        if not self.page_scroll.isVisible():
+            self._scroll_pending = True  # ranges are stale until the view is laid out
+            return
+        vbar.setValue(round(rect.top() - viewport.height() * HIGHLIGHT_CONTEXT))
+        if rect.left() < hbar.value() or rect.right() > hbar.value() + viewport.width():
+            hbar.setValue(rect.left() - PAGE_MARGIN_PX)
+        self._scroll_pending = False
+
+    def _view_center_fraction(self) -> tuple[float, float] | None:
+        size = self.page_image.size()
+        if self.page_image.pixmap().isNull() or size.isEmpty():
+            return None
+        viewport = self.page_scroll.viewport()
+        x = self.page_scroll.horizontalScrollBar().value() + viewport.width() / 2
+        y = self.page_scroll.verticalScrollBar().value() + viewport.height() / 2
+        return x / size.width(), y / size.height()
+
+    def _restore_view_center(self, fraction: tuple[float, float] | None) -> None:
+        if fraction is None:
+            self.scroll_to_highlight()
+            return
+        size = self.page_image.size()
+        viewport = self.page_scroll.viewport()
+        self.page_scroll.horizontalScrollBar().setValue(
+            round(fraction[0] * size.width() - viewport.width() / 2)
+        )
+        self.page_scroll.verticalScrollBar().setValue(
+            round(fraction[1] * size.height() - viewport.height() / 2)
+        )
+
+    def set_zoom(self, zoom: float) -> None:
+        """Show the page at ``zoom`` pixels per PDF point (clamped), leaving fit-width."""
+        self.fit_width = False
+        self.zoom = max(MIN_ZOOM, min(MAX_ZOOM, zoom))
+        self.render_page(self.page_index, keep_view=True)
+
+    def _set_zoom_enabled(self, enabled: bool) -> None:
+        for a in (self.zoom_in_action, self.zoom_out_action, self.fit_width_action):
+            a.setEnabled(enabled)
 
     def _show_text(self) -> None:
         assert self.passage is not None
@@ -238,8 +434,10 @@ class DocumentView(QWidget):
             body = html.escape(p.text)
         self.text.setHtml(f"<p style='line-height:140%'>{body}</p>")
         self.page_label.setText("")
+        self.zoom_label.setText("")
         self.prev_button.setEnabled(False)
         self.next_button.setEnabled(False)
+        self._set_zoom_enabled(False)
         self.highlight_count = 1 if start >= 0 else 0
         self.stack.setCurrentWidget(self.text)
 
@@ -249,6 +447,31 @@ class DocumentView(QWidget):
             self._pdf = None
         self.page_index = -1
         self._evidence_page = -1
+        self._highlight_pt = None
+        self._scroll_pending = False
+
+    # ----- events --------------------------------------------------------------------------
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        if self._pdf is not None:
+            self._refit_timer.start()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        if self._pdf is not None:
+            self._refit_timer.start()
+
+    @Slot()
+    def on_refit_timeout(self) -> None:
+        """After a resize or show: re-fit the page to the new width, then finish a scroll to
+        the evidence that waited for the view to be laid out."""
+        if self._pdf is None or self.page_index < 0:
+            return
+        if self.fit_width and abs(self.fit_zoom(self._page_width_pt) - self.zoom) > 0.005:
+            self.render_page(self.page_index, keep_view=not self._scroll_pending)
+        elif self._scroll_pending:
+            self.scroll_to_highlight()
 
     @Slot()
     def on_prev_clicked(self) -> None:
@@ -259,6 +482,26 @@ class DocumentView(QWidget):
     def on_next_clicked(self) -> None:
         """Show the next page."""
         self.render_page(self.page_index + 1)
+
+    @Slot()
+    def on_zoom_in_triggered(self) -> None:
+        """Enlarge the page by one step."""
+        if self._pdf is not None:
+            self.set_zoom(self.zoom * ZOOM_STEP)
+
+    @Slot()
+    def on_zoom_out_triggered(self) -> None:
+        """Shrink the page by one step."""
+        if self._pdf is not None:
+            self.set_zoom(self.zoom / ZOOM_STEP)
+
+    @Slot()
+    def on_fit_width_triggered(self) -> None:
+        """Fit the page to the panel's width again (and keep fitting it on resize)."""
+        self.fit_width = True
+        if self._pdf is not None:
+            self.render_page(self.page_index, keep_view=True)
+        self.fit_width_action.setChecked(True)
 
     @Slot()
     def on_open_clicked(self) -> None:

@@ -6,21 +6,34 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableWidget,
+    QTableWidgetItem,
+)
 
 from verifai_desktop.domain import DocStatus
 from verifai_desktop.names import printable
 from verifai_desktop.store.catalog import DocumentRecord
 
 DOC_COLUMNS = ("File", "Status", "Chunks", "Reason")
+NAME_COLUMN, STATUS_COLUMN, CHUNKS_COLUMN, REASON_COLUMN = range(4)
+# Plain words: a lock emoji renders as an empty box on desktops without a colour-emoji font.
 STATUS_TEXT = {
     DocStatus.INDEXED: "indexed",
     DocStatus.NEEDS_OCR: "needs OCR",
-    DocStatus.ENCRYPTED: "encrypted 🔒",
+    DocStatus.ENCRYPTED: "encrypted",
     DocStatus.EMPTY: "empty",
     DocStatus.FAILED: "failed",
 }
+ENCRYPTED_REASON_APP = "password-protected: double-click this row to enter its password"
+WRONG_PASSWORD_REASON_APP = (
+    "password-protected: the password given was wrong; double-click this row to try again"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +58,40 @@ class DocumentRow:
         return printable(Path(self.source).name)
 
 
+def app_reason(row: DocumentRow) -> str:
+    """The reason shown in the app for ``row``.
+
+    The catalog keeps the core's reason, which the CLI prints with its own hint (environment
+    variable, ``--pdf-password-stdin``); an encrypted PDF is unlocked in the app by
+    double-clicking its row, so the app says that instead. Catalogs written by older versions
+    name the ``--pdf-password`` flag in the stored reason, which the app never shows.
+    """
+    if row.status is DocStatus.ENCRYPTED:
+        return WRONG_PASSWORD_REASON_APP if "wrong" in row.reason else ENCRYPTED_REASON_APP
+    return printable(row.reason)
+
+
 def document_rows(records: Sequence[DocumentRecord]) -> list[DocumentRow]:
     """Table rows for catalog records, in their order."""
     return [DocumentRow(r.source, r.status, r.reason, r.chunk_count) for r in records]
 
 
+class _ElideMiddleDelegate(QStyledItemDelegate):
+    """Cuts a file name in its middle, so its start and its extension stay visible."""
+
+    def initStyleOption(  # noqa: N802 (Qt override)
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
+
+
 class DocumentsTable(QTableWidget):
-    """Read-only table of :class:`DocumentRow`; non-indexed rows in dark red."""
+    """Read-only table of :class:`DocumentRow`; non-indexed rows in dark red.
+
+    The file and reason columns share the width left by status and chunks, so widening the
+    panel widens both; every cell's full text is in its tooltip.
+    """
 
     def __init__(self) -> None:
         super().__init__(0, len(DOC_COLUMNS))
@@ -59,28 +99,37 @@ class DocumentsTable(QTableWidget):
         self.setHorizontalHeaderLabels(list(DOC_COLUMNS))
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setWordWrap(False)
         self.verticalHeader().setVisible(False)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(NAME_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(STATUS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(CHUNKS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(REASON_COLUMN, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(True)
-        self.setColumnWidth(0, 140)
+        self.name_delegate = _ElideMiddleDelegate(self)
+        self.setItemDelegateForColumn(NAME_COLUMN, self.name_delegate)
         self.setToolTip("Double-click an encrypted PDF to enter its password.")
 
     def set_rows(self, rows: Sequence[DocumentRow]) -> None:
         """Replace the table's contents with ``rows``."""
         self.setRowCount(len(rows))
         for i, r in enumerate(rows):
+            status = STATUS_TEXT.get(r.status, r.status.value)
+            reason = app_reason(r)
             items = (
                 QTableWidgetItem(r.name),
-                QTableWidgetItem(STATUS_TEXT.get(r.status, r.status.value)),
+                QTableWidgetItem(status),
                 QTableWidgetItem(str(r.chunk_count)),
-                QTableWidgetItem(printable(r.reason)),
+                QTableWidgetItem(reason),
             )
-            items[0].setToolTip(printable(r.source))
-            items[2].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            items[3].setToolTip(printable(r.reason))
+            items[NAME_COLUMN].setToolTip(printable(r.source))
+            items[STATUS_COLUMN].setToolTip(f"{status}: {reason}" if reason else status)
+            items[CHUNKS_COLUMN].setToolTip(f"{r.chunk_count} chunks indexed")
+            items[CHUNKS_COLUMN].setTextAlignment(
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            )
+            items[REASON_COLUMN].setToolTip(reason)
             if r.status is not DocStatus.INDEXED:
                 for it in items:
                     it.setForeground(Qt.GlobalColor.darkRed)

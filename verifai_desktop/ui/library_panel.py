@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QStyle,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -61,7 +62,6 @@ class LibraryPanel(QWidget):
         documents_changed(str): a write to the named collection finished (ingest, remove).
         ingest_finished(object): an ingest run ended with this ``IngestReport``.
         busy_changed(bool): a write started (True) or all writes ended (False).
-        status_message(str): a one-line message for the status bar.
         password_requested(PasswordQuestion): an encrypted PDF needs its password; answer the
             question to ingest it again with it.
     """
@@ -70,7 +70,6 @@ class LibraryPanel(QWidget):
     documents_changed = Signal(str)
     ingest_finished = Signal(object)
     busy_changed = Signal(bool)
-    status_message = Signal(str)
     password_requested = Signal(object)
 
     def __init__(
@@ -154,6 +153,25 @@ class LibraryPanel(QWidget):
         pl.addLayout(row)
         pl.addWidget(self.chunks_label)
         self.progress_frame.setVisible(False)
+        # The last ingest's summary stays until dismissed: a status-bar message is gone before
+        # a user who looked away has read which files failed.
+        self.summary_frame = QFrame()
+        self.summary_frame.setObjectName("ingestSummary")
+        self.summary_label = QLabel("")
+        self.summary_label.setObjectName("ingestSummaryText")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary_close_button = QToolButton()
+        self.summary_close_button.setIcon(
+            self.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton)
+        )
+        self.summary_close_button.setToolTip("Dismiss")
+        self.summary_close_button.setAccessibleName("Dismiss the ingest summary")
+        sl = QHBoxLayout(self.summary_frame)
+        sl.setContentsMargins(6, 4, 2, 4)
+        sl.addWidget(self.summary_label, 1)
+        sl.addWidget(self.summary_close_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.summary_frame.setVisible(False)
         self.drop_hint = QLabel("Drop files or folders here to add them.")
         self.drop_hint.setStyleSheet("color:#667")
 
@@ -168,6 +186,7 @@ class LibraryPanel(QWidget):
         layout.addLayout(docs_bar)
         layout.addWidget(self.drop_hint)
         layout.addWidget(self.progress_frame)
+        layout.addWidget(self.summary_frame)
         self._connect_signals()
         self._update_buttons()
 
@@ -189,6 +208,7 @@ class LibraryPanel(QWidget):
         self.add_folder_button.clicked.connect(self.on_add_folder_clicked)
         self.remove_button.clicked.connect(self.on_remove_clicked)
         self.cancel_button.clicked.connect(self.cancel_ingest)
+        self.summary_close_button.clicked.connect(self.on_summary_closed)
         self.table.cellDoubleClicked.connect(self.on_row_double_clicked)
         self.table.itemSelectionChanged.connect(self._update_buttons)
 
@@ -382,6 +402,7 @@ class LibraryPanel(QWidget):
         )
         self.ingest_task = task
         self._chunks_done = 0
+        self.summary_frame.setVisible(False)  # the new run's summary replaces it when done
         self.progress_label.setText(f"Adding {len(paths)} item(s) to “{name}”…")
         self.files_bar.setRange(0, 0)
         self.chunks_label.setText("")
@@ -419,6 +440,9 @@ class LibraryPanel(QWidget):
 
     def _on_ingest_cancelled(self, name: str) -> None:
         self.progress_label.setText("Cancelled; files finished before stay indexed.")
+        self.show_summary(
+            f"Adding files to “{name}” was cancelled; files finished before stay indexed."
+        )
         self.on_documents_changed(name)
 
     def _on_ingest_finished(self, task: Task[IngestReport]) -> None:
@@ -431,13 +455,21 @@ class LibraryPanel(QWidget):
         for path, password in given.items():
             self.passwords[str(Path(path).expanduser().resolve())] = password
         self.ingest_finished.emit(report)
-        counts = ", ".join(f"{v} {k}" for k, v in sorted(report.counts.items()))
-        self.status_message.emit(
-            f"Ingest into “{name}” finished: {counts}; {report.chunks_indexed:,} new chunks."
-        )
+        self.show_summary(ingest_summary(name, report))
         encrypted = [Path(o.source) for o in report.outcomes if o.status is Outcome.ENCRYPTED]
         if encrypted and name == self.current:
             QTimer.singleShot(0, lambda: self.request_passwords(encrypted, given))
+
+    def show_summary(self, text: str) -> None:
+        """Show ``text`` above the progress area until the user dismisses it (or the next
+        ingest starts)."""
+        self.summary_label.setText(text)
+        self.summary_frame.setVisible(True)
+
+    @Slot()
+    def on_summary_closed(self) -> None:
+        """Dismiss the ingest summary."""
+        self.summary_frame.setVisible(False)
 
     def request_passwords(
         self, paths: Sequence[Path], tried: dict[Path, str] | None = None
@@ -563,6 +595,20 @@ class LibraryPanel(QWidget):
         self.rename_button.setEnabled(has and not self.busy)
         self.delete_button.setEnabled(has and not self.busy)
         self.remove_button.setEnabled(has and bool(self.table.selectedIndexes()))
+
+
+def ingest_summary(name: str, report: IngestReport) -> str:
+    """One paragraph on an ingest run: files per outcome, new chunks, and where reasons are.
+
+    Example: "Added to “papers”: 3 indexed, 1 encrypted; 412 new chunks. Files not indexed
+    are listed in red with the reason."
+    """
+    counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(report.counts.items()) if v)
+    text = f"Added to “{name}”: {counts or 'nothing new'}; {report.chunks_indexed:,} new chunks."
+    not_indexed = {Outcome.FAILED, Outcome.ENCRYPTED, Outcome.NEEDS_OCR, Outcome.EMPTY}
+    if any(o.status in not_indexed for o in report.outcomes):
+        text += " Files not indexed are listed in red with the reason."
+    return text
 
 
 def _create(col: Collection, ctx: TaskContext) -> None:

@@ -214,7 +214,7 @@ class MainWindow(QMainWindow):
         self.export_action.setEnabled(False)
 
     def _connect_signals(self) -> None:
-        self.question.returnPressed.connect(self.on_ask_clicked)
+        self.question.returnPressed.connect(self.on_question_return_pressed)
         self.ask_button.clicked.connect(self.on_ask_clicked)
         self.stop_button.clicked.connect(self.on_stop_clicked)
         self.copy_button.clicked.connect(self.on_copy_clicked)
@@ -229,16 +229,18 @@ class MainWindow(QMainWindow):
         self.library.collection_changed.connect(self.on_collection_changed)
         self.library.documents_changed.connect(self.on_documents_changed)
         self.library.busy_changed.connect(self.on_library_busy)
-        self.library.status_message.connect(lambda m: self.statusBar().showMessage(m, 10000))
         self.library.password_requested.connect(self.on_password_requested)
         self.answer_view.citation_activated.connect(self.on_citation_activated)
         self.sources.source_activated.connect(self.on_citation_activated)
 
     def _restore_state(self) -> None:
-        geometry = self.settings.ui.window_geometry
-        if not (geometry and self.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))):
+        ui = self.settings.ui
+        if not (ui.window_geometry and self.restoreGeometry(_from_base64(ui.window_geometry))):
             self.resize(1400, 860)
-        self.library.refresh_collections(select=self.settings.ui.last_collection)
+        if ui.splitter_state and not self.splitter.restoreState(_from_base64(ui.splitter_state)):
+            log.warning("ignoring saved panel widths that do not fit this window's panels")
+        self.library.refresh_collections(select=ui.last_collection)
+        self._update_ask_button()
 
     # ----- ask -----------------------------------------------------------------------------
 
@@ -248,6 +250,25 @@ class MainWindow(QMainWindow):
         q = self.question.text().strip()
         if q:
             self.ask(q)
+
+    @Slot()
+    def on_question_return_pressed(self) -> None:
+        """Enter in the question box is the Ask button: nothing while it is disabled."""
+        if self.ask_button.isEnabled():
+            self.on_ask_clicked()
+
+    def _update_ask_button(self) -> None:
+        """Ask is enabled with a collection, no answer running and no index write going on."""
+        running = self.ask_task is not None and self.ask_task.is_running
+        busy = self.library.busy
+        self.ask_button.setEnabled(bool(self.library.current) and not busy and not running)
+        self.ask_button.setToolTip(
+            "Wait for the documents to finish indexing"
+            if busy
+            else "Create or pick a collection first"
+            if not self.library.current
+            else ""
+        )
 
     def ask(self, question: str) -> Task[Answer] | None:
         """Answer ``question`` from the current collection in the background.
@@ -276,11 +297,14 @@ class MainWindow(QMainWindow):
         self.answer = None
         self.answer_view.begin_stream()
         self.sources.clear()
+        # The previous answer's page would read as a source of the new one.
+        self.document_view.clear()
+        self.tabs.setCurrentWidget(self.sources)
         self._set_answer_actions(False)
         self.answer_info.setText("")
         task = self.host.query("ask", name, op)
         self.ask_task = task
-        self.ask_button.setEnabled(False)
+        self._update_ask_button()
         self.stop_button.setEnabled(True)
         task.text_streamed.connect(self.answer_view.append_stream)
         task.progressed.connect(self.on_ask_progress)
@@ -343,7 +367,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def on_ask_finished(self) -> None:
         """Re-enable asking."""
-        self.ask_button.setEnabled(not self.library.busy)
+        self._update_ask_button()
         self.stop_button.setEnabled(False)
 
     @Slot()
@@ -374,8 +398,10 @@ class MainWindow(QMainWindow):
             if evidence:
                 break
         password = self.library.passwords.get(str(passage.path))
-        self.document_view.show_passage(passage, evidence, password=password)
+        # Shown first so the page is fitted to the panel's real width and scrolled to the
+        # evidence as laid out.
         self.tabs.setCurrentWidget(self.document_view)
+        self.document_view.show_passage(passage, evidence, password=password)
 
     # ----- export --------------------------------------------------------------------------
 
@@ -437,6 +463,7 @@ class MainWindow(QMainWindow):
     def on_collection_changed(self, name: str) -> None:
         """Follow the current collection."""
         self.setWindowTitle(f"VerifAI Desktop — {name}" if name else "VerifAI Desktop")
+        self._update_ask_button()
         self.question.setPlaceholderText(
             f"Ask a question about the documents in “{name}”…"
             if name
@@ -456,9 +483,7 @@ class MainWindow(QMainWindow):
     @Slot(bool)
     def on_library_busy(self, busy: bool) -> None:
         """Asking waits while the index is being written."""
-        running = self.ask_task is not None and self.ask_task.is_running
-        self.ask_button.setEnabled(not busy and not running)
-        self.ask_button.setToolTip("Wait for the documents to finish indexing" if busy else "")
+        self._update_ask_button()
 
     # ----- settings and state --------------------------------------------------------------
 
@@ -478,11 +503,12 @@ class MainWindow(QMainWindow):
             self.model_status.setText("Models: not loaded (settings changed)")
 
     def save_state(self) -> Path:
-        """Save window geometry and the current collection with the settings (TOML)."""
-        geometry = bytes(self.saveGeometry().toBase64().data()).decode("ascii")
+        """Save window geometry, panel widths and the current collection with the settings
+        (TOML)."""
         ui = dataclasses.replace(
             self.settings.ui,
-            window_geometry=geometry,
+            window_geometry=_to_base64(self.saveGeometry()),
+            splitter_state=_to_base64(self.splitter.saveState()),
             last_collection=self.library.current or self.settings.ui.last_collection,
         )
         self.settings = dataclasses.replace(self.settings, ui=ui)
@@ -514,6 +540,14 @@ class MainWindow(QMainWindow):
             "Documents are still being indexed. Stop and quit? Finished files stay indexed.",
         )
         return answer == QMessageBox.StandardButton.Yes
+
+
+def _to_base64(data: QByteArray) -> str:
+    return bytes(data.toBase64().data()).decode("ascii")
+
+
+def _from_base64(text: str) -> QByteArray:
+    return QByteArray.fromBase64(text.encode("ascii"))
 
 
 def _load_models(session: AskSession, ctx: TaskContext) -> None:
