@@ -123,3 +123,23 @@ def test_cancel_stops_a_real_ingest(qtbot: QtBot, panel: LibraryPanel, shared_da
     assert task.outcome == "cancelled" and failed == []
     assert panel.progress_label.text() == "Cancelled; files finished before stay indexed."
     assert 1 <= len(panel.table_rows()) < len(all_files)
+
+
+def test_collections_are_listed_and_renamed_by_their_display_names(
+    qtbot: QtBot, panel: LibraryPanel
+) -> None:
+    panel.create_collection("Lab book 2026")
+    _wait_idle(qtbot, panel)
+    listed = [panel.collections.item(i).text() for i in range(panel.collections.count())]
+    assert "Lab book 2026" in listed
+    assert panel.current == "Lab-book-2026"
+    assert panel.docs_title.text() == "Documents in “Lab book 2026”"
+
+    panel.ask_text = lambda title, label, text="": "Lab notes · 2026"  # type: ignore[method-assign]
+    panel.on_rename_clicked()
+    _wait_idle(qtbot, panel)
+    listed = [panel.collections.item(i).text() for i in range(panel.collections.count())]
+    assert "Lab notes · 2026" in listed and "Lab book 2026" not in listed
+    assert panel.current == "Lab-notes-2026"
+    assert panel.display_name() == "Lab notes · 2026"
+    assert "Lab-notes-2026" in list_collection_names()

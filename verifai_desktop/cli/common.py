@@ -48,7 +48,10 @@ def positive_int(text: str) -> int:
 def add_collection_arg(parser: argparse.ArgumentParser) -> None:
     """Add ``--collection NAME`` (default ``default``)."""
     parser.add_argument(
-        "--collection", "-c", default="default", help="collection name (default: %(default)s)"
+        "--collection",
+        "-c",
+        default="default",
+        help="collection name, spaces allowed (quote it); default: %(default)s",
     )
 
 

@@ -30,7 +30,8 @@ from verifai_desktop.errors import IndexCorrupt, MissingPath, VerifaiError
 from verifai_desktop.names import printable
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.catalog import DocumentRecord
-from verifai_desktop.store.collection import Collection, list_collections
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.naming import list_names
 from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome
 
 EXIT_NOT_ALL_INDEXED = 3
@@ -345,12 +346,14 @@ def run_collections(args: argparse.Namespace) -> int:
     """Handler of ``verifai collections``."""
     rows: list[dict[str, object]] = []
     damaged: dict[str, IndexCorrupt] = {}
-    for name in list_collections():
+    for entry in list_names():
+        name = entry.folder
         try:
             with Collection.open(name) as collection:
                 rows.append(
                     {
                         "name": name,
+                        "display_name": entry.display,
                         "documents": len(collection.documents()),
                         "chunks": collection.catalog.num_chunks(),
                         "embedder": collection.embedder_name,
@@ -358,16 +361,17 @@ def run_collections(args: argparse.Namespace) -> int:
                 )
         except IndexCorrupt as exc:  # one damaged collection does not hide the others
             damaged[name] = exc
-            rows.append({"name": name, "damaged": str(exc)})
+            rows.append({"name": name, "display_name": entry.display, "damaged": str(exc)})
     if args.json:
         print_json(rows)
     else:
         for row in rows:
+            label = printable(str(row["display_name"]))
+            if row["display_name"] != row["name"]:
+                label += f" ({row['name']})"
             if "damaged" in row:
                 err = damaged[str(row["name"])]
-                print(f"{row['name']:<24} damaged: {err}{error_hint(err)}")
+                print(f"{label:<24} damaged: {err}{error_hint(err)}")
             else:
-                print(
-                    f"{row['name']:<24} {row['documents']:>6} documents {row['chunks']:>8} chunks"
-                )
+                print(f"{label:<24} {row['documents']:>6} documents {row['chunks']:>8} chunks")
     return 0

@@ -1,6 +1,6 @@
 """Named collections: a catalog (SQLite) plus the lexical and vector indexes derived from it.
 
-Layout of ``collections_dir()/<name>/``: ``catalog.sqlite`` (WAL, the single source of truth),
+Layout of ``collections_dir()/<folder>/``: ``catalog.sqlite`` (WAL, the single source of truth),
 ``lexical/`` (Tantivy) with ``lexical.json``, ``vectors.usearch`` with ``vectors.json`` (the
 sidecars record the catalog generation each index reflects), ``collection.toml`` (embedder name,
 creation time), ``write.lock`` (held by the one process writing the collection) and
@@ -30,8 +30,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-import tomli_w
-
 from verifai_desktop.domain import Document
 from verifai_desktop.errors import (
     CollectionBusy,
@@ -39,7 +37,6 @@ from verifai_desktop.errors import (
     CollectionNotFound,
     EmbedderMismatch,
     IndexCorrupt,
-    InvalidCollectionName,
 )
 from verifai_desktop.index.embedder import (
     Embedder,
@@ -53,6 +50,18 @@ from verifai_desktop.private import make_private_dir, tighten, write_private_tex
 from verifai_desktop.settings import Settings, collections_dir, data_root
 from verifai_desktop.store.catalog import Catalog, CommitItem, DocumentRecord
 from verifai_desktop.store.lock import FileLock
+from verifai_desktop.store.naming import (
+    CONFIG_FILE,
+    find,
+    folder_for_new,
+    is_folder_name,
+    list_names,
+    read_config,
+    slug,
+    validate_display_name,
+    validate_name,
+    write_config,
+)
 from verifai_desktop.store.writer import (
     IngestReport,
     ProgressFn,
@@ -72,26 +81,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 _METADATA_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _RESERVED_KEYS = frozenset({"lexical", "vectors"})  # the index sidecars
-CONFIG_FILE = "collection.toml"
 CATALOG_FILE = "catalog.sqlite"
 REBUILD_WAIT_S = 60.0  # an ingest waits this long for a reader's index rebuild (seconds)
 
 
-def validate_name(name: str) -> str:
-    """Return ``name`` if it is a valid collection name.
-
-    Raises:
-        InvalidCollectionName: it is not.
-    """
-    if not _NAME_RE.match(name) or name in {".", ".."}:
-        raise InvalidCollectionName(name)
-    return name
-
-
-def _write_config(path: Path, embedder: str) -> None:
+def _write_config(path: Path, embedder: str, display_name: str | None = None) -> None:
     """Create the folder and its ``collection.toml`` (atomically: temp file, then rename).
 
     Raises:
@@ -100,12 +96,14 @@ def _write_config(path: Path, embedder: str) -> None:
     check_embedder(embedder)
     _private_parents()
     make_private_dir(path)
-    config = {
+    config: dict[str, object] = {
         "embedder": canonical_name(embedder),
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "format": 1,
     }
-    write_private_text(path / CONFIG_FILE, tomli_w.dumps(config))
+    if display_name is not None:
+        config["display_name"] = display_name
+    write_config(path, config)
 
 
 def _private_parents() -> None:
@@ -132,7 +130,8 @@ class Collection:
     """An opened collection. Use :meth:`open`; close it (or use ``with``) when done.
 
     Attributes:
-        name: collection name.
+        name: the collection's folder name (what commands and settings store).
+        display_name: the name the user gave it (``name`` when none was recorded).
         path: its folder.
         embedder_name: the sentence-transformers model its vectors come from.
         catalog: the SQLite catalog.
@@ -140,6 +139,7 @@ class Collection:
 
     def __init__(self, name: str, path: Path, embedder_name: str, *, new: bool = False) -> None:
         self.name = name
+        self.display_name = name
         self.path = path
         self.embedder_name = embedder_name
         self.catalog = Catalog(path / CATALOG_FILE, create=new)
@@ -163,7 +163,8 @@ class Collection:
         """Open a collection by name, reconciling its indexes with the catalog if needed.
 
         Args:
-            name: collection name (letters, digits, ``-``, ``_``, ``.``).
+            name: the collection's folder or display name; a new collection's name may be
+                any printable text (see :mod:`verifai_desktop.store.naming`).
             create: create it when missing.
             settings: settings a new collection takes its embedder from
                 (``settings.models.embedder``); ``None`` means the defaults (the bundled
@@ -181,14 +182,18 @@ class Collection:
             ModelNotFound: a new collection's embedder is not on this machine (nothing is
                 created).
         """
-        validate_name(name)
-        path = collections_dir() / name
-        if (path / CONFIG_FILE).exists():
-            return cls._open_folder(name, path, embedder)
+        found = find(name)
+        if found is not None:
+            return cls._open_folder(found.folder, collections_dir() / found.folder, embedder)
+        folder, display = folder_for_new(name)  # InvalidCollectionName before "not found"
         if not create:
             raise CollectionNotFound(name)
         return cls._create_folder(
-            name, path, embedder or (settings or Settings()).models.embedder, embedder
+            folder,
+            collections_dir() / folder,
+            embedder or (settings or Settings()).models.embedder,
+            embedder,
+            display_name=display,
         )
 
     @classmethod
@@ -203,7 +208,8 @@ class Collection:
         """Create an empty collection and open it.
 
         Args:
-            name: collection name (letters, digits, ``-``, ``_``, ``.``).
+            name: its name: a folder name, or any printable text (then recorded as its
+                display name, see :mod:`verifai_desktop.store.naming`).
             settings: settings to take the embedder from; ``None`` means the defaults.
             embedder: embedder name or path, over ``settings``.
             replace: delete an existing collection of that name first (all its files).
@@ -214,31 +220,45 @@ class Collection:
             CollectionBusy: ``replace`` and another process is writing it.
             ModelNotFound: the embedder is not on this machine (nothing is created).
         """
-        validate_name(name)
-        path = collections_dir() / name
-        if (path / CONFIG_FILE).exists():
+        found = find(name)
+        if found is not None:
             if not replace:
                 raise CollectionExists(name)
-            delete_collection(name)
+            delete_collection(found.folder)
+        folder, display = folder_for_new(name)
         return cls._create_folder(
-            name, path, embedder or (settings or Settings()).models.embedder, None
+            folder,
+            collections_dir() / folder,
+            embedder or (settings or Settings()).models.embedder,
+            None,
+            display_name=display,
         )
 
     @classmethod
-    def create_at(cls, name: str, path: Path, embedder: str) -> Collection:
+    def create_at(
+        cls, name: str, path: Path, embedder: str, *, display_name: str | None = None
+    ) -> Collection:
         """Create an empty collection in ``path`` (any folder, e.g. a repair's staging folder).
 
         Raises:
             ModelNotFound: the embedder is not on this machine (nothing is created).
         """
-        return cls._create_folder(name, path, embedder, None)
+        return cls._create_folder(name, path, embedder, None, display_name=display_name)
 
     @classmethod
-    def _create_folder(cls, name: str, path: Path, embedder: str, asked: str | None) -> Collection:
+    def _create_folder(
+        cls,
+        name: str,
+        path: Path,
+        embedder: str,
+        asked: str | None,
+        *,
+        display_name: str | None = None,
+    ) -> Collection:
         """Create and open a new collection; on any failure no folder is left behind."""
         existed = path.exists()
         try:
-            _write_config(path, embedder)
+            _write_config(path, embedder, display_name)
             return cls._open_folder(name, path, asked, new=True)
         except BaseException:
             if not existed:
@@ -251,7 +271,7 @@ class Collection:
     ) -> Collection:
         config_path = path / CONFIG_FILE
         try:
-            config_data = tomllib.loads(config_path.read_text(encoding="utf-8"))
+            config_data = read_config(path)
             embedder_name = str(config_data["embedder"])
         except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
             raise IndexCorrupt(
@@ -263,6 +283,9 @@ class Collection:
             collection = cls(name, path, embedder_name, new=new)
         except IndexCorrupt as exc:
             raise IndexCorrupt(exc.path, exc.reason, collection=name) from exc
+        display = config_data.get("display_name")
+        if isinstance(display, str) and display:
+            collection.display_name = display
         collection.reconcile()
         collection._seen_generation = collection.catalog.generation()
         _private_parents()
@@ -517,15 +540,9 @@ class Collection:
 
 
 def list_collections() -> list[str]:
-    """Names of the existing collections, sorted."""
-    root = collections_dir()
-    if not root.is_dir():
-        return []
-    return sorted(
-        p.name
-        for p in root.iterdir()
-        if (p / CONFIG_FILE).is_file() and not p.name.startswith(".")  # repair staging
-    )
+    """Folder names of the existing collections, sorted (:func:`naming.list_names` gives
+    their display names too)."""
+    return sorted(n.folder for n in list_names())
 
 
 def collection_metadata(name: str, key: str) -> dict[str, object]:
@@ -535,22 +552,25 @@ def collection_metadata(name: str, key: str) -> dict[str, object]:
         InvalidCollectionName: bad name.
         ValueError: bad ``key``.
     """
-    validate_name(name)
-    return _read_json_object(_metadata_path(collections_dir() / name, key))
+    found = find(name)
+    if found is None:
+        folder_for_new(name)  # InvalidCollectionName for a name no collection can have
+        return {}
+    return _read_json_object(_metadata_path(collections_dir() / found.folder, key))
 
 
 def existing_path(name: str) -> Path:
-    """The folder of an existing collection.
+    """The folder of an existing collection, named by its folder or display name.
 
     Raises:
         InvalidCollectionName: bad name.
         CollectionNotFound: no such collection.
     """
-    validate_name(name)
-    path = collections_dir() / name
-    if not (path / CONFIG_FILE).is_file():
+    found = find(name)
+    if found is None:
+        folder_for_new(name)  # InvalidCollectionName first
         raise CollectionNotFound(name)
-    return path
+    return collections_dir() / found.folder
 
 
 def delete_collection(name: str) -> None:
@@ -570,24 +590,44 @@ def delete_collection(name: str) -> None:
         lock.release()
 
 
-def rename_collection(old: str, new: str) -> None:
-    """Rename a collection.
+def rename_collection(old: str, new: str) -> str:
+    """Give a collection a new name; returns its folder name afterwards.
+
+    The folder follows the name where it can: a valid folder name becomes the folder, any
+    other name gets a folder made from it (:func:`naming.slug`) and is recorded as the display
+    name. The catalog, indexes and settings inside the folder are untouched.
 
     Raises:
         CollectionNotFound: ``old`` does not exist.
-        InvalidCollectionName: ``new`` is not a valid name.
-        CollectionExists: a collection (or folder) named ``new`` exists.
+        InvalidCollectionName: ``new`` cannot name a collection.
+        CollectionExists: another collection has that name (folder or display name).
         CollectionBusy: it is being written.
     """
     path = existing_path(old)
-    validate_name(new)
-    target = collections_dir() / new
-    if target.exists():
+    display = validate_display_name(new)
+    other = find(display)
+    if other is not None and other.folder != path.name:
+        raise CollectionExists(new)
+    if is_folder_name(display):
+        folder, recorded = display, None
+    elif slug(display) == path.name:
+        folder, recorded = path.name, display
+    else:
+        folder, recorded = folder_for_new(display)
+    target = collections_dir() / folder
+    if folder != path.name and target.exists():
         raise CollectionExists(new)
     lock = FileLock(path / "write.lock")
     if not lock.try_acquire():
         raise CollectionBusy(old)
     try:
-        os.rename(path, target)
+        config = read_config(path)
+        config.pop("display_name", None)
+        if recorded is not None:
+            config["display_name"] = recorded
+        write_config(path, config)
+        if folder != path.name:
+            os.rename(path, target)
     finally:
         lock.release()
+    return folder

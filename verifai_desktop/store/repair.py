@@ -32,6 +32,7 @@ from verifai_desktop.store.collection import (
     existing_path,
 )
 from verifai_desktop.store.lock import FileLock
+from verifai_desktop.store.naming import display_name_of
 from verifai_desktop.store.writer import IngestReport, ProgressFn
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,12 @@ def _embedder_of(path: Path, fallback: str) -> str:
         return fallback
 
 
+def _recorded_display_name(path: Path) -> str | None:
+    """The display name in ``collection.toml``, if one was recorded and can be read."""
+    name = display_name_of(path)
+    return name if name != path.name else None
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two folders atomically (Linux ``renameat2``); False where that is unavailable."""
     if not sys.platform.startswith("linux"):
@@ -182,7 +189,7 @@ def repair_collection(
     lock = FileLock(path / "write.lock")
     if not lock.try_acquire():
         raise CollectionBusy(name)
-    staging = collections_dir() / f"{STAGING_PREFIX}{name}"
+    staging = collections_dir() / f"{STAGING_PREFIX}{path.name}"
     try:
         sources, complete = catalogued_sources(path / CATALOG_FILE)
         files = [s for s in sources if not s.startswith("beir:")]
@@ -199,7 +206,10 @@ def repair_collection(
         shutil.rmtree(staging, ignore_errors=True)  # left by an interrupted repair
         embedder = _embedder_of(path, settings.models.embedder)
         try:
-            with Collection.create_at(name, staging, embedder) as fresh:
+            display_name = _recorded_display_name(path)
+            with Collection.create_at(
+                path.name, staging, embedder, display_name=display_name
+            ) as fresh:
                 report = fresh.add_paths(
                     todo,
                     passwords=passwords,

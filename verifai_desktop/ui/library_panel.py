@@ -41,6 +41,7 @@ from verifai_desktop.store.collection import (
     list_collections,
     rename_collection,
 )
+from verifai_desktop.store.naming import CollectionName, list_names
 from verifai_desktop.store.writer import IngestReport, Outcome, ingest_paths
 from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
 from verifai_desktop.ui.errors import show_error
@@ -87,7 +88,8 @@ class LibraryPanel(QWidget):
         self.runner = runner
         self._settings = settings
         self.host = host if host is not None else CollectionHost(runner, settings, self)
-        self.current: str = ""
+        self.current: str = ""  # the current collection's folder name
+        self._names: list[CollectionName] = []
         self.rows: list[DocumentRow] = []
         self.passwords: dict[str, str] = {}  # source -> PDF password given in this session
         self.ingest_task: Task[IngestReport] | None = None
@@ -199,7 +201,7 @@ class LibraryPanel(QWidget):
 
     def _connect_signals(self) -> None:
         self.host.documents_changed.connect(self.on_documents_changed)
-        self.collections.currentTextChanged.connect(self.on_collection_clicked)
+        self.collections.currentRowChanged.connect(self._on_row_changed)
         self.new_button.clicked.connect(self.on_new_clicked)
         self.rename_button.clicked.connect(self.on_rename_clicked)
         self.delete_button.clicked.connect(self.on_delete_clicked)
@@ -215,27 +217,50 @@ class LibraryPanel(QWidget):
     # ----- collections ---------------------------------------------------------------------
 
     def refresh_collections(self, select: str | None = None) -> None:
-        """Re-read the collection names; select ``select`` (or keep the current one)."""
-        names = list_collections()
+        """Re-read the collections (listed by display name); select ``select`` (a folder or
+        display name; default: keep the current one)."""
+        self._names = list_names()
         target = select if select is not None else self.current
         self.collections.blockSignals(True)
         self.collections.clear()
-        self.collections.addItems(names)
+        for entry in self._names:
+            self.collections.addItem(entry.display)
+            item = self.collections.item(self.collections.count() - 1)
+            item.setData(Qt.ItemDataRole.UserRole, entry.folder)
+            if entry.display != entry.folder:
+                item.setToolTip(f"{entry.display}\nfolder: {entry.folder}")
         self.collections.blockSignals(False)
-        if target in names:
-            self.collections.setCurrentRow(names.index(target))
-        elif names:
+        row = self._row_of(target)
+        if row is not None:
+            self.collections.setCurrentRow(row)
+        elif self._names:
             self.collections.setCurrentRow(0)
-        self._set_current(
-            self.collections.currentItem().text() if self.collections.currentItem() else ""
-        )
-        if names:
+        current = self.collections.currentRow()
+        self._set_current(self._names[current].folder if 0 <= current < len(self._names) else "")
+        if self._names:
             self.sample_banner.setVisible(False)
+
+    def _row_of(self, name: str) -> int | None:
+        """Row of the collection with this folder name, else with this display name."""
+        for key in (lambda n: n.folder, lambda n: n.display):
+            for row, entry in enumerate(self._names):
+                if key(entry) == name:
+                    return row
+        return None
+
+    def display_name(self, folder: str | None = None) -> str:
+        """The display name of a collection (default: the current one)."""
+        folder = self.current if folder is None else folder
+        for entry in self._names:
+            if entry.folder == folder:
+                return entry.display
+        return folder
 
     def _set_current(self, name: str) -> None:
         changed = name != self.current
         self.current = name
-        self.docs_title.setText(f"Documents in “{name}”" if name else "Documents")
+        shown = self.display_name(name)
+        self.docs_title.setText(f"Documents in “{shown}”" if name else "Documents")
         if changed:
             self.rows = []
             self._fill_table()
@@ -244,18 +269,23 @@ class LibraryPanel(QWidget):
             self.reload_documents()
         self._update_buttons()
 
-    @Slot(str)
+    @Slot(int)
+    def _on_row_changed(self, row: int) -> None:
+        if 0 <= row < len(self._names):
+            self.on_collection_clicked(self._names[row].folder)
+
     def on_collection_clicked(self, name: str) -> None:
-        """Switch to the clicked collection."""
-        if name:
-            self._set_current(name)
+        """Switch to a collection (its folder or display name)."""
+        row = self._row_of(name)
+        if row is not None:
+            self._set_current(self._names[row].folder)
 
     def create_collection(self, name: str) -> Task[None]:
         """Create collection ``name`` (on the writer) and select it when done."""
 
         task = self._write(
             self.host.collection_op("create collection", name, _create, create=True),
-            context=f"Creating collection {name!r}",
+            context=f"Creating collection “{name}”",
         )
         task.succeeded.connect(lambda _r: self.refresh_collections(select=name))
         return task
@@ -268,7 +298,8 @@ class LibraryPanel(QWidget):
             rename_collection(old, new)
 
         task = self._write(
-            self.host.folder_op("rename collection", work), context=f"Renaming {old!r}"
+            self.host.folder_op("rename collection", work),
+            context=f"Renaming “{self.display_name(old)}”",
         )
         task.succeeded.connect(lambda _r: self.refresh_collections(select=new))
         return task
@@ -305,7 +336,7 @@ class LibraryPanel(QWidget):
     @Slot()
     def on_new_clicked(self) -> None:
         """Ask for a name and create the collection."""
-        name = self.ask_text("New collection", "Name (letters, digits, '-', '_', '.'):")
+        name = self.ask_text("New collection", "Name:")
         if name:
             self.create_collection(name)
 
@@ -314,8 +345,9 @@ class LibraryPanel(QWidget):
         """Ask for a new name and rename the current collection."""
         if not self.current:
             return
-        name = self.ask_text("Rename collection", f"New name for “{self.current}”:", self.current)
-        if name and name != self.current:
+        shown = self.display_name()
+        name = self.ask_text("Rename collection", f"New name for “{shown}”:", shown)
+        if name and name != shown:
             self.rename_current(name)
 
     @Slot()
@@ -323,7 +355,8 @@ class LibraryPanel(QWidget):
         """Confirm and delete the current collection."""
         if self.current and self.confirm(
             "Delete collection",
-            f"Delete the collection “{self.current}” and its index? Your files are not touched.",
+            f"Delete the collection “{self.display_name()}” and its index? "
+            "Your files are not touched.",
         ):
             self.delete_current()
 
@@ -403,7 +436,7 @@ class LibraryPanel(QWidget):
         self.ingest_task = task
         self._chunks_done = 0
         self.summary_frame.setVisible(False)  # the new run's summary replaces it when done
-        self.progress_label.setText(f"Adding {len(paths)} item(s) to “{name}”…")
+        self.progress_label.setText(f"Adding {len(paths)} item(s) to “{self.display_name(name)}”…")
         self.files_bar.setRange(0, 0)
         self.chunks_label.setText("")
         self.cancel_button.setEnabled(True)
@@ -441,7 +474,8 @@ class LibraryPanel(QWidget):
     def _on_ingest_cancelled(self, name: str) -> None:
         self.progress_label.setText("Cancelled; files finished before stay indexed.")
         self.show_summary(
-            f"Adding files to “{name}” was cancelled; files finished before stay indexed."
+            f"Adding files to “{self.display_name(name)}” was cancelled; files finished before "
+            "stay indexed."
         )
         self.on_documents_changed(name)
 
@@ -455,7 +489,7 @@ class LibraryPanel(QWidget):
         for path, password in given.items():
             self.passwords[str(Path(path).expanduser().resolve())] = password
         self.ingest_finished.emit(report)
-        self.show_summary(ingest_summary(name, report))
+        self.show_summary(ingest_summary(self.display_name(name), report))
         encrypted = [Path(o.source) for o in report.outcomes if o.status is Outcome.ENCRYPTED]
         if encrypted and name == self.current:
             QTimer.singleShot(0, lambda: self.request_passwords(encrypted, given))
@@ -529,7 +563,8 @@ class LibraryPanel(QWidget):
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
         sources = [self.rows[r].source for r in rows if r < len(self.rows)]
         if sources and self.confirm(
-            "Remove documents", f"Remove {len(sources)} document(s) from “{self.current}”?"
+            "Remove documents",
+            f"Remove {len(sources)} document(s) from “{self.display_name()}”?",
         ):
             self.remove_documents(sources)
 

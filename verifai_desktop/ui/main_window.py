@@ -462,10 +462,11 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def on_collection_changed(self, name: str) -> None:
         """Follow the current collection."""
-        self.setWindowTitle(f"VerifAI Desktop — {name}" if name else "VerifAI Desktop")
+        shown = self.library.display_name(name)
+        self.setWindowTitle(f"VerifAI Desktop — {shown}" if name else "VerifAI Desktop")
         self._update_ask_button()
         self.question.setPlaceholderText(
-            f"Ask a question about the documents in “{name}”…"
+            f"Ask a question about the documents in “{shown}”…"
             if name
             else "Create a collection and add documents first"
         )

@@ -141,7 +141,7 @@ def test_single_writer_and_names(fake_settings: Settings) -> None:
     with pytest.raises(CollectionNotFound):
         Collection.open("nope")
     with pytest.raises(InvalidCollectionName):
-        Collection.open("../evil", create=True)
+        Collection.open("esc\x1b[2J", create=True)
     with Collection.open("t", create=True, settings=fake_settings) as writer:
         ingest_documents(writer, CORPUS[:1])
         with Collection.open("t", settings=fake_settings) as other:
@@ -229,9 +229,12 @@ def test_rename_to_an_existing_name(fake_settings: Settings) -> None:
     with pytest.raises(CollectionExists, match="'b' already exists"):
         rename_collection("a", "b")
     with pytest.raises(InvalidCollectionName):
-        rename_collection("a", "no/slash")
-    rename_collection("a", "c")
+        rename_collection("a", "no\nnewline")
+    assert rename_collection("a", "c") == "c"
     assert list_collections() == ["b", "c"]
+    # A slash is only a character of the name; the folder gets none.
+    assert rename_collection("c", "no/slash") == "no-slash"
+    assert list_collections() == ["b", "no-slash"]
 
 
 def test_importing_the_store_loads_no_index_or_model_library() -> None:
