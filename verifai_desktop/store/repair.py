@@ -27,12 +27,11 @@ from verifai_desktop.errors import CollectionBusy, RepairImpossible
 from verifai_desktop.settings import Settings, collections_dir
 from verifai_desktop.store.collection import (
     CATALOG_FILE,
-    CONFIG_FILE,
     Collection,
     existing_path,
 )
 from verifai_desktop.store.lock import FileLock
-from verifai_desktop.store.naming import display_name_of
+from verifai_desktop.store.naming import CONFIG_FILE, display_name_of
 from verifai_desktop.store.writer import IngestReport, ProgressFn
 
 log = logging.getLogger(__name__)

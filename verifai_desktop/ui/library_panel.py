@@ -242,11 +242,11 @@ class LibraryPanel(QWidget):
 
     def _row_of(self, name: str) -> int | None:
         """Row of the collection with this folder name, else with this display name."""
-        for key in (lambda n: n.folder, lambda n: n.display):
-            for row, entry in enumerate(self._names):
-                if key(entry) == name:
-                    return row
-        return None
+        folders = [entry.folder for entry in self._names]
+        if name in folders:
+            return folders.index(name)
+        displays = [entry.display for entry in self._names]
+        return displays.index(name) if name in displays else None
 
     def display_name(self, folder: str | None = None) -> str:
         """The display name of a collection (default: the current one)."""
