@@ -40,8 +40,10 @@ def test_the_cli_defaults_the_hub_to_offline_except_to_pull(
 ) -> None:
     for key in offline.OFFLINE_ENV:
         monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv(offline.ORT_TELEMETRY_ENV, raising=False)
     main(argv)
     assert [os.environ.get(k) for k in offline.OFFLINE_ENV] == offline_env
+    assert os.environ.get(offline.ORT_TELEMETRY_ENV) == "1"  # downloads included
     # What the user set is kept.
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     main(argv)
@@ -53,7 +55,9 @@ def test_import_onnxruntime_disables_telemetry_first(monkeypatch: pytest.MonkeyP
     calls: list[str] = []
     monkeypatch.setattr(ort, "disable_telemetry_events", lambda: calls.append("off"))
     monkeypatch.setattr(offline, "_ort", None)
+    monkeypatch.setenv(offline.ORT_TELEMETRY_ENV, "0")  # what a user might have set
     assert offline.import_onnxruntime() is ort
+    assert os.environ[offline.ORT_TELEMETRY_ENV] == "1"
     assert offline.import_onnxruntime() is ort
     assert calls == ["off"]  # once per process, before any session can exist
 

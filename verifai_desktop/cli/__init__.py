@@ -24,7 +24,7 @@ from verifai_desktop.cli import (
 from verifai_desktop.cli.common import error_hint
 from verifai_desktop.errors import Cancelled, VerifaiError
 from verifai_desktop.logs import setup_logging
-from verifai_desktop.offline import stay_offline
+from verifai_desktop.offline import disable_telemetry, stay_offline
 
 _MODULES = (ingest_cmd, repair_cmd, search_cmd, ask_cmd, eval_cmd, verifier_cmd, models_cmd)
 
@@ -77,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    disable_telemetry()
     if (args.command, getattr(args, "models_command", None)) != ("models", "pull"):
         stay_offline()  # only a download may reach the Hugging Face Hub
     setup_logging(args.verbose)
