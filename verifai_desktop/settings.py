@@ -122,9 +122,14 @@ class IngestSettings:
             even when it lies outside every folder chosen (off: such links are recorded as
             failed with the reason and never read, so a link to ``/etc/passwd`` or another
             user's files does not end up in the collection).
+        max_chunks_per_file: a file that makes more chunks than this is recorded as failed,
+            with its chunk count, instead of being embedded (a 50 MB one-line text file makes
+            about 32,000 chunks and would stall the run for most of an hour on a 2-core CPU).
+            10,000 chunks is about 4,000 pages of a paper.
     """
 
     follow_external_links: bool = False
+    max_chunks_per_file: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +192,7 @@ def load_settings(path: Path | None = None) -> Settings:
     settings = _from_table(Settings, data, "settings")
     check_retrieval(settings.retrieval)
     check_verify(settings.verify)
+    check_ingest(settings.ingest)
     return settings
 
 
@@ -220,6 +226,17 @@ def check_retrieval(retrieval: RetrievalSettings) -> None:
         raise _bad(
             "retrieval.semantic_weight", r.semantic_weight, "the two weights must not both be 0"
         )
+
+
+def check_ingest(ingest: IngestSettings) -> None:
+    """Check ingest settings before they are used.
+
+    Raises:
+        SettingsError: ``max_chunks_per_file`` is not a whole number of 1 or more.
+    """
+    value = ingest.max_chunks_per_file
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise _bad("ingest.max_chunks_per_file", value, "use a whole number of 1 or more")
 
 
 def check_verify(verify: VerifySettings) -> None:

@@ -220,6 +220,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             cancel=cancel,
             timeout_s=args.timeout,
             follow_external_links=settings.ingest.follow_external_links,
+            max_chunks_per_file=settings.ingest.max_chunks_per_file,
         )
         encrypted = [
             Path(o.source) for o in report.outcomes if o.stored_status is DocStatus.ENCRYPTED
@@ -238,6 +239,7 @@ def run_ingest(args: argparse.Namespace) -> int:
                     cancel=cancel,
                     timeout_s=args.timeout,
                     follow_external_links=settings.ingest.follow_external_links,
+                    max_chunks_per_file=settings.ingest.max_chunks_per_file,
                 )
     if args.json:
         print_json(

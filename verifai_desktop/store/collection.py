@@ -376,6 +376,7 @@ class Collection:
         cancel: threading.Event | None = None,
         timeout_s: float = 60.0,
         follow_external_links: bool = False,
+        max_chunks_per_file: int | None = None,
     ) -> IngestReport:
         """Ingest files and folders, incrementally (:func:`.writer.ingest_paths`).
 
@@ -392,6 +393,7 @@ class Collection:
             cancel=cancel,
             timeout_s=timeout_s,
             follow_external_links=follow_external_links,
+            max_chunks_per_file=max_chunks_per_file,
         )
 
     def add_documents(

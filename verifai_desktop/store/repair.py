@@ -217,6 +217,7 @@ def repair_collection(
                     cancel=cancel,
                     timeout_s=timeout_s,
                     follow_external_links=settings.ingest.follow_external_links,
+                    max_chunks_per_file=settings.ingest.max_chunks_per_file,
                 )
             _swap_in(staging, path)
         except BaseException:

@@ -15,6 +15,7 @@ import enum
 import hashlib
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -145,9 +146,14 @@ class _Run:
     """State shared by the two ingest entry points."""
 
     def __init__(
-        self, collection: Collection, progress: ProgressFn | None, cancel: threading.Event | None
+        self,
+        collection: Collection,
+        progress: ProgressFn | None,
+        cancel: threading.Event | None,
+        max_chunks: int | None = None,
     ) -> None:
         self.collection = collection
+        self.max_chunks = max_chunks
         self.progress = progress
         self.cancel = cancel
         self.timer = _Timer()
@@ -247,6 +253,25 @@ def _password_for(
     return default_password
 
 
+def _too_large_reason(chunks: int, limit: int) -> str:
+    return (
+        f"too large: {chunks:,} chunks, over the limit of {limit:,} per file "
+        "(setting ingest.max_chunks_per_file); nothing indexed"
+    )
+
+
+_TOO_LARGE = re.compile(r"^too large: ([\d,]+) chunks")
+
+
+def _fits_now(record: DocumentRecord | None, limit: int | None) -> bool:
+    """True for a file refused as too large that the current limit would take (retried
+    although unchanged)."""
+    if record is None or record.status is not DocStatus.FAILED:
+        return False
+    m = _TOO_LARGE.match(record.reason)
+    return m is not None and (limit is None or int(m.group(1).replace(",", "")) <= limit)
+
+
 def _unchanged(record: DocumentRecord | None, size: int, mtime_ns: int) -> bool:
     return record is not None and record.size_bytes == size and record.mtime_ns == mtime_ns
 
@@ -274,6 +299,7 @@ def ingest_paths(
     cancel: threading.Event | None = None,
     timeout_s: float = 60.0,
     follow_external_links: bool = False,
+    max_chunks_per_file: int | None = None,
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
@@ -298,6 +324,9 @@ def ingest_paths(
         timeout_s: wall-clock limit in seconds for hashing one file, and for parsing it.
         follow_external_links: also index links that lead outside the folders given
             (setting ``ingest.follow_external_links``).
+        max_chunks_per_file: a file making more chunks is recorded as failed with its chunk
+            count and never embedded (setting ``ingest.max_chunks_per_file``); ``None``: no
+            limit.
 
     Returns:
         The per-file (and per-unreadable-folder) outcomes and stage timings.
@@ -307,7 +336,7 @@ def ingest_paths(
         CollectionBusy: another process is writing the collection.
     """
     collection.acquire_write_lock()
-    run = _Run(collection, progress, cancel)
+    run = _Run(collection, progress, cancel, max_chunks_per_file)
     walk = expand_paths(paths)
     files = walk.files
     seen = {str(f) for f in files}
@@ -363,7 +392,7 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
     record = catalog.document(source)
     retry_encrypted = (
         record is not None and record.status is DocStatus.ENCRYPTED and password is not None
-    )
+    ) or _fits_now(record, run.max_chunks)
     if _unchanged(record, st.st_size, st.st_mtime_ns) and not retry_encrypted:
         run.timer.parse += time.perf_counter() - t0
         assert record is not None
@@ -431,6 +460,12 @@ def _index_document(run: _Run, meta: DocumentMeta, doc: Document) -> FileOutcome
     )
     sections = _section_count(doc)
     chunks = run.chunk(doc) if doc.text.strip() else ()
+    if run.max_chunks is not None and len(chunks) > run.max_chunks:
+        reason = _too_large_reason(len(chunks), run.max_chunks)
+        run.commit([(meta, DocStatus.FAILED, reason, (), None)])
+        return FileOutcome(
+            meta.source, Outcome.FAILED, reason, 0, sections, doc.format, DocStatus.FAILED
+        )
     if not chunks:
         reason = "no text in the document"
         run.commit([(meta, DocStatus.EMPTY, reason, (), None)])

@@ -417,7 +417,7 @@ class LibraryPanel(QWidget):
             self.create_collection(name)
         paths = [Path(p) for p in paths]
         pw = dict(passwords or {})
-        follow = self._settings().ingest.follow_external_links
+        ingest_settings = self._settings().ingest
 
         def op(col: Collection, ctx: TaskContext) -> IngestReport:
             return ingest_paths(
@@ -426,12 +426,13 @@ class LibraryPanel(QWidget):
                 passwords=pw,
                 progress=ctx.progress,
                 cancel=ctx.cancel,
-                follow_external_links=follow,
+                follow_external_links=ingest_settings.follow_external_links,
+                max_chunks_per_file=ingest_settings.max_chunks_per_file,
             )
 
         task = self._write(
             self.host.collection_op("ingest", name, op, create=True),
-            context=f"Adding files to {name!r}",
+            context=f"Adding files to “{self.display_name(name)}”",
         )
         self.ingest_task = task
         self._chunks_done = 0

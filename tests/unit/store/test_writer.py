@@ -365,3 +365,50 @@ def test_the_external_links_setting_defaults_to_off(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
     path.write_text("[ingest]\nfollow_external_links = true\n", encoding="utf-8")
     assert load_settings(path).ingest.follow_external_links is True
+
+
+def test_a_file_over_the_chunk_limit_is_refused_with_its_count_and_retried_when_it_fits(
+    tmp_path: Path, fake_settings: Settings
+) -> None:
+    """Issue 14: a 50 MB one-line text file made 32k chunks and stalled a run for 50 minutes."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    # One line, no sentence breaks: like the 50 MB file, at a scale a unit test can embed.
+    (docs / "one_line.txt").write_text(" ".join(f"token{i}" for i in range(6000)), encoding="utf-8")
+    (docs / "small.txt").write_text("A normal note is indexed as usual.\n", encoding="utf-8")
+    big = str(docs / "one_line.txt")
+    with Collection.open("limit", create=True, settings=fake_settings) as col:
+        first = {
+            Path(o.source).name: o for o in col.add_paths([docs], max_chunks_per_file=5).outcomes
+        }
+        assert first["small.txt"].status is Outcome.INDEXED
+        refused = first["one_line.txt"]
+        assert (refused.status, refused.chunk_count) == (Outcome.FAILED, 0)
+        assert refused.reason.startswith("too large: ")
+        assert "over the limit of 5 per file (setting ingest.max_chunks_per_file)" in refused.reason
+        assert col.catalog.document(big).status is DocStatus.FAILED  # type: ignore[union-attr]
+        assert col.catalog.num_chunks() == 1  # only small.txt's
+        # Unchanged and still over the limit: skipped, not parsed again.
+        again = {
+            Path(o.source).name: o for o in col.add_paths([docs], max_chunks_per_file=5).outcomes
+        }
+        assert again["one_line.txt"].status is Outcome.SKIPPED
+        # A higher limit takes it without the file changing.
+        third = {
+            Path(o.source).name: o
+            for o in col.add_paths([docs], max_chunks_per_file=10_000).outcomes
+        }
+        assert third["one_line.txt"].status is Outcome.INDEXED
+        assert third["one_line.txt"].chunk_count > 5
+        assert third["small.txt"].status is Outcome.SKIPPED
+
+
+def test_the_chunk_limit_setting_is_validated(tmp_path: Path) -> None:
+    from verifai_desktop.errors import SettingsError
+    from verifai_desktop.settings import load_settings
+
+    path = tmp_path / "settings.toml"
+    path.write_text("[ingest]\nmax_chunks_per_file = 0\n", encoding="utf-8")
+    with pytest.raises(SettingsError, match=r"ingest\.max_chunks_per_file"):
+        load_settings(path)
+    assert Settings().ingest.max_chunks_per_file == 10_000
