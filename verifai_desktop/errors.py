@@ -34,8 +34,12 @@ class EncryptedDocument(ParseError):
 class NeedsOcr(ParseError):
     """A file has no text layer (a scan); it needs OCR before it can be indexed."""
 
-    def __init__(self, path: Path | str) -> None:
-        super().__init__(path, "it has no text layer (scanned pages); run OCR on it first")
+    def __init__(
+        self,
+        path: Path | str,
+        reason: str = "it has no text layer (scanned pages); run OCR on it first",
+    ) -> None:
+        super().__init__(path, reason)
 
 
 class UnsupportedFormat(ParseError):

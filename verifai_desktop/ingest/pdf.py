@@ -41,6 +41,32 @@ def _has_eof_marker(path: Path) -> bool:
         return b"%%EOF" in fh.read()
 
 
+_STREAM_ERROR = re.compile(
+    r"^.*(?:zlib error|syntax error in content stream|cannot inflate).*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _why_no_text(path: Path, doc: Any) -> ParseError:
+    """The error for a PDF whose pages gave no text: a damaged content stream (the real
+    reason, e.g. MuPDF's "zlib error: incorrect header check"), scanned images (needs OCR),
+    or pages that hold neither text nor images."""
+    damage = _STREAM_ERROR.search(_mu.TOOLS.mupdf_warnings())
+    if damage is not None:
+        return ParseError(
+            path,
+            f"its page contents cannot be decoded (MuPDF: {damage.group(0).strip()}); the file "
+            "is damaged: get a complete copy or export it again",
+        )
+    if any(doc[i].get_images() for i in range(doc.page_count)):
+        return NeedsOcr(path)
+    return NeedsOcr(
+        path,
+        "no text and no scanned images on any page (only drawings); if its text is drawn "
+        "as outlines, run OCR on it",
+    )
+
+
 def parse_pdf(
     path: Path, *, password: str | None = None, deadline: float | None = None
 ) -> Document:
@@ -92,7 +118,7 @@ def parse_pdf(
         if failed_pages and len(failed_pages) == doc.page_count:
             raise ParseError(path, "no page could be read (damaged content streams)")
         if not builder.sections:
-            raise NeedsOcr(path)
+            raise _why_no_text(path, doc)
         text = builder.text
         if text.count("\ufffd") > _MAX_UNKNOWN_GLYPH_SHARE * len(text):
             raise ParseError(
