@@ -265,8 +265,13 @@ def run_ingest(args: argparse.Namespace) -> int:
 
 def not_indexed(report: IngestReport) -> list[FileOutcome]:
     """Files of a run that are not indexed now: failed, encrypted or needing OCR in this run,
-    or skipped as unchanged with such a status from an earlier run."""
-    return [o for o in report.outcomes if o.stored_status in _NOT_INDEXED]
+    or skipped as unchanged with such a status from an earlier run; and folders that could not
+    be read."""
+    return [
+        o
+        for o in report.outcomes
+        if o.stored_status in _NOT_INDEXED or o.status is Outcome.FAILED  # e.g. unreadable folder
+    ]
 
 
 def ingest_exit_code(report: IngestReport) -> int:

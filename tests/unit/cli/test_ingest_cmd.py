@@ -97,3 +97,21 @@ def test_a_closed_output_pipe_ends_the_command_quietly(
         proc.stdout.close()  # the reader is gone before the first line is written
         assert proc.wait(timeout=300) == 1
     assert err_path.read_text() == ""
+
+
+def test_exit_code_counts_files_and_folders_not_indexed() -> None:
+    from verifai_desktop.cli.ingest_cmd import EXIT_NOT_ALL_INDEXED, ingest_exit_code
+    from verifai_desktop.domain import DocStatus
+    from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome
+
+    def report(*outcomes: FileOutcome) -> IngestReport:
+        return IngestReport(outcomes=outcomes, elapsed_ms=0.0)
+
+    ok = FileOutcome("/d/a.txt", Outcome.INDEXED, "", 3, stored_status=DocStatus.INDEXED)
+    empty = FileOutcome("/d/e.pptx", Outcome.EMPTY, "no text", stored_status=DocStatus.EMPTY)
+    gone = FileOutcome("/d/old.txt", Outcome.REMOVED)
+    unchanged_bad = FileOutcome("/d/b.pdf", Outcome.SKIPPED, stored_status=DocStatus.NEEDS_OCR)
+    folder = FileOutcome("/d/locked", Outcome.FAILED, "permission denied")  # not catalogued
+    assert ingest_exit_code(report(ok, empty, gone)) == 0
+    assert ingest_exit_code(report(ok, unchanged_bad)) == EXIT_NOT_ALL_INDEXED
+    assert ingest_exit_code(report(ok, folder)) == EXIT_NOT_ALL_INDEXED
