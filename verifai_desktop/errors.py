@@ -106,7 +106,8 @@ class IndexCorrupt(VerifaiError):
 
     Attributes:
         path: the damaged file.
-        collection: the collection's name when known (for the command line's repair advice).
+        collection: the collection's folder name when known (the app offers to repair it, the
+            command line names the repair command).
     """
 
     def __init__(self, path: Path | str, reason: str, *, collection: str | None = None) -> None:
@@ -121,10 +122,16 @@ class IndexCorrupt(VerifaiError):
 
 
 class RepairImpossible(VerifaiError):
-    """A damaged collection cannot be rebuilt: its catalog names no source file still there."""
+    """A damaged collection cannot be rebuilt: its catalog names no source file still there.
+
+    Attributes:
+        name: the collection.
+        reason: why ("its catalog names no file that still exists").
+    """
 
     def __init__(self, name: str, reason: str) -> None:
         self.name = name
+        self.reason = reason
         super().__init__(
             f"cannot rebuild collection {name!r}: {reason}; delete it and add its files again, "
             "or name the files to rebuild it from"

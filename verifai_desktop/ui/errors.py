@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -63,12 +64,6 @@ _TITLES: tuple[tuple[type[BaseException], str, str], ...] = (
         "Pick or create a collection in the library panel.",
     ),
     (
-        errors.IndexCorrupt,
-        "Damaged index",
-        "Run `verifai repair --collection NAME` to rebuild it from its source files, "
-        "or delete the collection and add its files again.",
-    ),
-    (
         errors.ModelNotFound,
         "Model missing",
         "Open Settings and choose an installed model, or run `verifai models list`.",
@@ -88,8 +83,42 @@ _TITLES: tuple[tuple[type[BaseException], str, str], ...] = (
 )
 
 
-def describe_error(exc: BaseException) -> ErrorReport:
-    """Build the title, message and remedy shown for ``exc``."""
+REPAIR_OFFERED = (
+    "Repair rebuilds it from its source files: they are read and indexed again, which can take "
+    "a while. Or delete the collection and add its files again."
+)
+REPAIR_IN_PANEL = (
+    "Select the collection in the library panel and press Repair collection to rebuild it from "
+    "its source files, or delete the collection and add its files again."
+)
+REPAIR_IMPOSSIBLE = (
+    "Delete the collection (your files are not touched) and add its files again, from where "
+    "they are now."
+)
+
+
+def describe_error(exc: BaseException, *, repair_offered: bool = False) -> ErrorReport:
+    """Build the title, message and remedy shown for ``exc``.
+
+    Args:
+        exc: the failure.
+        repair_offered: the box shows a Repair button (an :class:`~verifai_desktop.errors.
+            IndexCorrupt` whose collection is known); the remedy then points at it.
+    """
+    # The core's messages on damage end with advice worded for both the app and the command
+    # line; the app says what happened and gives its own way to fix it.
+    if isinstance(exc, errors.IndexCorrupt):
+        return ErrorReport(
+            "Damaged collection",
+            f"{exc.path} is damaged ({exc.reason}).",
+            REPAIR_OFFERED if repair_offered else REPAIR_IN_PANEL,
+        )
+    if isinstance(exc, errors.RepairImpossible):
+        return ErrorReport(
+            "Cannot repair the collection",
+            f"Collection {exc.name!r} cannot be rebuilt: {exc.reason}.",
+            REPAIR_IMPOSSIBLE,
+        )
     for cls, title, remedy in _TITLES:
         if isinstance(exc, cls):
             return ErrorReport(title, str(exc), remedy)
@@ -103,15 +132,26 @@ def describe_error(exc: BaseException) -> ErrorReport:
     )
 
 
-def show_error(parent: QWidget | None, exc: BaseException, *, context: str = "") -> QMessageBox:
+def show_error(
+    parent: QWidget | None,
+    exc: BaseException,
+    *,
+    context: str = "",
+    repair: Callable[[str], object] | None = None,
+) -> QMessageBox:
     """Show ``exc`` in a window-modal, non-blocking message box and return it.
 
     Args:
         parent: the window the box belongs to.
         exc: the failure.
         context: what the app was doing ("Ingesting 3 files"), shown first.
+        repair: starts the repair of a collection (its folder name). Given, a damaged
+            collection (:class:`~verifai_desktop.errors.IndexCorrupt` naming its collection)
+            gets Repair and Cancel buttons; Repair calls it.
     """
-    report = describe_error(exc)
+    name = exc.collection if isinstance(exc, errors.IndexCorrupt) else None
+    offer = repair is not None and bool(name)
+    report = describe_error(exc, repair_offered=offer)
     if not isinstance(exc, errors.VerifaiError):
         log.error("unexpected error (%s)", context, exc_info=exc)
     box = QMessageBox(parent)
@@ -120,6 +160,14 @@ def show_error(parent: QWidget | None, exc: BaseException, *, context: str = "")
     box.setText(f"{context}: {report.message}" if context else report.message)
     box.setInformativeText(report.remedy)
     box.setObjectName("errorBox")
+    if offer and repair is not None and name:
+        button = box.addButton("Repair", QMessageBox.ButtonRole.AcceptRole)
+        button.setObjectName("repairButton")
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(button)
+        box.setEscapeButton(cancel)
+        target: str = name
+        button.clicked.connect(lambda: repair(target))
     box.open()
     return box
 

@@ -1,5 +1,6 @@
-"""The library side panel: collections (create, rename, delete), their documents with status
-and reason, adding files by dialog or drag and drop, background ingest with progress and cancel.
+"""The library side panel: collections (create, rename, delete, repair), their documents with
+status and reason, adding files by dialog or drag and drop, background ingest and repair with
+progress and cancel.
 
 Collection work is submitted as operations on the window's
 :class:`~verifai_desktop.ui.operations.CollectionHost` (one open collection, the single writer
@@ -34,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import DocStatus, Progress
+from verifai_desktop.errors import IndexCorrupt
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.collection import (
     Collection,
@@ -42,6 +44,7 @@ from verifai_desktop.store.collection import (
     rename_collection,
 )
 from verifai_desktop.store.naming import CollectionName, list_names
+from verifai_desktop.store.repair import RepairReport, repair_collection
 from verifai_desktop.store.writer import IngestReport, Outcome, ingest_paths
 from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
 from verifai_desktop.ui.errors import show_error
@@ -53,6 +56,7 @@ from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
 log = logging.getLogger(__name__)
 
 PROGRESS_DELAY_MS = 600  # show progress only for work that is not instant (STYLE.md)
+MAX_LISTED_MISSING = 8  # file names listed in a repair summary; the tooltip has them all
 
 
 class LibraryPanel(QWidget):
@@ -60,7 +64,8 @@ class LibraryPanel(QWidget):
 
     Signals:
         collection_changed(str): the current collection changed ('' when none).
-        documents_changed(str): a write to the named collection finished (ingest, remove).
+        documents_changed(str): a write to the named collection finished (ingest, remove,
+            repair).
         ingest_finished(object): an ingest run ended with this ``IngestReport``.
         busy_changed(bool): a write started (True) or all writes ended (False).
         password_requested(PasswordQuestion): an encrypted PDF needs its password; answer the
@@ -93,6 +98,10 @@ class LibraryPanel(QWidget):
         self.rows: list[DocumentRow] = []
         self.passwords: dict[str, str] = {}  # source -> PDF password given in this session
         self.ingest_task: Task[IngestReport] | None = None
+        self.repair_task: Task[RepairReport] | None = None
+        # The ingest or repair whose progress the progress area shows (and Cancel stops).
+        self._progress_task: Task[IngestReport] | Task[RepairReport] | None = None
+        self._repairing: set[str] = set()  # collections whose repair is queued or running
         self._writes = 0
         self._chunks_done = 0
 
@@ -104,8 +113,11 @@ class LibraryPanel(QWidget):
         self.new_button = self._tool("new-collection", "New collection")
         self.rename_button = self._tool("rename", "Rename collection")
         self.delete_button = self._tool("delete", "Delete collection")
+        self.repair_button = self._tool(
+            "repair", "Repair collection (rebuild it from its source files)"
+        )
         coll_bar = QHBoxLayout()
-        for b in (self.new_button, self.rename_button, self.delete_button):
+        for b in (self.new_button, self.rename_button, self.repair_button, self.delete_button):
             coll_bar.addWidget(b)
         coll_bar.addStretch(1)
 
@@ -205,6 +217,7 @@ class LibraryPanel(QWidget):
         self.new_button.clicked.connect(self.on_new_clicked)
         self.rename_button.clicked.connect(self.on_rename_clicked)
         self.delete_button.clicked.connect(self.on_delete_clicked)
+        self.repair_button.clicked.connect(self.on_repair_clicked)
         self.sample_button.clicked.connect(self.on_sample_clicked)
         self.add_files_button.clicked.connect(self.on_add_files_clicked)
         self.add_folder_button.clicked.connect(self.on_add_folder_clicked)
@@ -229,12 +242,14 @@ class LibraryPanel(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, entry.folder)
             if entry.display != entry.folder:
                 item.setToolTip(f"{entry.display}\nfolder: {entry.folder}")
-        self.collections.blockSignals(False)
         row = self._row_of(target)
         if row is not None:
             self.collections.setCurrentRow(row)
         elif self._names:
             self.collections.setCurrentRow(0)
+        # Signals stay blocked until the row is set: _set_current below reads the collection
+        # once (a row-change signal would read it twice, and report a damaged one twice).
+        self.collections.blockSignals(False)
         current = self.collections.currentRow()
         self._set_current(self._names[current].folder if 0 <= current < len(self._names) else "")
         if self._names:
@@ -378,7 +393,11 @@ class LibraryPanel(QWidget):
 
         task = self.host.query("list documents", name, _document_rows)
         task.succeeded.connect(lambda rows: self._on_rows(name, rows))
-        task.failed.connect(lambda exc: show_error(self.window(), exc, context=f"Reading {name!r}"))
+        task.failed.connect(
+            lambda exc: show_error(
+                self.window(), exc, context=f"Reading {name!r}", repair=self.repair
+            )
+        )
         return task
 
     def _on_rows(self, name: str, rows: list[DocumentRow]) -> None:
@@ -435,22 +454,33 @@ class LibraryPanel(QWidget):
             context=f"Adding files to “{self.display_name(name)}”",
         )
         self.ingest_task = task
-        self._chunks_done = 0
-        self.summary_frame.setVisible(False)  # the new run's summary replaces it when done
-        self.progress_label.setText(f"Adding {len(paths)} item(s) to “{self.display_name(name)}”…")
-        self.files_bar.setRange(0, 0)
-        self.chunks_label.setText("")
-        self.cancel_button.setEnabled(True)
-        QTimer.singleShot(PROGRESS_DELAY_MS, lambda: self._show_progress(task))
-        task.progressed.connect(self.on_ingest_progress)
+        self._track_progress(task, f"Adding {len(paths)} item(s) to “{self.display_name(name)}”…")
         task.succeeded.connect(lambda report: self._on_ingest_done(name, report, pw))
         task.cancelled.connect(lambda: self._on_ingest_cancelled(name))
         task.finished.connect(lambda: self._on_ingest_finished(task))
         return task
 
-    def _show_progress(self, task: Task[IngestReport]) -> None:
-        if task.is_running and task is self.ingest_task:
+    def _track_progress(self, task: Task[IngestReport] | Task[RepairReport], label: str) -> None:
+        """Show ``task``'s files and chunks in the progress area (after a delay) until it ends."""
+        self._progress_task = task
+        self._chunks_done = 0
+        self.summary_frame.setVisible(False)  # the new run's summary replaces it when done
+        self.progress_label.setText(label)
+        self.files_bar.setRange(0, 0)
+        self.chunks_label.setText("")
+        self.cancel_button.setEnabled(True)
+        QTimer.singleShot(PROGRESS_DELAY_MS, lambda: self._show_progress(task))
+        task.progressed.connect(self.on_ingest_progress)
+        task.finished.connect(lambda: self._on_progress_finished(task))
+
+    def _show_progress(self, task: Task[IngestReport] | Task[RepairReport]) -> None:
+        if task.is_running and task is self._progress_task:
             self.progress_frame.setVisible(True)
+
+    def _on_progress_finished(self, task: Task[IngestReport] | Task[RepairReport]) -> None:
+        if task is self._progress_task:
+            self.progress_frame.setVisible(False)
+            self._progress_task = None
 
     @Slot(object)
     def on_ingest_progress(self, p: Progress) -> None:
@@ -466,9 +496,11 @@ class LibraryPanel(QWidget):
 
     @Slot()
     def cancel_ingest(self) -> None:
-        """Stop the running ingest; files finished so far stay indexed."""
-        if self.ingest_task is not None and self.ingest_task.is_running:
-            self.ingest_task.cancel()
+        """Stop the running ingest (files finished so far stay indexed) or repair (the
+        collection is left as it was)."""
+        task = self._progress_task
+        if task is not None and task.is_running:
+            task.cancel()
             self.cancel_button.setEnabled(False)
             self.progress_label.setText("Cancelling…")
 
@@ -481,9 +513,10 @@ class LibraryPanel(QWidget):
         self.on_documents_changed(name)
 
     def _on_ingest_finished(self, task: Task[IngestReport]) -> None:
-        self.progress_frame.setVisible(False)
-        if task.outcome == "failed" and self.current:
-            self.reload_documents()  # files finished before the failure stay indexed
+        # Files finished before the failure stay indexed; a damaged collection was already
+        # reported (reading it again would report it twice).
+        if task.outcome == "failed" and self.current and not isinstance(task.error, IndexCorrupt):
+            self.reload_documents()
 
     def _on_ingest_done(self, name: str, report: IngestReport, given: dict[Path, str]) -> None:
         # The host's documents_changed notice (connected first) has refreshed the table.
@@ -495,10 +528,11 @@ class LibraryPanel(QWidget):
         if encrypted and name == self.current:
             QTimer.singleShot(0, lambda: self.request_passwords(encrypted, given))
 
-    def show_summary(self, text: str) -> None:
+    def show_summary(self, text: str, *, details: str = "") -> None:
         """Show ``text`` above the progress area until the user dismisses it (or the next
-        ingest starts)."""
+        ingest or repair starts); ``details`` is its tooltip."""
         self.summary_label.setText(text)
+        self.summary_label.setToolTip(details)
         self.summary_frame.setVisible(True)
 
     @Slot()
@@ -543,6 +577,75 @@ class LibraryPanel(QWidget):
         """Double-click on an encrypted document asks its password and re-ingests it."""
         if 0 <= row < len(self.rows) and self.rows[row].status is DocStatus.ENCRYPTED:
             self.request_passwords([Path(self.rows[row].source)])
+
+    # ----- repair --------------------------------------------------------------------------
+
+    def repair(self, name: str | None = None) -> Task[RepairReport] | None:
+        """Rebuild collection ``name`` (folder name; default the current one) from its source
+        files in the background, with progress and Cancel.
+
+        The rebuilt collection replaces the old one only when complete; a failed or cancelled
+        repair leaves it as it was. PDF passwords given in this session are used again, and
+        encrypted PDFs still without one are asked for afterwards.
+
+        Returns:
+            The task, or None when there is no collection or its repair is already queued.
+        """
+        name = self.current if name is None else name
+        if not name or name in self._repairing:
+            return None
+        self._repairing.add(name)
+        settings = self._settings()
+        passwords = {Path(source): pw for source, pw in self.passwords.items()}
+        shown = self.display_name(name)
+
+        def work(ctx: TaskContext) -> RepairReport:
+            return repair_collection(
+                name,
+                settings=settings,
+                passwords=passwords,
+                progress=ctx.progress,
+                cancel=ctx.cancel,
+            )
+
+        # A folder op: the host closes its open collection first (the repair swaps the folder).
+        task = self._write(
+            self.host.folder_op("repair collection", work), context=f"Repairing “{shown}”"
+        )
+        self.repair_task = task
+        self._track_progress(task, f"Rebuilding “{shown}” from its source files…")
+        task.succeeded.connect(lambda report: self._on_repair_done(name, report))
+        task.cancelled.connect(
+            lambda: self.show_summary(
+                f"Repairing “{self.display_name(name)}” was cancelled; the collection was left "
+                "as it was."
+            )
+        )
+        task.finished.connect(lambda: self._repairing.discard(name))
+        return task
+
+    def _on_repair_done(self, name: str, report: RepairReport) -> None:
+        self.on_documents_changed(name)  # a folder op: the host sends no change notice
+        self.show_summary(
+            repair_summary(self.display_name(name), report), details="\n".join(report.missing)
+        )
+        outcomes = report.ingest.outcomes
+        encrypted = [Path(o.source) for o in outcomes if o.status is Outcome.ENCRYPTED]
+        if encrypted and name == self.current:
+            QTimer.singleShot(0, lambda: self.request_passwords(encrypted))
+
+    @Slot()
+    def on_repair_clicked(self) -> None:
+        """Confirm and rebuild the current collection from its source files."""
+        if self.current and self.confirm(
+            "Repair collection",
+            f"Rebuild “{self.display_name()}” from its source files? Every file is read and "
+            "indexed again, which can take a while; files no longer on disk drop out of the "
+            "collection. Your files are not touched.",
+        ):
+            self.repair()
+
+    # ----- removing ------------------------------------------------------------------------
 
     def remove_documents(self, sources: Sequence[str]) -> Task[int]:
         """Remove documents (absolute paths) from the current collection."""
@@ -610,7 +713,9 @@ class LibraryPanel(QWidget):
         self._writes += 1
         if self._writes == 1:
             self.busy_changed.emit(True)
-        task.failed.connect(lambda exc: show_error(self.window(), exc, context=context))
+        task.failed.connect(
+            lambda exc: show_error(self.window(), exc, context=context, repair=self.repair)
+        )
         task.finished.connect(self._on_write_finished)
         self._update_buttons()
         return task
@@ -630,6 +735,7 @@ class LibraryPanel(QWidget):
         has = bool(self.current)
         self.rename_button.setEnabled(has and not self.busy)
         self.delete_button.setEnabled(has and not self.busy)
+        self.repair_button.setEnabled(has and not self.busy)
         self.remove_button.setEnabled(has and bool(self.table.selectedIndexes()))
 
 
@@ -643,6 +749,46 @@ def ingest_summary(name: str, report: IngestReport) -> str:
     text = f"Added to “{name}”: {counts or 'nothing new'}; {report.chunks_indexed:,} new chunks."
     not_indexed = {Outcome.FAILED, Outcome.ENCRYPTED, Outcome.NEEDS_OCR, Outcome.EMPTY}
     if any(o.status in not_indexed for o in report.outcomes):
+        text += " Files not indexed are listed in red with the reason."
+    return text
+
+
+def repair_summary(name: str, report: RepairReport) -> str:
+    """One paragraph on a repair: files per outcome, chunks, and the files that were lost.
+
+    Example: "Rebuilt “papers” from its source files: 2 indexed; 31 chunks. 1 file is no
+    longer on disk, so it could not be read again and is not in the collection: old.md. Add it
+    again from where it is now."
+    """
+    ingest = report.ingest
+    counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(ingest.counts.items()) if v)
+    text = (
+        f"Rebuilt “{name}” from its source files: {counts or 'no files'}; "
+        f"{ingest.chunks_indexed:,} chunks."
+    )
+    n = len(report.missing)
+    if n:
+        names = ", ".join(Path(s).name for s in report.missing[:MAX_LISTED_MISSING])
+        more = f" and {n - MAX_LISTED_MISSING} more" if n > MAX_LISTED_MISSING else ""
+        one = n == 1
+        text += (
+            f" {n} {'file is' if one else 'files are'} no longer on disk, so "
+            f"{'it' if one else 'they'} could not be read again and "
+            f"{'is' if one else 'are'} not in the collection: {names}{more}. Add "
+            f"{'it' if one else 'them'} again from where {'it is' if one else 'they are'} now."
+        )
+    if not report.catalog_complete:
+        text += (
+            " Part of the damaged catalog could not be read, so files it named may be missing: "
+            "add them again."
+        )
+    if report.not_files:
+        text += (
+            f" {report.not_files} pre-parsed documents (a BEIR corpus) are no files and were not "
+            "rebuilt."
+        )
+    not_indexed = {Outcome.FAILED, Outcome.ENCRYPTED, Outcome.NEEDS_OCR, Outcome.EMPTY}
+    if any(o.status in not_indexed for o in ingest.outcomes):
         text += " Files not indexed are listed in red with the reason."
     return text
 

@@ -310,7 +310,11 @@ class MainWindow(QMainWindow):
         task.progressed.connect(self.on_ask_progress)
         task.status_changed.connect(self.on_model_status)
         task.succeeded.connect(self.on_answer_ready)
-        task.failed.connect(lambda exc: show_error(self, exc, context="Answering the question"))
+        task.failed.connect(
+            lambda exc: show_error(
+                self, exc, context="Answering the question", repair=self.library.repair
+            )
+        )
         task.cancelled.connect(lambda: self.statusBar().showMessage("Stopped.", 5000))
         task.finished.connect(self.on_ask_finished)
         return task
