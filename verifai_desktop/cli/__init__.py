@@ -77,9 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    disable_telemetry()
     if (args.command, getattr(args, "models_command", None)) != ("models", "pull"):
         stay_offline()  # only a download may reach the Hugging Face Hub
+    else:
+        disable_telemetry()  # a download still sends nothing to ONNX Runtime's telemetry
     setup_logging(args.verbose)
     try:
         code: int = args.func(args)

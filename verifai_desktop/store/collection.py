@@ -55,7 +55,7 @@ from verifai_desktop.store.naming import (
     find,
     folder_for_new,
     is_folder_name,
-    list_names,
+    list_folders,
     read_config,
     slug,
     validate_display_name,
@@ -544,7 +544,7 @@ class Collection:
 def list_collections() -> list[str]:
     """Folder names of the existing collections, sorted (:func:`naming.list_names` gives
     their display names too)."""
-    return sorted(n.folder for n in list_names())
+    return sorted(p.name for p in list_folders())
 
 
 def collection_metadata(name: str, key: str) -> dict[str, object]:

@@ -112,26 +112,26 @@ def display_name_of(folder: Path) -> str:
     return value if isinstance(value, str) and value else folder.name
 
 
-def list_names() -> list[CollectionName]:
-    """Every existing collection's folder and display name, sorted by display name."""
+def list_folders() -> list[Path]:
+    """The folders of the existing collections (repair staging folders left out)."""
     root = collections_dir()
     if not root.is_dir():
         return []
-    names = [
-        CollectionName(p.name, display_name_of(p))
-        for p in root.iterdir()
-        if (p / CONFIG_FILE).is_file() and not p.name.startswith(".")  # repair staging
-    ]
+    return [p for p in root.iterdir() if (p / CONFIG_FILE).is_file() and not p.name.startswith(".")]
+
+
+def list_names() -> list[CollectionName]:
+    """Every existing collection's folder and display name, sorted by display name."""
+    names = [CollectionName(p.name, display_name_of(p)) for p in list_folders()]
     return sorted(names, key=lambda n: (n.display.casefold(), n.folder))
 
 
 def find(name: str) -> CollectionName | None:
     """The existing collection ``name`` refers to: by folder name first, then by display name
     (exactly, then ignoring case and surrounding spaces); ``None`` if there is none."""
+    if is_folder_name(name) and (collections_dir() / name / CONFIG_FILE).is_file():
+        return CollectionName(name, display_name_of(collections_dir() / name))
     names = list_names()
-    for n in names:
-        if n.folder == name:
-            return n
     for n in names:
         if n.display == name:
             return n

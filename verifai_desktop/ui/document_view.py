@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.ui.resources import icon
+from verifai_desktop.ui.resources import icon, tool_button
 
 if TYPE_CHECKING:
     import pymupdf
@@ -121,8 +121,8 @@ class DocumentView(QWidget):
         self.fit_width_action = self._action("fit-width", "Fit width", (QKeySequence("Ctrl+0"),))
         self.fit_width_action.setCheckable(True)
         self.fit_width_action.setChecked(True)
-        self.prev_button = self._button("page-prev", "Previous page")
-        self.next_button = self._button("page-next", "Next page")
+        self.prev_button = tool_button("page-prev", "Previous page")
+        self.next_button = tool_button("page-next", "Next page")
         self.page_label = QLabel("")
         self.zoom_label = QLabel("")
         self.zoom_label.setObjectName("zoomLabel")
@@ -132,7 +132,7 @@ class DocumentView(QWidget):
         self.zoom_in_button.setDefaultAction(self.zoom_in_action)
         self.fit_width_button = QToolButton()
         self.fit_width_button.setDefaultAction(self.fit_width_action)
-        self.open_button = self._button("open-external", "Open the file in your system's viewer")
+        self.open_button = tool_button("open-external", "Open the file in your system's viewer")
         for w in (self.prev_button, self.next_button, self.open_button):
             w.setEnabled(False)
         self._set_zoom_enabled(False)
@@ -186,13 +186,6 @@ class DocumentView(QWidget):
         action.setToolTip(f"{text} ({native})")
         self.addAction(action)
         return action
-
-    def _button(self, icon_name: str, tip: str) -> QToolButton:
-        button = QToolButton()
-        button.setIcon(icon(icon_name))
-        button.setToolTip(tip)
-        button.setAccessibleName(tip)
-        return button
 
     def _connect_signals(self) -> None:
         self.prev_button.clicked.connect(self.on_prev_clicked)

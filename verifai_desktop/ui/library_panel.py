@@ -50,7 +50,7 @@ from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, docu
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.operations import CollectionHost
 from verifai_desktop.ui.questions import PasswordQuestion
-from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files
+from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files, tool_button
 from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
 
 log = logging.getLogger(__name__)
@@ -110,10 +110,10 @@ class LibraryPanel(QWidget):
         self.collections = QListWidget()
         self.collections.setObjectName("collectionList")
         self.collections.setMaximumHeight(150)
-        self.new_button = self._tool("new-collection", "New collection")
-        self.rename_button = self._tool("rename", "Rename collection")
-        self.delete_button = self._tool("delete", "Delete collection")
-        self.repair_button = self._tool(
+        self.new_button = tool_button("new-collection", "New collection")
+        self.rename_button = tool_button("rename", "Rename collection")
+        self.delete_button = tool_button("delete", "Delete collection")
+        self.repair_button = tool_button(
             "repair", "Repair collection (rebuild it from its source files)"
         )
         coll_bar = QHBoxLayout()
@@ -203,13 +203,6 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.summary_frame)
         self._connect_signals()
         self._update_buttons()
-
-    def _tool(self, icon_name: str, tip: str) -> QToolButton:
-        b = QToolButton()
-        b.setIcon(icon(icon_name))
-        b.setToolTip(tip)
-        b.setAccessibleName(tip)
-        return b
 
     def _connect_signals(self) -> None:
         self.host.documents_changed.connect(self.on_documents_changed)

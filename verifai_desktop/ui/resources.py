@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QToolButton
 
 RESOURCES_DIR = Path(__file__).resolve().parents[1] / "resources"
 SAMPLE_DIR = RESOURCES_DIR / "sample"
@@ -15,6 +16,15 @@ def icon(name: str) -> QIcon:
     """The SVG icon ``resources/icons/<name>.svg`` (an empty icon if it is missing)."""
     path = RESOURCES_DIR / "icons" / f"{name}.svg"
     return QIcon(str(path)) if path.is_file() else QIcon()
+
+
+def tool_button(icon_name: str, tip: str) -> QToolButton:
+    """A tool button showing icon ``icon_name``, with ``tip`` as tooltip and accessible name."""
+    button = QToolButton()
+    button.setIcon(icon(icon_name))
+    button.setToolTip(tip)
+    button.setAccessibleName(tip)
+    return button
 
 
 def stylesheet() -> str:
