@@ -106,6 +106,10 @@ def batch_order(lengths: Sequence[int], batch_size: int, seed: int) -> list[list
     return out
 
 
+ENCODE_BLOCK = 4096
+"""Pairs tokenized in one call; a block with an over-long hypothesis is redone pair by pair."""
+
+
 @dataclass(slots=True)
 class Position:
     """Where a run is in its schedule (saved in the checkpoint)."""
@@ -237,16 +241,56 @@ class Trainer:
     def _encode(self, s: int) -> tuple[list[list[int]], list[list[int]], list[int]]:
         if s not in self._encoded:
             st = self.stages[s]
-            enc = self.tokenizer(
-                [p.premise for p in st.pairs],
-                [p.hypothesis for p in st.pairs],
-                truncation="only_first",
-                max_length=st.max_len,
-            )
-            types = enc.get("token_type_ids") or [[0] * len(x) for x in enc["input_ids"]]
-            lengths = [len(x) for x in enc["input_ids"]]
-            self._encoded[s] = (enc["input_ids"], types, lengths)
+            ids: list[list[int]] = []
+            types: list[list[int]] = []
+            for start in range(0, len(st.pairs), ENCODE_BLOCK):
+                block = st.pairs[start : start + ENCODE_BLOCK]
+                try:
+                    enc = self._tokenize(block, st.max_len, "only_first")
+                except Exception:  # the tokenizers library raises a bare Exception
+                    enc = self._tokenize_one_by_one(block, st.max_len)
+                ids += enc[0]
+                types += enc[1]
+            self._encoded[s] = (ids, types, [len(x) for x in ids])
         return self._encoded[s]
+
+    def _tokenize(
+        self, pairs: Sequence[pl.PoolPair], max_len: int, truncation: str
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """Token ids and type ids of ``pairs``, premise truncated first (``only_first``).
+
+        Raises:
+            Exception: with ``only_first``, a hypothesis alone longer than ``max_len``
+                (the tokenizers library raises a bare ``Exception``).
+        """
+        enc = self.tokenizer(
+            [p.premise for p in pairs],
+            [p.hypothesis for p in pairs],
+            truncation=truncation,
+            max_length=max_len,
+        )
+        ids = [list(x) for x in enc["input_ids"]]
+        types = enc.get("token_type_ids") or [[0] * len(x) for x in ids]
+        return ids, [list(x) for x in types]
+
+    def _tokenize_one_by_one(
+        self, pairs: Sequence[pl.PoolPair], max_len: int
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """Like :meth:`_tokenize`, pair by pair: a pair whose hypothesis alone is longer than
+        ``max_len`` is cut ``longest_first`` (hypothesis too), every other pair as before."""
+        ids: list[list[int]] = []
+        types: list[list[int]] = []
+        cut = 0
+        for pair in pairs:
+            try:
+                one = self._tokenize([pair], max_len, "only_first")
+            except Exception:  # see _tokenize
+                one = self._tokenize([pair], max_len, "longest_first")
+                cut += 1
+            ids += one[0]
+            types += one[1]
+        log.info("%d pairs with a hypothesis longer than %d tokens cut on both sides", cut, max_len)
+        return ids, types
 
     def _steps(self, s: int) -> int:
         st = self.stages[s]

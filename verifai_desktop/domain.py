@@ -137,6 +137,9 @@ class Chunk:
         char_end: end offset (exclusive) into ``Document.text``.
         location: location of the chunk's first character.
         sentence_spans: ``(start, end)`` offsets of each sentence, into ``text`` (the chunk).
+        is_reference: part of a reference list or bibliography
+            (:mod:`verifai_desktop.ingest.references`); searchable, left out of answer prompts
+            by default.
     """
 
     ordinal: int
@@ -145,6 +148,7 @@ class Chunk:
     char_end: int
     location: Location
     sentence_spans: tuple[tuple[int, int], ...]
+    is_reference: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +172,8 @@ class Passage:
         raw_semantic: unnormalised cosine similarity (``None`` if the vector engine did not).
         instruction_cues: phrases in ``text`` that read as instructions to an AI (prompt
             injection; :func:`verifai_desktop.ingest.injection.instruction_cues`), ``()`` if none.
+        is_reference: the chunk is part of a reference list or bibliography
+            (``Chunk.is_reference``); answer prompts leave such passages out by default.
     """
 
     chunk_id: ChunkId
@@ -185,6 +191,7 @@ class Passage:
     raw_lexical: float | None = None
     raw_semantic: float | None = None
     instruction_cues: tuple[str, ...] = ()
+    is_reference: bool = False
 
     def sentences(self) -> tuple[str, ...]:
         """The passage's sentences as strings."""

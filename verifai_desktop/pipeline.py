@@ -21,12 +21,13 @@ from typing import Protocol
 from verifai_desktop import modelstore
 from verifai_desktop.domain import Answer, AnswerSentence, Claim, Passage, Progress
 from verifai_desktop.errors import Cancelled, ModelNotFound, SettingsError
-from verifai_desktop.generate import Generator, make_generator
+from verifai_desktop.generate import Generator, make_generator, uses_gpu
 from verifai_desktop.generate.grammar import citation_grammar
+from verifai_desktop.generate.passages import dedupe_passages
 from verifai_desktop.generate.prompt import AnswerPrompt, build_answer_prompt
 from verifai_desktop.modelstore import Role
 from verifai_desktop.retrieve import Retriever
-from verifai_desktop.settings import Settings, check_retrieval, check_verify
+from verifai_desktop.settings import Settings, check_generation, check_retrieval, check_verify
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.verify.check import Verifier, verify_claims
 from verifai_desktop.verify.claims import Splitter, split_answer
@@ -38,13 +39,17 @@ log = logging.getLogger(__name__)
 ABSTAIN_TEXT = "Not found in your documents."
 MAX_ANSWER_SENTENCES = 6
 PROMPT_MARGIN_TOKENS = 128  # room for the chat template around the messages
+DEDUPE_SPARE = 2
+"""Retrieval fetches this many times ``k`` passages, so that ``k`` remain after
+near-duplicates are dropped (:func:`~verifai_desktop.generate.passages.dedupe_passages`)."""
 
 
 class PassageRetriever(Protocol):
     """Finds passages for a query in one collection (a ``retrieve.Retriever``)."""
 
-    def search(self, query: str, *, k: int) -> tuple[Passage, ...]:
-        """The top-k passages, best first."""
+    def search(self, query: str, *, k: int, include_references: bool = True) -> tuple[Passage, ...]:
+        """The top-k passages, best first; without reference-list chunks when
+        ``include_references`` is False (still k of them when the collection has them)."""
         ...
 
 
@@ -199,16 +204,21 @@ class AskSession:
     ) -> Answer:
         """Answer ``question`` from ``collection`` with cited, verified sentences.
 
-        Steps: retrieve the top-k passages; abstain (:data:`ABSTAIN_TEXT`, with the closest
-        passages) when the best raw cosine is below ``settings.verify.abstain_threshold``;
-        generate under the citation grammar, streaming pieces to ``on_token``; split the answer
-        into sentences, verify every (sentence, cited passage) pair in one verifier batch at
-        ``settings.verify.premise`` granularity, label the sentences.
+        Steps: retrieve the top-k passages (reference-list chunks left out when
+        ``settings.retrieval.exclude_references``), near-duplicates dropped; abstain
+        (:data:`ABSTAIN_TEXT`, with the closest passages) when the best raw cosine is below
+        ``settings.verify.abstain_threshold``; give the generator the passages, best first,
+        that fit the passage token budget (``settings.generation``, larger when the generator
+        runs on a GPU) and generate under the citation grammar, streaming pieces to
+        ``on_token``; split the answer into sentences, verify every (sentence, cited passage)
+        pair in one verifier batch at ``settings.verify.premise`` granularity, label the
+        sentences. ``Answer.passages`` are the passages given, numbered as in the prompt.
 
         Args:
             collection: an open collection.
             question: the question.
-            k: passages given to the generator; ``settings.retrieval.k`` if None.
+            k: most passages given to the generator (the token budget may give fewer);
+                ``settings.retrieval.k`` if None.
             on_token: called with each generated text piece, in order.
             progress: progress reports (stages ``retrieve``, ``generate``, ``verify``).
             cancel: set to stop.
@@ -256,6 +266,7 @@ class AskSession:
     ) -> AskResult:
         settings = self.settings
         check_retrieval(settings.retrieval)
+        check_generation(settings.generation)
         check_verify(settings.verify)
         k = settings.retrieval.k if k is None else k
         if k <= 0:
@@ -272,7 +283,12 @@ class AskSession:
         report("retrieve", 0, 1, "steps")
         self._check(cancel)
         t0 = time.perf_counter()
-        passages = tuple(self.retriever(collection).search(question, k=k))
+        retrieved = self.retriever(collection).search(
+            question,
+            k=DEDUPE_SPARE * k,
+            include_references=not settings.retrieval.exclude_references,
+        )
+        passages = dedupe_passages(retrieved)[:k]
         timings["retrieve"] = (time.perf_counter() - t0) * 1000
         report("retrieve", 1, 1, "steps", f"{len(passages)} passages")
         self._check(cancel)
@@ -300,6 +316,7 @@ class AskSession:
         # -- generate ------------------------------------------------------------------
         generator = self.generator
         t0 = time.perf_counter()
+        budget = settings.generation.passage_budget(gpu=uses_gpu(generator))
         prompt = build_answer_prompt(
             question,
             passages,
@@ -307,7 +324,18 @@ class AskSession:
             max_prompt_tokens=settings.models.context_tokens
             - settings.models.max_answer_tokens
             - PROMPT_MARGIN_TOKENS,
+            passage_budget_tokens=budget,
         )
+        log.info(
+            "prompt: %d of %d passages, %d passage tokens (budget %d), %d cut, %d tokens in all",
+            len(prompt.passages),
+            len(passages),
+            prompt.passage_tokens,
+            budget,
+            prompt.truncated,
+            prompt.prompt_tokens,
+        )
+        passages = prompt.passages  # numbered as in the prompt: citations index these
         grammar = citation_grammar(len(passages), max_sentences=MAX_ANSWER_SENTENCES)
         pieces: list[str] = []
         first_token_ms: float | None = None

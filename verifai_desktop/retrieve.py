@@ -28,12 +28,17 @@ from verifai_desktop.domain import ChunkId, DocId, Passage
 from verifai_desktop.index.embedder import Embedder
 from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.settings import RetrievalSettings, SearchMode, check_retrieval
+from verifai_desktop.store.catalog import ChunkRecord
 from verifai_desktop.store.collection import Collection
 
 log = logging.getLogger(__name__)
 
 Scored = tuple[int, float]
 """``(chunk_id, score)``."""
+
+REFETCH_FACTOR = 4
+"""When reference-list chunks are left out and too few other passages are among the
+candidates, each engine is asked for this many times as many hits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,14 +292,22 @@ class Retriever:
         self.last_timings_ms["embed"] = (t1 - t0) * 1000.0
         return hits
 
-    def search(self, query: str, *, k: int | None = None) -> tuple[Passage, ...]:
+    def search(
+        self, query: str, *, k: int | None = None, include_references: bool = True
+    ) -> tuple[Passage, ...]:
         """Top ``k`` passages for ``query`` under this retriever's settings.
 
-        Each engine returns ``settings.candidates`` hits (at least ``k``) before fusion.
+        Each engine returns ``settings.candidates`` hits (at least ``k``) before fusion. Without
+        reference-list chunks (``include_references`` False), the fused ranking is walked past
+        them, and when fewer than ``k`` other passages are among the candidates both engines
+        are asked again for :data:`REFETCH_FACTOR` times as many, until ``k`` are found or the
+        engines run out. The ranking of the passages returned is the same either way.
 
         Args:
             query: free text; punctuation and operators are harmless.
             k: passages to return; ``settings.k`` when ``None``.
+            include_references: False leaves out chunks tagged as reference-list entries
+                (``Passage.is_reference``), as the answer prompt does by default.
 
         Returns:
             Passages best first, each with its lexical, semantic, fused and raw scores.
@@ -307,59 +320,79 @@ class Retriever:
         self.collection.refresh()
         limit = max(s.candidates, k)
         t0 = time.perf_counter()
-        lexical = self.lexical_hits(query, limit) if s.mode != "semantic" else []
-        t1 = time.perf_counter()
-        semantic = self.semantic_hits(query, limit) if s.mode != "lexical" else []
-        t2 = time.perf_counter()
-        load_s = self.last_timings_ms.get("load", 0.0) / 1000.0
-        # Over-fetch a little so that chunks missing from a stale index can be skipped.
-        fused = fuse(
-            lexical,
-            semantic,
-            mode=s.mode,
-            k=k + 8,
-            lexical_weight=s.lexical_weight,
-            semantic_weight=s.semantic_weight,
-            rrf_k=s.rrf_k,
-        )
-        passages = self._passages(fused, k)
+        lexical_s = semantic_s = load_s = 0.0
+        while True:
+            t_lex = time.perf_counter()
+            lexical = self.lexical_hits(query, limit) if s.mode != "semantic" else []
+            t_sem = time.perf_counter()
+            semantic = self.semantic_hits(query, limit) if s.mode != "lexical" else []
+            t_fuse = time.perf_counter()
+            load_s = self.last_timings_ms.get("load", 0.0) / 1000.0
+            lexical_s += t_sem - t_lex
+            semantic_s += t_fuse - t_sem
+            # Over-fetch a little so that chunks missing from a stale index can be skipped;
+            # without references, keep every candidate: the walk skips the tagged ones.
+            fused = fuse(
+                lexical,
+                semantic,
+                mode=s.mode,
+                k=k + 8 if include_references else len(lexical) + len(semantic),
+                lexical_weight=s.lexical_weight,
+                semantic_weight=s.semantic_weight,
+                rrf_k=s.rrf_k,
+            )
+            passages = self._passages(fused, k, include_references=include_references)
+            engines_full = len(lexical) >= limit or len(semantic) >= limit
+            if include_references or len(passages) >= k or not engines_full:
+                break
+            limit *= REFETCH_FACTOR
         t3 = time.perf_counter()
         self.last_timings_ms.update(
-            lexical=(t1 - t0) * 1000.0,
-            semantic=(t2 - t1 - load_s) * 1000.0,
-            fuse=(t3 - t2) * 1000.0,
+            lexical=lexical_s * 1000.0,
+            semantic=(semantic_s - load_s) * 1000.0,
+            fuse=(t3 - t0 - lexical_s - semantic_s) * 1000.0,
             total=(t3 - t0 - load_s) * 1000.0,
         )
         return passages
 
-    def _passages(self, fused: Sequence[Fused], k: int) -> tuple[Passage, ...]:
-        """The first ``k`` fused results still in the catalog, as passages."""
-        records = self.collection.catalog.chunk_records([f.chunk_id for f in fused])
+    def _passages(
+        self, fused: Sequence[Fused], k: int, *, include_references: bool = True
+    ) -> tuple[Passage, ...]:
+        """The first ``k`` fused results still in the catalog (and not reference-list chunks
+        unless ``include_references``), as passages; records are read a page at a time."""
         passages: list[Passage] = []
-        for f in fused:
-            rec = records.get(f.chunk_id)
-            if rec is None:
-                continue
-            c = rec.chunk
-            passages.append(
-                Passage(
-                    chunk_id=ChunkId(f.chunk_id),
-                    doc_id=DocId(rec.doc_id),
-                    path=Path(rec.source),
-                    title=rec.title,
-                    text=c.text,
-                    char_start=c.char_start,
-                    char_end=c.char_end,
-                    location=c.location,
-                    sentence_spans=c.sentence_spans,
-                    lexical_score=f.lexical,
-                    semantic_score=f.semantic,
-                    fused_score=f.fused,
-                    raw_lexical=f.raw_lexical,
-                    raw_semantic=f.raw_semantic,
-                    instruction_cues=instruction_cues(c.text),
-                )
-            )
-            if len(passages) == k:
-                break
+        page = max(2 * k, 16)
+        for start in range(0, len(fused), page):
+            part = fused[start : start + page]
+            records = self.collection.catalog.chunk_records([f.chunk_id for f in part])
+            for f in part:
+                rec = records.get(f.chunk_id)
+                if rec is None or (rec.chunk.is_reference and not include_references):
+                    continue
+                passages.append(self._passage(f, rec))
+                if len(passages) == k:
+                    return tuple(passages)
         return tuple(passages)
+
+    @staticmethod
+    def _passage(f: Fused, rec: ChunkRecord) -> Passage:
+        """One fused result and its catalog row as a passage."""
+        c = rec.chunk
+        return Passage(
+            chunk_id=ChunkId(f.chunk_id),
+            doc_id=DocId(rec.doc_id),
+            path=Path(rec.source),
+            title=rec.title,
+            text=c.text,
+            char_start=c.char_start,
+            char_end=c.char_end,
+            location=c.location,
+            sentence_spans=c.sentence_spans,
+            lexical_score=f.lexical,
+            semantic_score=f.semantic,
+            fused_score=f.fused,
+            raw_lexical=f.raw_lexical,
+            raw_semantic=f.raw_semantic,
+            instruction_cues=instruction_cues(c.text),
+            is_reference=c.is_reference,
+        )

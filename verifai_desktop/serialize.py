@@ -322,6 +322,7 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
         },
         "text": passage.text,
         "instruction_cues": list(passage.instruction_cues),
+        "is_reference": passage.is_reference,
     }
 
 

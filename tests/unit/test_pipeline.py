@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from tests.conftest import DOCS_CLEAN
 from tests.unit.fakes import FAKE_NAME
 from verifai_desktop.domain import (
     ChunkId,
@@ -36,6 +37,7 @@ from verifai_desktop.pipeline import ABSTAIN_TEXT, AskSession, should_abstain
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.serialize import answer_to_dict
 from verifai_desktop.settings import (
+    GenerationSettings,
     PremiseGranularity,
     RetrievalSettings,
     Settings,
@@ -80,11 +82,12 @@ PASSAGES = (
 class FakeRetriever:
     def __init__(self, passages: Sequence[Passage]) -> None:
         self.passages = tuple(passages)
-        self.calls: list[tuple[str, int]] = []
+        self.calls: list[tuple[str, int, bool]] = []
 
-    def search(self, query: str, *, k: int) -> tuple[Passage, ...]:
-        self.calls.append((query, k))
-        return self.passages[:k]
+    def search(self, query: str, *, k: int, include_references: bool = True) -> tuple[Passage, ...]:
+        self.calls.append((query, k, include_references))
+        kept = [p for p in self.passages if include_references or not p.is_reference]
+        return tuple(kept[:k])
 
 
 class FakeGenerator:
@@ -165,7 +168,8 @@ def test_full_flow_labels_and_single_verifier_batch() -> None:
     session, gen, ver, ret = _session(ANSWER_PIECES)
     tokens: list[str] = []
     answer = session.ask(object(), "Do cats sleep?", k=3, on_token=tokens.append)  # type: ignore[arg-type]
-    assert ret.calls == [("Do cats sleep?", 3)]
+    # twice k, so that k remain after near-duplicates go; reference lists left out by default
+    assert ret.calls == [("Do cats sleep?", 6, False)]
     assert tokens == list(ANSWER_PIECES)
     assert answer.text == "".join(ANSWER_PIECES)
     assert not answer.abstained
@@ -420,3 +424,125 @@ def test_k_below_one_is_refused_not_replaced_by_the_default(k: int) -> None:
     with pytest.raises(SettingsError, match=rf"invalid setting k: {k}; ask for 1 or more"):
         session.ask(object(), "Do cats sleep?", k=k)  # type: ignore[arg-type]
     assert gen.calls == []
+
+
+# -- what reaches the prompt: reference lists left out, duplicates dropped, a token budget --
+
+
+def _long(i: int, words: int = 60, doc: int | None = None) -> Passage:
+    """A passage of ``words`` distinct words (its own vocabulary: no near-duplicate)."""
+    text = " ".join(f"w{i}x{j}" for j in range(words - 1)) + " end."
+    return dataclasses.replace(
+        _passage(i, text, 0.6),
+        doc_id=DocId(doc if doc is not None else i),
+        sentence_spans=((0, len(text)),),
+    )
+
+
+class GpuGenerator(FakeGenerator):
+    gpu_offload = True
+
+
+def _budget_session(
+    passages: Sequence[Passage], generator: FakeGenerator, cpu: int, gpu: int
+) -> AskSession:
+    settings = Settings(
+        generation=GenerationSettings(prompt_passage_tokens=cpu, prompt_passage_tokens_gpu=gpu),
+        verify=VerifySettings(premise="passage", abstain_threshold=0.25),
+    )
+    return AskSession(
+        settings,
+        generator=generator,
+        verifier=FakeVerifier(),
+        retriever_factory=lambda c, s: FakeRetriever(passages),
+        splitter=_splitter,
+    )
+
+
+def test_the_prompt_holds_what_fits_the_budget_numbered_as_the_answer() -> None:
+    offered = [_long(1), _long(2), _long(3), _long(4)]
+    # each costs 60 words + a 5-word source line + 2 (FakeGenerator counts words)
+    gen = FakeGenerator(("w2x0 end [2].",))
+    session = _budget_session(offered, gen, cpu=2 * 67 + 30, gpu=4 * 67)
+    detailed = session.ask_detailed(object(), "q", k=4)  # type: ignore[arg-type]
+    answer, prompt = detailed.answer, detailed.prompt
+    assert prompt is not None
+    assert answer.passages == prompt.passages == (offered[0], offered[1])  # 30 < MIN_PART
+    assert prompt.left_out == 2
+    grammar = gen.calls[0]["grammar"]
+    assert 'num ::= "2" | "1"' in grammar  # only the given passages can be cited
+    user = gen.calls[0]["messages"][1].content
+    assert "[2] (source: doc2.pdf, p. 2)" in user and "[3]" not in user
+    (sentence,) = answer.sentences
+    assert sentence.citations == (2,) and sentence.verdicts[0].evidence == offered[1].text
+
+
+def test_a_gpu_generator_gets_the_larger_budget() -> None:
+    offered = [_long(1), _long(2), _long(3), _long(4)]
+    gen = GpuGenerator(("w1x0 end [1].",))
+    answer = _budget_session(offered, gen, cpu=2 * 67, gpu=4 * 67).ask(
+        object(),  # type: ignore[arg-type]
+        "q",
+        k=4,
+    )
+    assert answer.passages == tuple(offered)
+    assert 'num ::= "4" | "3" | "2" | "1"' in gen.calls[0]["grammar"]
+
+
+def test_near_duplicates_are_dropped_and_k_passages_still_given() -> None:
+    copy = dataclasses.replace(_long(1), chunk_id=ChunkId(99), doc_id=DocId(99))
+    offered = [_long(1), copy, _long(2), _long(3), _long(4)]
+    gen = FakeGenerator(("w3x0 end [3].",))
+    session = _budget_session(offered, gen, cpu=4000, gpu=4000)
+    answer = session.ask(object(), "q", k=3)  # type: ignore[arg-type]
+    assert answer.passages == (offered[0], offered[2], offered[3])
+    assert answer.sentences[0].verdicts[0].evidence == offered[3].text
+
+
+def test_reference_passages_are_left_out_unless_the_setting_says_otherwise() -> None:
+    ref = dataclasses.replace(_long(1), is_reference=True)
+    offered = [ref, _long(2), _long(3)]
+    gen = FakeGenerator(("w2x0 end [1].",))
+    session = _budget_session(offered, gen, cpu=4000, gpu=4000)
+    assert session.ask(object(), "q", k=2).passages == (offered[1], offered[2])  # type: ignore[arg-type]
+    session.settings = dataclasses.replace(
+        session.settings, retrieval=RetrievalSettings(exclude_references=False)
+    )
+    assert session.ask(object(), "q", k=2).passages == (ref, offered[1])  # type: ignore[arg-type]
+
+
+HEPARIN_PAPER = "bmc_trauma_2010_dvt_prophylaxis_review.pdf"
+HEPARIN_QUESTION = (
+    "Is heparin-induced thrombocytopenia more frequent with unfractionated heparin than with "
+    "low-molecular-weight heparin?"
+)
+
+
+@pytest.mark.slow
+def test_reference_chunks_of_a_real_paper_stay_searchable_but_out_of_the_prompt() -> None:
+    """The issue's heparin case: a real ingest of the review (bundled embedder) tags its
+    reference list; search still finds those chunks, the answer prompt built by the session
+    leaves them out and is filled with body text (the generator is a fake: control flow)."""
+    settings = Settings(verify=VerifySettings(premise="passage", abstain_threshold=-1.0))
+    with Collection.open("heparin", create=True, settings=settings) as collection:
+        report = collection.add_paths([DOCS_CLEAN / HEPARIN_PAPER])
+        assert report.chunks_indexed == 34
+        records = collection.catalog.chunk_records(range(1, 100))
+        tagged = sorted(r.chunk.ordinal for r in records.values() if r.chunk.is_reference)
+        assert tagged == list(range(9, 33))  # as tests/unit/ingest/test_references.py expects
+
+        searched = Retriever(collection, settings.retrieval).search(HEPARIN_QUESTION, k=10)
+        assert sum(p.is_reference for p in searched) >= 5  # reference lists outrank the body
+
+        gen = FakeGenerator(("Not in the passages.",))
+        session = AskSession(settings, generator=gen)
+        detailed = session.ask_detailed(collection, HEPARIN_QUESTION, k=10)
+    prompt = detailed.prompt
+    assert prompt is not None
+    assert prompt.passages == detailed.answer.passages
+    assert prompt.passages and not any(p.is_reference for p in prompt.passages)
+    given_ordinals = {records[int(p.chunk_id)].chunk.ordinal for p in prompt.passages}
+    assert given_ordinals <= {0, 1, 2, 3, 4, 5, 6, 7, 8, 33}  # body text (and the last page)
+    user = gen.calls[0]["messages"][1].content
+    assert "J Lab\nClin Med 1996, 128:376-83." not in user
+    assert "Warkentin TE" not in user

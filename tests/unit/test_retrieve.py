@@ -136,6 +136,39 @@ def test_retriever_searches_with_its_settings(
         assert "load" not in again.last_timings_ms
 
 
+def _tagged_collection(settings: Settings, n_refs: int) -> Collection:
+    """One body chunk about aspirin ranked below ``n_refs`` reference-list chunks that repeat
+    the query words (as a bibliography does), each its own pre-parsed document."""
+    col = Collection.open("refs", create=True, settings=settings)
+    texts = [f"Aspirin aspirin stroke trial {i}. J Stroke 2001, {i}:1-9." for i in range(n_refs)]
+    texts.append("Aspirin lowered the stroke rate in our patients.")
+    docs = []
+    for i, text in enumerate(texts):
+        heading = "References" if i < n_refs else "Results"
+        section = Section(0, len(text), Location(LocationKind.SECTION, None, heading))
+        docs.append((f"beir:{i}", Document(Path(f"beir:{i}"), DocFormat.MD, "", text, (section,))))
+    ingest_documents(col, docs)
+    return col
+
+
+def test_reference_chunks_are_found_marked_and_skipped_on_request(
+    fake_settings: Settings,
+) -> None:
+    """Tagged at ingest (heading path "References"); search returns them marked; without
+    references the retriever asks the engines again past them, so k body passages come back."""
+    with _tagged_collection(fake_settings, n_refs=12) as col:
+        retriever = Retriever(col, RetrievalSettings(k=3, mode="lexical", candidates=4))
+        found = retriever.search("aspirin stroke")
+        assert [p.is_reference for p in found] == [True, True, True]
+        body = retriever.search("aspirin stroke", include_references=False)
+        assert [str(p.path) for p in body] == ["beir:12"]  # found past 12 reference chunks
+        assert not body[0].is_reference
+        assert set(retriever.last_timings_ms) == {"lexical", "semantic", "fuse", "total"}
+        # the order of the others is the same with or without them
+        every = retriever.search("aspirin stroke", k=13)
+        assert [p.chunk_id for p in every if not p.is_reference] == [body[0].chunk_id]
+
+
 def test_unknown_mode_is_a_settings_error(fake_settings: Settings) -> None:
     with _collection(fake_settings) as col:
         bad = RetrievalSettings(mode="fuzzy")  # type: ignore[arg-type]

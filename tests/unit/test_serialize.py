@@ -77,7 +77,7 @@ ANSWER = Answer(
 
 PASSAGE_KEYS = {
     "number", "chunk_id", "doc_id", "path", "file", "title", "location", "char_start",
-    "char_end", "scores", "text", "instruction_cues",
+    "char_end", "scores", "text", "instruction_cues", "is_reference",
 }  # fmt: skip
 
 

@@ -68,6 +68,22 @@ def test_bad_settings_raise_clear_error(tmp_path: Path, body: str) -> None:
             "verify.abstain_threshold: 2.0; use a number from -1",
         ),
         ("[retrieval]\nmode = 'fuzzy'\n", "retrieval.mode: 'fuzzy'; use one of hybrid, rrf"),
+        (
+            "[retrieval]\nexclude_references = 'yes'\n",
+            "invalid setting settings.retrieval.exclude_references: expected bool, got 'yes'",
+        ),
+        (
+            "[generation]\nprompt_passage_tokens = 50\n",
+            "generation.prompt_passage_tokens: 50; use a whole number of 128 tokens or more",
+        ),
+        (
+            "[generation]\nprompt_passage_tokens_gpu = 0\n",
+            "generation.prompt_passage_tokens_gpu: 0; use a whole number of 128 tokens or more",
+        ),
+        (
+            "[generation]\nprompt_passage_tokens = 1500.5\n",
+            "settings.generation.prompt_passage_tokens: expected int, got 1500.5",
+        ),
     ],
 )
 def test_out_of_range_settings_name_key_value_and_what_is_allowed(
@@ -88,3 +104,28 @@ def test_edge_values_are_accepted(tmp_path: Path) -> None:
     )
     s = st.load_settings(p)
     assert (s.retrieval.rrf_k, s.verify.abstain_threshold) == (1, -1.0)
+
+
+def test_generation_budgets_default_and_round_trip(tmp_path: Path) -> None:
+    defaults = st.Settings()
+    assert defaults.retrieval.exclude_references is True
+    assert (
+        defaults.generation.passage_budget(gpu=False),
+        defaults.generation.passage_budget(gpu=True),
+    ) == (1500, 4000)
+    p = tmp_path / "s.toml"
+    p.write_text(
+        "[retrieval]\nexclude_references = false\n"
+        "[generation]\nprompt_passage_tokens = 900\nprompt_passage_tokens_gpu = 6000\n"
+    )
+    loaded = st.load_settings(p)
+    assert loaded.retrieval.exclude_references is False
+    assert loaded.generation == st.GenerationSettings(900, 6000)
+    assert st.load_settings(st.save_settings(loaded, tmp_path / "again.toml")) == loaded
+
+
+def test_generation_settings_are_checked_when_built_in_code() -> None:
+    with pytest.raises(SettingsError, match="prompt_passage_tokens: True; use a whole number"):
+        st.check_generation(st.GenerationSettings(prompt_passage_tokens=True))
+    with pytest.raises(SettingsError, match=r"retrieval\.exclude_references: 1; use true or false"):
+        st.check_retrieval(st.RetrievalSettings(exclude_references=1))  # type: ignore[arg-type]

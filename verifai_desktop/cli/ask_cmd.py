@@ -40,7 +40,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("question", help="the question")
     add_collection_arg(p)
     p.add_argument(
-        "-k", type=positive_int, default=None, help="passages given to the generator (default: 10)"
+        "-k",
+        type=positive_int,
+        default=None,
+        help="most passages given to the generator; the token budget (settings [generation]) "
+        "may give fewer (default: 10)",
     )
     p.add_argument("--no-stream", action="store_true", help="do not show tokens as they come")
     add_json_arg(p)

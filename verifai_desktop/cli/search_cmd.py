@@ -1,7 +1,9 @@
 """`verifai search`: hybrid, RRF, lexical or semantic search over a collection.
 
 ``--json`` prints each passage as an answer's passages are printed
-(:func:`verifai_desktop.serialize.passage_to_dict`: one schema for both).
+(:func:`verifai_desktop.serialize.passage_to_dict`: one schema for both). Reference-list chunks
+are found like any other and marked (``[reference list]``; ``"is_reference": true``); only
+answer prompts leave them out.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from verifai_desktop.settings import SEARCH_MODES, load_settings
 from verifai_desktop.store.collection import Collection
 
 SNIPPET_CHARS = 160
+REFERENCE_MARK = "[reference list]"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,6 +72,8 @@ def run_search(args: argparse.Namespace) -> int:
     print(f"{'#':>3} {'fused':>6} {'lex':>5} {'sem':>5}  file / location")
     for i, p in enumerate(passages, start=1):
         where = printable(p.path.name) + (f"  {p.location.label()}" if p.location.label() else "")
+        if p.is_reference:
+            where += f"  {REFERENCE_MARK}"
         print(
             f"{i:>3} {p.fused_score:6.3f} {p.lexical_score:5.2f} {p.semantic_score:5.2f}  {where}"
         )

@@ -46,7 +46,7 @@ from verifai_desktop.domain import (
     SentenceLabel,
 )
 from verifai_desktop.errors import Cancelled, DatasetError
-from verifai_desktop.generate import Generator, make_generator
+from verifai_desktop.generate import Generator, make_generator, uses_gpu
 from verifai_desktop.generate.grammar import decision_grammar
 from verifai_desktop.generate.prompt import (
     DECISION_PROMPT,
@@ -378,6 +378,11 @@ class CachingGenerator:
     def count_tokens(self, text: str) -> int:
         """Token count from the real model."""
         return self.inner.count_tokens(text)
+
+    @property
+    def gpu_offload(self) -> bool:
+        """Whether the real model runs on a GPU (it picks the prompt's passage budget)."""
+        return uses_gpu(self.inner)
 
     def _key(
         self, messages: Sequence[ChatMessage], grammar: str | None, max_tokens: int | None

@@ -1,4 +1,5 @@
-"""Generation stage: the Generator protocol, the llama.cpp generator, prompts and grammars."""
+"""Generation stage: the Generator protocol, the llama.cpp generator, prompts and grammars,
+and the choice of passages the generator reads (:mod:`.passages`)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,12 @@ class Generator(Protocol):
         ...
 
 
+def uses_gpu(generator: Generator) -> bool:
+    """Whether ``generator`` runs on a GPU (its ``gpu_offload`` attribute; False when it has
+    none). Picks the prompt's passage budget (``GenerationSettings.passage_budget``)."""
+    return bool(getattr(generator, "gpu_offload", False))
+
+
 def _llama(path: Path, settings: ModelSettings, lora_path: Path | None) -> Generator:
     # Deferred on purpose: llama.py sets OMP_WAIT_POLICY for llama.cpp when first imported.
     from verifai_desktop.generate.llama import LlamaGenerator
@@ -59,4 +66,4 @@ def make_generator(path: Path, settings: ModelSettings, lora_path: Path | None =
     return factory(path, settings, lora_path)
 
 
-__all__ = ["GENERATORS", "ChatMessage", "Generator", "make_generator"]
+__all__ = ["GENERATORS", "ChatMessage", "Generator", "make_generator", "uses_gpu"]

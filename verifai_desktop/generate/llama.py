@@ -119,6 +119,12 @@ class LlamaGenerator:
             return self._llm
 
     @property
+    def gpu_offload(self) -> bool:
+        """Whether llama.cpp runs layers on a GPU: ``n_gpu_layers`` is positive, or -1 with a
+        build that can offload (:func:`gpu_layers`). Imports llama_cpp; loads no model."""
+        return gpu_layers(self.settings.n_gpu_layers) != 0
+
+    @property
     def n_ctx(self) -> int:
         """Current context size in tokens (0 before the model is loaded)."""
         return self._n_ctx

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import Passage
+from verifai_desktop.generate.passages import MIN_PART_TOKENS, truncate_passage
 from verifai_desktop.ingest.injection import neutralise_control_tokens
 
 SYSTEM_PROMPT = (
@@ -30,8 +31,6 @@ DECISION_PROMPT = (
     "Based only on the passages, is the answer to the question yes, no or maybe? "
     "Reply with one word: yes, no or maybe."
 )
-
-_ELLIPSIS = " …"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +51,14 @@ class AnswerPrompt:
 
     Attributes:
         messages: system and user messages, in order.
-        passages: the passages as given; ``passages[i]`` is citation ``[i + 1]``.
+        passages: the passages given, best first; ``passages[i]`` is citation ``[i + 1]``.
+            Passages the budget left out are not here, so citation numbers, the answer's
+            passages and the prompt agree.
         passage_texts: the text shown for each passage (possibly truncated).
-        truncated: how many passages were cut to fit the context.
+        truncated: how many given passages were cut (by the passage budget or the context).
         prompt_tokens: token count of all message contents (without the chat template).
+        left_out: passages offered but not given, because the passage budget was used up.
+        passage_tokens: tokens the given passages take (source lines included).
     """
 
     messages: tuple[ChatMessage, ...]
@@ -63,28 +66,50 @@ class AnswerPrompt:
     passage_texts: tuple[str, ...]
     truncated: int
     prompt_tokens: int
+    left_out: int = 0
+    passage_tokens: int = 0
 
 
-def _truncate(passage: Passage, max_tokens: int, count_tokens: Callable[[str], int]) -> str:
-    """The passage's leading whole sentences that fit ``max_tokens`` (at least a prefix)."""
-    text = passage.text
-    if count_tokens(text) <= max_tokens:
-        return text
-    kept_end = 0
-    for _start, end in passage.sentence_spans:
-        if count_tokens(text[:end]) + 2 > max_tokens:
-            break
-        kept_end = end
-    if kept_end == 0:  # the first sentence alone is too long: cut it by characters
-        lo, hi = 0, len(text)
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if count_tokens(text[:mid]) + 2 <= max_tokens:
-                lo = mid
-            else:
-                hi = mid - 1
-        kept_end = lo
-    return text[:kept_end].rstrip() + _ELLIPSIS
+def _head(number: int, passage: Passage) -> str:
+    return f"[{number}] (source: {passage.source_label()})\n"
+
+
+_BLOCK_SEPARATOR_TOKENS = 2  # the blank line between two passage blocks
+
+
+def _fit_budget(
+    passages: Sequence[Passage], budget_tokens: int, count_tokens: Callable[[str], int]
+) -> tuple[list[Passage], list[str], int]:
+    """Passages best first while their source lines and texts fit ``budget_tokens``.
+
+    The first passage that does not fit whole is cut at a sentence boundary when at least
+    :data:`~verifai_desktop.generate.passages.MIN_PART_TOKENS` tokens are left for its text (the
+    first passage always, however little is left) and no later passage is given: a lower-ranked
+    short passage never jumps ahead of a better one.
+
+    Returns:
+        ``(given passages, their texts (control tokens neutralised), how many were cut)``.
+    """
+    given: list[Passage] = []
+    texts: list[str] = []
+    used = 0
+    for number, passage in enumerate(passages, start=1):
+        head = count_tokens(_head(number, passage)) + _BLOCK_SEPARATOR_TOKENS
+        text = neutralise_control_tokens(passage.text)
+        cost = head + count_tokens(text)
+        if used + cost <= budget_tokens:
+            given.append(passage)
+            texts.append(text)
+            used += cost
+            continue
+        room = budget_tokens - used - head
+        if room >= MIN_PART_TOKENS or not given:
+            cut = truncate_passage(passage, max(room, 8), count_tokens)
+            given.append(passage)
+            texts.append(neutralise_control_tokens(cut))
+            return given, texts, 1
+        break
+    return given, texts, 0
 
 
 def build_answer_prompt(
@@ -93,35 +118,47 @@ def build_answer_prompt(
     *,
     count_tokens: Callable[[str], int],
     max_prompt_tokens: int,
+    passage_budget_tokens: int | None = None,
     system_prompt: str = SYSTEM_PROMPT,
 ) -> AnswerPrompt:
     """Build the chat messages for answering ``question`` from ``passages``.
 
-    The question and instructions are never cut. When the passages do not fit
-    ``max_prompt_tokens``, each passage gets an equal share of what is left and longer ones are
-    cut at a sentence boundary (an ellipsis marks the cut).
+    The question and instructions are never cut. With ``passage_budget_tokens``, passages are
+    given best first while they fit that budget (:func:`_fit_budget`; the rest are left out and
+    not numbered). When the given passages still do not fit ``max_prompt_tokens``, each gets an
+    equal share of what is left and longer ones are cut at a sentence boundary (an ellipsis
+    marks every cut).
 
     Args:
         question: the user's question.
-        passages: retrieved passages, best first; numbered ``[1]..[k]`` in this order.
+        passages: retrieved passages, best first (deduplicated by the caller); the given ones
+            are numbered ``[1]..[n]`` in this order.
         count_tokens: the generator's tokenizer, ``text -> number of tokens``.
         max_prompt_tokens: budget for all message contents (context minus answer tokens).
+        passage_budget_tokens: tokens the passages may take, source lines included
+            (``GenerationSettings.passage_budget``); None gives every passage.
         system_prompt: the instruction.
 
     Returns:
-        The prompt with the passages as shown.
+        The prompt with the passages as given and shown.
     """
     header = "Passages:\n\n"
     footer = f"\nQuestion: {neutralise_control_tokens(question.strip())}\nAnswer:"
     fixed = count_tokens(system_prompt) + count_tokens(header) + count_tokens(footer)
-    heads = [f"[{i}] (source: {p.source_label()})\n" for i, p in enumerate(passages, start=1)]
-    head_tokens = sum(count_tokens(h) + 2 for h in heads)
-    budget = max(max_prompt_tokens - fixed - head_tokens, 0)
-    texts = [neutralise_control_tokens(p.text) for p in passages]
+    offered = len(passages)
     truncated = 0
-    if passages and sum(count_tokens(t) for t in texts) > budget:
+    if passage_budget_tokens is not None:
+        given, texts, truncated = _fit_budget(passages, passage_budget_tokens, count_tokens)
+        passages = given
+    else:
+        texts = [neutralise_control_tokens(p.text) for p in passages]
+    cut_already = {len(passages) - 1} if truncated else set()
+    heads = [_head(i, p) for i, p in enumerate(passages, start=1)]
+    head_tokens = sum(count_tokens(h) + _BLOCK_SEPARATOR_TOKENS for h in heads)
+    budget = max(max_prompt_tokens - fixed - head_tokens, 0)
+    lengths = [count_tokens(t) for t in texts]
+    if passages and sum(lengths) > budget:
         # Equal shares, but a short passage's unused share goes to the longer ones.
-        lengths = [count_tokens(t) for t in texts]
         remaining = budget
         share_of: dict[int, int] = {}
         for i in sorted(range(len(texts)), key=lambda j: lengths[j]):
@@ -131,14 +168,23 @@ def build_answer_prompt(
         for i, passage in enumerate(passages):
             if lengths[i] > share_of[i]:
                 texts[i] = neutralise_control_tokens(
-                    _truncate(passage, max(share_of[i], 8), count_tokens)
+                    truncate_passage(passage, max(share_of[i], 8), count_tokens)
                 )
-                truncated += 1
+                lengths[i] = count_tokens(texts[i])
+                truncated += i not in cut_already
     blocks = [head + text.strip() for head, text in zip(heads, texts, strict=True)]
     user = header + "\n\n".join(blocks) + "\n" + footer
     messages = (ChatMessage("system", system_prompt), ChatMessage("user", user))
     tokens = count_tokens(system_prompt) + count_tokens(user)
-    return AnswerPrompt(messages, tuple(passages), tuple(texts), truncated, tokens)
+    return AnswerPrompt(
+        messages,
+        tuple(passages),
+        tuple(texts),
+        truncated,
+        tokens,
+        left_out=offered - len(passages),
+        passage_tokens=head_tokens + sum(lengths),
+    )
 
 
 def decision_messages(prompt: AnswerPrompt, answer: str) -> tuple[ChatMessage, ...]:

@@ -8,5 +8,7 @@ Modules (nothing heavy is imported here; import the module you need):
 - ``pdf``, ``office`` (DOCX, PPTX), ``epub``, ``text`` (MD, TXT): one parser per format.
 - ``sentences``: :func:`~verifai_desktop.ingest.sentences.split_sentences` (sentencex).
 - ``chunking``: :func:`~verifai_desktop.ingest.chunking.chunk_document` and ``chunk_text``.
+- ``references``: :func:`~verifai_desktop.ingest.references.tag_references` (reference lists
+  and bibliographies).
 The catalog, collection and ingest run live in :mod:`verifai_desktop.store`.
 """

@@ -1,9 +1,11 @@
 """The document catalog of a collection (SQLite): the single source of truth.
 
 Tables: ``documents`` (one row per source file or ``beir:<id>`` key, with its status), ``chunks``
-(text, offsets, location, sentence spans and the float32 embedding) and ``meta`` (the catalog
-``generation``, incremented in the same transaction as every committed change). The Tantivy and
-usearch indexes are derived from it and record the generation they reflect.
+(text, offsets, location, sentence spans, the reference-list tag and the float32 embedding) and
+``meta`` (the catalog ``generation``, incremented in the same transaction as every committed
+change, and the ``schema_version``). The Tantivy and usearch indexes are derived from it and
+record the generation they reflect. Catalogs of an older schema are upgraded when they open
+(:mod:`verifai_desktop.store.migrations`).
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from verifai_desktop.domain import (
 )
 from verifai_desktop.errors import IndexCorrupt
 from verifai_desktop.private import create_private_file
+from verifai_desktop.store.migrations import migrate
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: the first catalogs; 2: ``chunks.is_reference`` (reference-list chunks, issue 13)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,7 +67,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     loc_number INTEGER,
     loc_heading TEXT NOT NULL DEFAULT '',
     sentence_spans TEXT NOT NULL,
-    vector BLOB NOT NULL
+    vector BLOB NOT NULL,
+    is_reference INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ordinal);
 """
@@ -236,10 +241,11 @@ class Catalog:
                 "('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
+            migrate(self._db, path, SCHEMA_VERSION)
         except sqlite3.DatabaseError as exc:
             self._db_close_quietly()
             raise IndexCorrupt(path, str(exc)) from exc
-        except IndexCorrupt:
+        except BaseException:  # IndexCorrupt, or an interrupted migration (rolled back)
             self._db_close_quietly()
             raise
 
@@ -385,8 +391,8 @@ class Catalog:
                     for chunk, vec in zip(chunks, vecs, strict=True):
                         cur = self._db.execute(
                             "INSERT INTO chunks(doc_id, ordinal, text, char_start, char_end,"
-                            " loc_kind, loc_number, loc_heading, sentence_spans, vector)"
-                            " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            " loc_kind, loc_number, loc_heading, sentence_spans, vector,"
+                            " is_reference) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                             (
                                 doc_id,
                                 chunk.ordinal,
@@ -398,6 +404,7 @@ class Catalog:
                                 chunk.location.heading,
                                 json.dumps([list(s) for s in chunk.sentence_spans]),
                                 vec.tobytes(),
+                                int(chunk.is_reference),
                             ),
                         )
                         new_ids.append(int(cur.lastrowid or 0))
@@ -485,7 +492,8 @@ class Catalog:
             marks = ",".join("?" * len(part))
             rows = self._db.execute(
                 "SELECT c.chunk_id, c.doc_id, d.source, d.title, c.ordinal, c.text, c.char_start,"
-                " c.char_end, c.loc_kind, c.loc_number, c.loc_heading, c.sentence_spans"
+                " c.char_end, c.loc_kind, c.loc_number, c.loc_heading, c.sentence_spans,"
+                " c.is_reference"
                 " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
                 f" WHERE c.chunk_id IN ({marks})",
                 part,
@@ -500,6 +508,7 @@ class Catalog:
                         LocationKind(str(r[8])), None if r[9] is None else int(r[9]), str(r[10])
                     ),
                     sentence_spans=tuple((int(s), int(e)) for s, e in json.loads(r[11])),
+                    is_reference=bool(r[12]),
                 )
                 out[int(r[0])] = ChunkRecord(
                     chunk_id=ChunkId(int(r[0])),

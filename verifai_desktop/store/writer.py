@@ -31,6 +31,7 @@ from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, Parse
 from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
 from verifai_desktop.ingest.parse import ParserPool, not_regular_reason, os_error_reason
+from verifai_desktop.ingest.references import tag_references
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta, DocumentRecord
 from verifai_desktop.store.walk import expand_paths, is_gone
 
@@ -102,7 +103,8 @@ class IngestReport:
         outcomes: one per source seen, in processing order (removed sources last).
         elapsed_ms: total wall time.
         parse_ms: reading, hashing and parsing files.
-        chunk_ms: sentence splitting and chunking (token counting included).
+        chunk_ms: sentence splitting and chunking (token counting and reference tagging
+            included).
         embed_ms: computing embeddings.
         index_ms: SQLite commits and Tantivy/usearch updates and saves.
         load_ms: loading the embedding model (once per process).
@@ -192,6 +194,7 @@ class _Run:
                 embedder.count_tokens, count_batch=embedder.count_tokens_batch
             )
         chunks = chunk_document(doc, count_tokens=self._counter, max_tokens=embedder.max_tokens)
+        chunks = tag_references(chunks)
         self.timer.chunk += time.perf_counter() - t0
         return chunks
 

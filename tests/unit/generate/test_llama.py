@@ -34,6 +34,14 @@ def test_explicit_gpu_layers_are_kept() -> None:
     assert gpu_layers(12) == 12
 
 
+def test_gpu_offload_follows_the_layers_requested(tmp_path: Path) -> None:
+    def offload(layers: int) -> bool:
+        return LlamaGenerator(tmp_path / "m.gguf", ModelSettings(n_gpu_layers=layers)).gpu_offload
+
+    assert (offload(0), offload(12)) == (False, True)
+    assert offload(-1) == (gpu_layers(-1) == -1)  # all layers when this build can offload
+
+
 def test_chat_message_is_the_openai_dict() -> None:
     assert ChatMessage("user", "hi").as_dict() == {"role": "user", "content": "hi"}
 

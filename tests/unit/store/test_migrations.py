@@ -1,0 +1,175 @@
+"""Catalog schema 1 -> 2: a catalog written before reference tagging opens, gains the column and
+has its chunks classified by the ingest classifier; the generation (and so the indexes) stays."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import DOCS_CLEAN
+from verifai_desktop.domain import Chunk, DocFormat, DocStatus
+from verifai_desktop.ingest.chunking import chunk_document
+from verifai_desktop.ingest.parse import parse_file
+from verifai_desktop.ingest.references import tag_references
+from verifai_desktop.store.catalog import SCHEMA_VERSION, Catalog, DocumentMeta
+
+PAPER = DOCS_CLEAN / "bmc_trauma_2010_dvt_prophylaxis_review.pdf"
+
+# The catalog schema as released with SCHEMA_VERSION = 1 (before ``chunks.is_reference``).
+SCHEMA_1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    source TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    sha256 TEXT NOT NULL DEFAULT '',
+    size_bytes INTEGER NOT NULL DEFAULT 0,
+    mtime_ns INTEGER NOT NULL DEFAULT 0,
+    format TEXT,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    chunk_count INTEGER NOT NULL DEFAULT 0,
+    ingested_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id INTEGER NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    loc_kind TEXT NOT NULL,
+    loc_number INTEGER,
+    loc_heading TEXT NOT NULL DEFAULT '',
+    sentence_spans TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ordinal);
+"""
+
+DIM = 4
+
+
+@pytest.fixture(scope="module")
+def paper_chunks(count_tokens: Callable[[str], int]) -> tuple[Chunk, ...]:
+    """The heparin review chunked as ingest chunks it for all-MiniLM-L6-v2 (untagged)."""
+    return chunk_document(parse_file(PAPER), count_tokens=count_tokens, max_tokens=256)
+
+
+def _old_catalog(path: Path, chunks: tuple[Chunk, ...]) -> list[int]:
+    """Write a schema-1 catalog holding the paper (generation 7); returns its chunk ids."""
+    db = sqlite3.connect(str(path), isolation_level=None)
+    db.executescript(SCHEMA_1)
+    db.execute(
+        "INSERT INTO meta(key, value) VALUES ('generation', '7'), ('schema_version', '1'),"
+        " ('dim', ?)",
+        (str(DIM),),
+    )
+    cur = db.execute(
+        "INSERT INTO documents(source, title, format, status, chunk_count, ingested_at)"
+        " VALUES (?, 'heparin', 'pdf', 'indexed', ?, 0)",
+        (str(PAPER), len(chunks)),
+    )
+    doc_id = cur.lastrowid
+    ids = []
+    for c in chunks:
+        cur = db.execute(
+            "INSERT INTO chunks(doc_id, ordinal, text, char_start, char_end, loc_kind,"
+            " loc_number, loc_heading, sentence_spans, vector) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                doc_id,
+                c.ordinal,
+                c.text,
+                c.char_start,
+                c.char_end,
+                c.location.kind.value,
+                c.location.number,
+                c.location.heading,
+                json.dumps([list(s) for s in c.sentence_spans]),
+                np.full(DIM, 0.5, dtype=np.float32).tobytes(),
+            ),
+        )
+        ids.append(int(cur.lastrowid or 0))
+    db.close()
+    return ids
+
+
+def _columns(path: Path) -> list[str]:
+    db = sqlite3.connect(str(path))
+    try:
+        return [str(r[1]) for r in db.execute("PRAGMA table_info(chunks)")]
+    finally:
+        db.close()
+
+
+def test_schema_1_catalog_is_upgraded_and_classified_like_ingest(
+    tmp_path: Path, paper_chunks: tuple[Chunk, ...]
+) -> None:
+    path = tmp_path / "catalog.sqlite"
+    ids = _old_catalog(path, paper_chunks)
+    assert "is_reference" not in _columns(path)
+
+    cat = Catalog(path, create=False)
+    assert _columns(path)[-1] == "is_reference"
+    assert (SCHEMA_VERSION, cat.get_meta("schema_version")) == (2, "2")
+    assert cat.generation() == 7  # the indexes still reflect the catalog: nothing to rebuild
+    records = cat.chunk_records(ids)
+    migrated = [records[i].chunk.is_reference for i in ids]
+    ingested = [c.is_reference for c in tag_references(paper_chunks)]
+    assert migrated == ingested  # one classifier for both
+    assert [n for n, flag in enumerate(migrated) if flag] == list(range(9, 33))
+    assert [records[i].chunk for i in ids] == list(tag_references(paper_chunks))
+    cat.close()
+
+    # Opening again changes nothing; a new ingest writes the tag itself.
+    cat = Catalog(path, create=False)
+    assert [cat.chunk_records(ids)[i].chunk.is_reference for i in ids] == migrated
+    gen, [(_, removed, new_ids)] = cat.write_documents(
+        [
+            (
+                DocumentMeta(str(PAPER), "heparin", "", 0, 0, DocFormat.PDF),
+                DocStatus.INDEXED,
+                "",
+                tag_references(paper_chunks),
+                np.full((len(paper_chunks), DIM), 0.5, dtype=np.float32),
+            )
+        ]
+    )
+    assert (gen, removed) == (8, ids)
+    again = cat.chunk_records(new_ids)
+    assert [again[i].chunk.is_reference for i in new_ids] == migrated
+    cat.close()
+
+
+def test_new_catalog_has_the_column_and_version(tmp_path: Path) -> None:
+    cat = Catalog(tmp_path / "catalog.sqlite")
+    assert cat.get_meta("schema_version") == str(SCHEMA_VERSION)
+    assert "is_reference" in _columns(tmp_path / "catalog.sqlite")
+    cat.close()
+
+
+def test_a_failed_migration_leaves_the_old_catalog(
+    tmp_path: Path, paper_chunks: tuple[Chunk, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upgrade is one transaction: interrupted, the catalog is still schema 1."""
+    from verifai_desktop.store import migrations
+
+    path = tmp_path / "catalog.sqlite"
+    _old_catalog(path, paper_chunks[:3])
+
+    def boom(db: sqlite3.Connection) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(migrations, "_classify_references", boom)
+    with pytest.raises(KeyboardInterrupt):
+        Catalog(path, create=False)
+    assert "is_reference" not in _columns(path)
+    monkeypatch.undo()
+    cat = Catalog(path, create=False)
+    assert cat.get_meta("schema_version") == "2"
+    cat.close()
