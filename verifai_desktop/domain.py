@@ -269,6 +269,25 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """One passage of the collection and the verifier's verdict on a claim against it.
+
+    Attributes:
+        passage: the passage (anywhere in the collection).
+        verdict: the deciding window's verdict; ``verdict.passage_number`` is the passage's
+            citation number in the answer when it was given to the generator, else 0.
+    """
+
+    passage: Passage
+    verdict: Verdict
+
+    @property
+    def strength(self) -> float:
+        """``max(P(SUPPORT), P(CONTRADICT))``: how strongly the passage decides the claim."""
+        return max(self.verdict.p_support, self.verdict.p_contradict)
+
+
+@dataclass(frozen=True, slots=True)
 class AnswerSentence:
     """One sentence of a generated answer.
 
@@ -281,6 +300,18 @@ class AnswerSentence:
         label: the sentence label derived from the verdicts.
         invalid_citations: cited numbers that name no given passage (dropped from
             ``citations``; always empty under the citation grammar).
+        cited_by_generator: the generator's own citations when the sentence was re-cited
+            (``citations`` then names the passages that support it and ``text`` carries
+            their markers); ``None`` when the citations are the generator's.
+        generator_verdicts: when re-cited, the verdicts on the generator's citations.
+        generator_label: when re-cited, the label those verdicts gave.
+        supported_by: every passage given that supports the sentence, as
+            ``(passage number, P(SUPPORT))``, strongest first (empty when only the cited
+            passages were verified, ``verify.recite`` off).
+        conflicts: passages that contradict the sentence although its label is not
+            ``contradicted``: passages given but not cited, and passages elsewhere in the
+            collection (contradiction search, :mod:`verifai_desktop.verify.conflicts`),
+            strongest P(CONTRADICT) first.
     """
 
     text: str
@@ -290,6 +321,21 @@ class AnswerSentence:
     verdicts: tuple[Verdict, ...]
     label: SentenceLabel
     invalid_citations: tuple[int, ...] = ()
+    cited_by_generator: tuple[int, ...] | None = None
+    generator_verdicts: tuple[Verdict, ...] = ()
+    generator_label: SentenceLabel | None = None
+    supported_by: tuple[tuple[int, float], ...] = ()
+    conflicts: tuple[Evidence, ...] = ()
+
+    @property
+    def recited(self) -> bool:
+        """Whether verification replaced the generator's citations."""
+        return self.cited_by_generator is not None
+
+    @property
+    def generator_citations(self) -> tuple[int, ...]:
+        """The citations as the generator wrote them."""
+        return self.citations if self.cited_by_generator is None else self.cited_by_generator
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +350,8 @@ class Answer:
         abstained: True when retrieval found too little evidence and nothing was generated.
         timings_ms: wall time per stage in milliseconds (``retrieve``, ``generate``, ``verify``).
         models: identity of each model used (role -> name and sha256).
+        generated_text: the answer as generated when re-citation changed its citation
+            markers (``text`` carries the corrected ones); ``None`` when unchanged.
     """
 
     question: str
@@ -313,6 +361,7 @@ class Answer:
     abstained: bool = False
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     models: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    generated_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ decided it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from verifai_desktop import modelstore
-from verifai_desktop.domain import Answer, AnswerSentence, Claim, Passage, Progress
+from verifai_desktop.domain import Answer, AnswerSentence, Passage, Progress
 from verifai_desktop.errors import Cancelled, ModelNotFound, SettingsError
 from verifai_desktop.generate import Generator, make_generator, uses_gpu
 from verifai_desktop.generate.grammar import citation_grammar
@@ -29,9 +30,10 @@ from verifai_desktop.modelstore import Role
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import Settings, check_generation, check_retrieval, check_verify
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.verify.check import Verifier, verify_claims
-from verifai_desktop.verify.claims import Splitter, split_answer
-from verifai_desktop.verify.labels import sentence_label
+from verifai_desktop.verify.answer import verify_answer
+from verifai_desktop.verify.check import Verifier
+from verifai_desktop.verify.claims import Splitter, strip_citations
+from verifai_desktop.verify.conflicts import CheckResult, check_claim, find_conflicts
 from verifai_desktop.verify.nli import get_verifier
 
 log = logging.getLogger(__name__)
@@ -251,6 +253,38 @@ class AskSession:
         with self._lock:
             return self._ask(collection, question, k, on_token, progress, cancel)
 
+    def check_claim(
+        self, collection: Collection, claim: str, *, budget: int | None = None
+    ) -> CheckResult:
+        """Search ``collection`` for passages that support or contradict ``claim``
+        (:func:`~verifai_desktop.verify.conflicts.check_claim`).
+
+        Args:
+            collection: an open collection.
+            claim: any statement (citation markers are removed).
+            budget: candidate passages verified; ``settings.verify.conflict_budget`` if None.
+
+        Returns:
+            Supporting and contradicting passages and a verdict per document.
+
+        Raises:
+            ModelNotFound, ModelLoadError: the verifier or the embedder is missing or damaged.
+            SettingsError: ``budget`` is below 1 or a setting is out of range.
+            ValueError: ``claim`` has no words.
+        """
+        check_verify(self.settings.verify)
+        budget = self.settings.verify.conflict_budget if budget is None else budget
+        if budget < 1:
+            raise SettingsError("budget", f"{budget!r}; verify 1 or more passages")
+        text = strip_citations(claim)
+        if not any(ch.isalnum() for ch in text):
+            raise ValueError("the claim has no words to check")
+        with self._lock:
+            retriever = self.retriever(collection)
+            if not isinstance(retriever, Retriever):
+                retriever = Retriever(collection, self.settings.retrieval)
+            return check_claim(retriever, self.verifier, text, self.settings.verify, budget=budget)
+
     def _check(self, cancel: threading.Event | None) -> None:
         if cancel is not None and cancel.is_set():
             raise Cancelled("question")
@@ -358,43 +392,53 @@ class AskSession:
         # -- verify --------------------------------------------------------------------
         self._check(cancel)
         t0 = time.perf_counter()
-        report("verify", 0, 1, "steps")
-        sentences = self._verify(text, passages)
+        report("verify", 0, 2, "steps")
+        verified = verify_answer(
+            self.verifier, text, passages, settings.verify, splitter=self._splitter
+        )
+        sentences = verified.sentences
+        retriever = self.retriever(collection)
+        if settings.verify.conflict_search and isinstance(retriever, Retriever):
+            report("verify", 1, 2, "steps", "searching the collection for contradictions")
+            self._check(cancel)
+            sentences = self._search_conflicts(retriever, sentences, passages)
         timings["verify"] = (time.perf_counter() - t0) * 1000
-        report("verify", 1, 1, "steps")
+        report("verify", 2, 2, "steps")
         timings["total"] = (time.perf_counter() - t_start) * 1000
         answer = Answer(
             question=question,
-            text=text,
+            text=verified.text,
             sentences=sentences,
             passages=passages,
             abstained=False,
             timings_ms=timings,
             models=self.model_identities(),
+            generated_text=verified.generated_text,
         )
         return AskResult(answer, prompt)
 
-    def _verify(self, text: str, passages: Sequence[Passage]) -> tuple[AnswerSentence, ...]:
-        """Split ``text``, verify every (sentence, cited passage) pair in one batch, label."""
-        parsed = split_answer(text, len(passages), splitter=self._splitter)
-        claims = [(Claim(s.claim, n), passages[n - 1]) for s in parsed for n in s.citations]
-        verdicts = iter(
-            verify_claims(self.verifier, claims, granularity=self.settings.verify.premise)
-            if claims
-            else ()
+    def _search_conflicts(
+        self,
+        retriever: Retriever,
+        sentences: Sequence[AnswerSentence],
+        passages: Sequence[Passage],
+    ) -> tuple[AnswerSentence, ...]:
+        """Add to each sentence the passages elsewhere in the collection that contradict it
+        (:func:`~verifai_desktop.verify.conflicts.find_conflicts`, one verifier batch)."""
+        v = self.settings.verify
+        claims = [strip_citations(s.text) for s in sentences]
+        todo = [i for i, claim in enumerate(claims) if any(ch.isalnum() for ch in claim)]
+        found = find_conflicts(
+            retriever,
+            self.verifier,
+            [claims[i] for i in todo],
+            v,
+            budget=v.conflict_budget,
+            skip=frozenset(int(p.chunk_id) for p in passages),
         )
-        out: list[AnswerSentence] = []
-        for sentence in parsed:
-            mine = tuple(next(verdicts) for _ in sentence.citations)
-            out.append(
-                AnswerSentence(
-                    text=sentence.text,
-                    char_start=sentence.char_start,
-                    char_end=sentence.char_end,
-                    citations=sentence.citations,
-                    verdicts=mine,
-                    label=sentence_label(mine, self.settings.verify),
-                    invalid_citations=sentence.invalid_citations,
-                )
-            )
+        out = list(sentences)
+        for i, extra in zip(todo, found, strict=True):
+            if extra:
+                merged = sorted((*out[i].conflicts, *extra), key=lambda e: -e.verdict.p_contradict)
+                out[i] = dataclasses.replace(out[i], conflicts=tuple(merged))
         return tuple(out)

@@ -355,6 +355,13 @@ class Retriever:
         )
         return passages
 
+    def passages(
+        self, fused: Sequence[Fused], k: int, *, include_references: bool = True
+    ) -> tuple[Passage, ...]:
+        """The first ``k`` of ``fused`` (any ranking of chunk ids, e.g. the contradiction
+        search's) still in the catalog, as passages with the scores given."""
+        return self._passages(fused, k, include_references=include_references)
+
     def _passages(
         self, fused: Sequence[Fused], k: int, *, include_references: bool = True
     ) -> tuple[Passage, ...]:

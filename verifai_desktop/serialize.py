@@ -1,5 +1,5 @@
 """An :class:`~verifai_desktop.domain.Answer` or :class:`~verifai_desktop.domain.Passage` as
-data and text: JSON (schema ``verifai.answer/1``), Markdown and HTML; no Qt.
+data and text: JSON (schema ``verifai.answer/2``), Markdown and HTML; no Qt.
 
 One schema: a passage is the same object in ``verifai ask --json`` and ``verifai search --json``
 (:func:`passage_to_dict`). Export formats are picked by file suffix (:func:`format_for_path`).
@@ -20,13 +20,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from verifai_desktop.domain import Answer, AnswerSentence, Passage, SentenceLabel, Verdict
+from verifai_desktop.domain import (
+    Answer,
+    AnswerSentence,
+    Evidence,
+    Passage,
+    SentenceLabel,
+    Verdict,
+)
 from verifai_desktop.errors import UnsupportedExportFormat
 from verifai_desktop.settings import Settings
 from verifai_desktop.verify import labels
+from verifai_desktop.verify.conflicts import CheckResult
 
-ANSWER_SCHEMA = "verifai.answer/1"
-"""Schema name written into every JSON answer."""
+CONFLICT_GLYPH = "\u21c4"  # ⇄ after a sentence with conflicting evidence
+CONFLICT_TITLE = "Conflicting evidence in your documents"
+
+ANSWER_SCHEMA = "verifai.answer/2"
+"""Schema name written into every JSON answer (2: re-citation; ``answer`` and ``citations``
+are the corrected ones, ``generated_answer`` and ``cited_by_generator`` as generated)."""
 
 UnderlineStyle = Literal["solid", "dashed", "wavy", "dotted", "none"]
 
@@ -130,6 +142,20 @@ def sentence_probability(sentence: AnswerSentence) -> float | None:
     return labels.sentence_probability(sentence.label, sentence.verdicts)
 
 
+def recitation_note(sentence: AnswerSentence) -> str:
+    """``"Re-cited: the generator cited [3] (no evidence); the evidence is in [4]."``, or
+    ``""`` for a sentence whose citations are the generator's."""
+    if not sentence.recited:
+        return ""
+    named = "".join(f"[{n}]" for n in sentence.generator_citations)
+    was = sentence.generator_label
+    held = "".join(f"[{n}]" for n in sentence.citations)
+    if not named:
+        return f"Re-cited: the generator cited no passage; the evidence is in {held}."
+    why = f" ({LABEL_STYLES[was].title.lower()})" if was is not None else ""
+    return f"Re-cited: the generator cited {named}{why}; the evidence is in {held}."
+
+
 def _passage_for(answer: Answer, number: int) -> Passage | None:
     return answer.passages[number - 1] if 1 <= number <= len(answer.passages) else None
 
@@ -152,17 +178,23 @@ def answer_to_markdown(answer: Answer) -> str:
             st = LABEL_STYLES[s.label]
             p = sentence_probability(s)
             prob = f", {p:.2f}" if p is not None else ""
-            out.append(f"{s.text} **[{st.glyph} {st.title}{prob}]**")
+            flag = f" {CONFLICT_GLYPH} *{CONFLICT_TITLE.lower()}*" if s.conflicts else ""
+            out.append(f"{s.text} **[{st.glyph} {st.title}{prob}]**{flag}")
             out.append("")
         out += ["## Evidence", ""]
         for i, s in enumerate(answer.sentences, start=1):
             st = LABEL_STYLES[s.label]
             out.append(f"{i}. *{s.text}* — {st.glyph} {st.title}")
+            if s.recited:
+                out.append(f"   - {recitation_note(s)}")
             for v in s.verdicts:
                 passage = _passage_for(answer, v.passage_number)
                 where = passage.source_label() if passage else "unknown source"
                 ev = f': "{v.evidence}"' if v.evidence else ""
                 out.append(f"   - [{v.passage_number}] {where} — {verdict_summary(v)}{ev}")
+            if s.conflicts:
+                out.append(f"   - {CONFLICT_GLYPH} {CONFLICT_TITLE}:")
+                out += [f"     - {conflict_note(c)}" for c in s.conflicts]
         out.append("")
     out += ["## Sources", ""]
     for n, ps in enumerate(answer.passages, start=1):
@@ -226,6 +258,7 @@ def answer_to_html(answer: Answer) -> str:
         )
     else:
         parts.append("<h2>Answer</h2><p>")
+        conflict_sup = f'<sup title="{e(CONFLICT_TITLE)}">{CONFLICT_GLYPH}</sup>'
         for s in answer.sentences:
             st = LABEL_STYLES[s.label]
             p = sentence_probability(s)
@@ -233,7 +266,7 @@ def answer_to_html(answer: Answer) -> str:
             parts.append(
                 f'<span class="sentence {s.label.value}" style="{sentence_css(s.label)}" '
                 f'title="{e(st.title)}{prob}">{e(s.text)}</span>'
-                f'<sup title="{e(st.title)}">{st.glyph}</sup> '
+                f'<sup title="{e(st.title)}">{st.glyph}</sup>{conflict_sup if s.conflicts else ""} '
             )
         parts.append("</p><h2>Evidence</h2><ol>")
         for s in answer.sentences:
@@ -242,6 +275,8 @@ def answer_to_html(answer: Answer) -> str:
                 f'<li><span style="{sentence_css(s.label)}">{e(s.text)}</span> '
                 f"— {st.glyph} {e(st.title)}<ul>"
             )
+            if s.recited:
+                parts.append(f"<li><em>{e(recitation_note(s))}</em></li>")
             for v in s.verdicts:
                 passage = _passage_for(answer, v.passage_number)
                 where = passage.source_label() if passage else "unknown source"
@@ -250,6 +285,15 @@ def answer_to_html(answer: Answer) -> str:
                     f"<li>[{v.passage_number}] {e(where)} — {e(verdict_summary(v))}"
                     f"<blockquote>{body}</blockquote></li>"
                 )
+            if s.conflicts:
+                parts.append(f"<li>{CONFLICT_GLYPH} {e(CONFLICT_TITLE)}<ul>")
+                for c in s.conflicts:
+                    body = highlight_evidence_html(c.passage.text, c.verdict.evidence_span)
+                    parts.append(
+                        f"<li>{e(c.passage.source_label())} — {e(verdict_summary(c.verdict))}"
+                        f"<blockquote>{body}</blockquote></li>"
+                    )
+                parts.append("</ul></li>")
             parts.append("</ul></li>")
         parts.append("</ol>")
     parts.append('<h2>Sources</h2><table border="1" cellpadding="4">')
@@ -293,8 +337,61 @@ def verdict_to_dict(verdict: Verdict) -> dict[str, object]:
     }
 
 
+def evidence_to_dict(evidence: Evidence) -> dict[str, object]:
+    """One passage of the collection and its verdict on a claim (a sentence's ``conflicts``,
+    ``verifai check``): the passage as in :func:`passage_to_dict` (``number`` is its citation
+    number in the answer, 0 when it was not given to the generator) plus ``verdict``."""
+    out = passage_to_dict(evidence.passage, evidence.verdict.passage_number)
+    out["verdict"] = verdict_to_dict(evidence.verdict)
+    return out
+
+
+def conflict_note(evidence: Evidence) -> str:
+    """``"file.pdf, p. 4: “the contradicting sentence” (contradict 0.91)"``."""
+    v = evidence.verdict
+    return (
+        f"{evidence.passage.source_label()}: “{v.evidence.strip()}” "
+        f"(contradict {v.p_contradict:.2f})"
+    )
+
+
+CHECK_SCHEMA = "verifai.check/1"
+"""Schema name written into every ``verifai check --json`` result."""
+
+
+def check_to_dict(result: CheckResult) -> dict[str, object]:
+    """A claim check as JSON-ready data (``verifai check --json``; schema
+    :data:`CHECK_SCHEMA`): ``supporting`` and ``contradicting`` passages (as in
+    :func:`evidence_to_dict`, strongest first) and one verdict per ``documents`` entry."""
+    return {
+        "schema": CHECK_SCHEMA,
+        "claim": result.claim,
+        "candidates": result.candidates,
+        "documents": [
+            {
+                "doc_id": int(d.doc_id),
+                "path": str(d.path),
+                "file": d.path.name,
+                "title": d.title,
+                "label": d.label,
+                "probability": (
+                    d.evidence.verdict.p_support
+                    if d.label == "SUPPORT"
+                    else d.evidence.verdict.p_contradict
+                    if d.label == "CONTRADICT"
+                    else d.evidence.verdict.p_no_evidence
+                ),
+                "evidence": evidence_to_dict(d.evidence),
+            }
+            for d in result.documents
+        ],
+        "supporting": [evidence_to_dict(e) for e in result.supporting],
+        "contradicting": [evidence_to_dict(e) for e in result.contradicting],
+    }
+
+
 def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
-    """One passage as in ``verifai.answer/1`` (and ``verifai search --json``).
+    """One passage as in ``verifai.answer/2`` (and ``verifai search --json``).
 
     Args:
         passage: the passage.
@@ -348,6 +445,12 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
             "label": s.label.value,
             "probability": labels.sentence_probability(s.label, s.verdicts, thresholds),
             "verdicts": [verdict_to_dict(v) for v in s.verdicts],
+            "recited": s.recited,
+            "cited_by_generator": list(s.generator_citations),
+            "generator_label": (s.generator_label or s.label).value,
+            "generator_verdicts": [verdict_to_dict(v) for v in s.generator_verdicts],
+            "supported_by": [{"passage": n, "p_support": p} for n, p in s.supported_by],
+            "conflicts": [evidence_to_dict(e) for e in s.conflicts],
         }
         for i, s in enumerate(answer.sentences)
     ]
@@ -356,6 +459,7 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
         "schema": ANSWER_SCHEMA,
         "question": answer.question,
         "answer": answer.text,
+        "generated_answer": answer.text if answer.generated_text is None else answer.generated_text,
         "abstained": answer.abstained,
         "sentences": sentences,
         "label_counts": {label.value: n for label, n in counts.items()},
@@ -366,6 +470,9 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
             "support": thresholds.support_threshold,
             "contradict": thresholds.contradict_threshold,
             "abstain": thresholds.abstain_threshold,
+            "recite": thresholds.recite,
+            "conflict_search": thresholds.conflict_search,
+            "conflict_budget": thresholds.conflict_budget,
         },
     }
 

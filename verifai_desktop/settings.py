@@ -122,6 +122,10 @@ class GenerationSettings:
         return self.prompt_passage_tokens_gpu if gpu else self.prompt_passage_tokens
 
 
+MAX_CONFLICT_BUDGET = 100
+"""Most candidate passages the contradiction search may verify per sentence."""
+
+
 @dataclass(frozen=True, slots=True)
 class VerifySettings:
     """Verification thresholds and premise granularity.
@@ -133,12 +137,23 @@ class VerifySettings:
             windows, max-aggregated).
         abstain_threshold: best raw cosine similarity below which the app answers
             "not found in your documents" instead of generating (Claim-Aware Scientific RAG).
+        recite: verify every answer sentence against every passage given to the generator,
+            not only the ones it cited, and re-cite a sentence its citations do not support
+            to the passages that do (:mod:`verifai_desktop.verify.answer`).
+        conflict_search: search the whole collection for passages that contradict each
+            answer sentence (:mod:`verifai_desktop.verify.conflicts`).
+        conflict_budget: candidate passages the contradiction search verifies per sentence
+            (and ``verifai check`` per claim, unless told otherwise); the cost of the search
+            grows with it.
     """
 
     contradict_threshold: float = 0.5
     support_threshold: float = 0.5
     premise: PremiseGranularity = "sentences"
     abstain_threshold: float = 0.25
+    recite: bool = True
+    conflict_search: bool = True
+    conflict_budget: int = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +317,8 @@ def check_verify(verify: VerifySettings) -> None:
         SettingsError: names the key, the value and what is allowed: the contradict and
             support thresholds are probabilities from 0 to 1, ``abstain_threshold`` a cosine
             similarity from -1 to 1 (-1 never abstains), ``premise`` one of ``passage`` or
-            ``sentences``.
+            ``sentences``, ``recite`` and ``conflict_search`` true or false,
+            ``conflict_budget`` a whole number from 1 to :data:`MAX_CONFLICT_BUDGET`.
     """
     v = verify
     _check_unit("verify.contradict_threshold", v.contradict_threshold)
@@ -310,6 +326,13 @@ def check_verify(verify: VerifySettings) -> None:
     _check_unit("verify.abstain_threshold", v.abstain_threshold, low=-1.0)
     if v.premise not in PREMISES:
         raise _bad("verify.premise", v.premise, f"use one of {', '.join(PREMISES)}")
+    for key in ("recite", "conflict_search"):
+        if not isinstance(getattr(v, key), bool):
+            raise _bad(f"verify.{key}", getattr(v, key), "use true or false")
+    b = v.conflict_budget
+    if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= MAX_CONFLICT_BUDGET:
+        allowed = f"use a whole number from 1 to {MAX_CONFLICT_BUDGET}"
+        raise _bad("verify.conflict_budget", b, allowed)
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:

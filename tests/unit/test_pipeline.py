@@ -229,7 +229,7 @@ def test_answer_json_has_the_documented_fields() -> None:
     session, *_ = _session(ANSWER_PIECES)
     answer = session.ask(object(), "Do cats sleep?", k=3)  # type: ignore[arg-type]
     data = answer_to_dict(answer, session.settings)
-    assert data["schema"] == "verifai.answer/1"
+    assert data["schema"] == "verifai.answer/2"
     assert set(data) >= {
         "question",
         "answer",
@@ -289,7 +289,7 @@ def test_passage_granularity_shows_the_whole_passage_as_evidence() -> None:
     session, _, ver, _ = _session(ANSWER_PIECES, settings)
     answer = session.ask(object(), "Do cats sleep?", k=3)  # type: ignore[arg-type]
     assert ver.batches[0][0] == (PASSAGES[0].text, "Cats sleep a lot.")
-    assert len(ver.batches[0]) == 4  # one premise per (sentence, cited passage) pair
+    assert len(ver.batches[0]) == 4 * 3  # one premise per (sentence, passage given) pair
     for s in answer.sentences:
         for v in s.verdicts:
             passage = PASSAGES[v.passage_number - 1]

@@ -1,4 +1,4 @@
-"""serialize.py: the verifai.answer/1 schema, one passage schema, Markdown/HTML, export formats."""
+"""serialize.py: the verifai.answer/2 schema, one passage schema, Markdown/HTML, export formats."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_answer_dict_has_exactly_the_documented_keys() -> None:
         "schema", "question", "answer", "abstained", "sentences", "label_counts", "passages",
         "timings_ms", "models", "thresholds",
     }  # fmt: skip
-    assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/1"
+    assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/2"
     assert data["thresholds"] == {"support": 0.6, "contradict": 0.5, "abstain": 0.25}
     sentences = data["sentences"]
     assert isinstance(sentences, list)

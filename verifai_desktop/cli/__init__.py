@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from verifai_desktop import __version__
 from verifai_desktop.cli import (
     ask_cmd,
+    check_cmd,
     eval_cmd,
     ingest_cmd,
     models_cmd,
@@ -26,7 +27,16 @@ from verifai_desktop.errors import Cancelled, VerifaiError
 from verifai_desktop.logs import setup_logging
 from verifai_desktop.offline import disable_telemetry, stay_offline
 
-_MODULES = (ingest_cmd, repair_cmd, search_cmd, ask_cmd, eval_cmd, verifier_cmd, models_cmd)
+_MODULES = (
+    ingest_cmd,
+    repair_cmd,
+    search_cmd,
+    ask_cmd,
+    check_cmd,
+    eval_cmd,
+    verifier_cmd,
+    models_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,7 +13,12 @@ from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_report
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
-from verifai_desktop.serialize import answer_to_dict
+from verifai_desktop.serialize import (
+    CONFLICT_GLYPH,
+    answer_to_dict,
+    conflict_note,
+    recitation_note,
+)
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.verify.labels import sentence_probability
@@ -157,6 +162,13 @@ def render_answer(answer: Answer, settings: Settings) -> None:
                 )
                 line.append(f"“{v.evidence}”", style="italic")
                 console.print(line)
+            if s.recited:
+                console.print(Text(f"    {recitation_note(s)}", style="cyan"), markup=False)
+            for c in s.conflicts:
+                console.print(
+                    Text(f"    {CONFLICT_GLYPH} {printable(conflict_note(c))}", style="bold red"),
+                    markup=False,
+                )
             if s.invalid_citations:
                 bad = ", ".join(str(n) for n in s.invalid_citations)
                 console.print(Text(f"    invalid citations dropped: {bad}", style="red"))

@@ -34,13 +34,15 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from verifai_desktop.domain import Answer, SentenceLabel
-from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT, LabelStyle
+from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT, LabelStyle, recitation_note
 from verifai_desktop.ui.evidence_popup import EvidencePopup, build_evidence_html
 
 PROP_SENTENCE = int(QTextFormat.Property.UserProperty) + 1  # int: sentence index
 PROP_LABEL = int(QTextFormat.Property.UserProperty) + 2  # str: SentenceLabel value
 PROP_MARKER = int(QTextFormat.Property.UserProperty) + 3  # bool: the glyph after a sentence
 PROP_CITATION = int(QTextFormat.Property.UserProperty) + 4  # int: cited passage number
+PROP_RECITED = int(QTextFormat.Property.UserProperty) + 5  # bool: the re-cited sign
+RECITED_SIGN = "\u21bb"  # ↻ after the corrected citations of a re-cited sentence
 
 _UNDERLINES: dict[str, QTextCharFormat.UnderlineStyle] = {
     "solid": QTextCharFormat.UnderlineStyle.SingleUnderline,
@@ -88,6 +90,7 @@ class RenderedSentence:
         color_hex: foreground colour of the sentence's first fragment.
         underline: Qt underline style of its first fragment.
         marker: the glyph rendered after the sentence ("" if none).
+        recited: the re-cited sign (:data:`RECITED_SIGN`) follows the sentence's citations.
     """
 
     index: int
@@ -96,6 +99,7 @@ class RenderedSentence:
     color_hex: str
     underline: QTextCharFormat.UnderlineStyle
     marker: str
+    recited: bool = False
 
 
 class AnswerView(QTextBrowser):
@@ -231,6 +235,15 @@ class AnswerView(QTextBrowser):
                 self._insert_citation(cursor, base, m.group(0))
                 pos = m.end()
             cursor.insertText(sentence.text[pos:], base)
+            if sentence.recited:
+                sign = QTextCharFormat()
+                sign.setForeground(QColor(CITATION_COLOR))
+                sign.setVerticalAlignment(QTextCharFormat.VerticalAlignment.AlignSuperScript)
+                sign.setProperty(PROP_SENTENCE, i)
+                sign.setProperty(PROP_LABEL, sentence.label.value)
+                sign.setProperty(PROP_RECITED, True)
+                sign.setToolTip(recitation_note(sentence))
+                cursor.insertText(RECITED_SIGN, sign)
             style = LABEL_STYLES[sentence.label]
             marker = QTextCharFormat()
             marker.setForeground(QColor(style.color_hex))
@@ -286,11 +299,15 @@ class AnswerView(QTextBrowser):
         first: dict[int, QTextCharFormat] = {}
         markers: dict[int, str] = {}
         labels: dict[int, SentenceLabel] = {}
+        recited: set[int] = set()
         for _pos, text, fmt in self._fragments():
             if not fmt.hasProperty(PROP_SENTENCE):
                 continue
             i = int(fmt.property(PROP_SENTENCE))
             labels.setdefault(i, SentenceLabel(str(fmt.property(PROP_LABEL))))
+            if fmt.boolProperty(PROP_RECITED):
+                recited.add(i)
+                continue
             if fmt.boolProperty(PROP_MARKER):
                 markers[i] = markers.get(i, "") + text.strip()
                 continue
@@ -308,6 +325,7 @@ class AnswerView(QTextBrowser):
                     color_hex=fmt.foreground().color().name(),
                     underline=fmt.underlineStyle(),
                     marker=markers.get(i, ""),
+                    recited=i in recited,
                 )
             )
         return out

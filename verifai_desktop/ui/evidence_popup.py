@@ -13,6 +13,7 @@ from verifai_desktop.domain import Answer, Verdict
 from verifai_desktop.serialize import (
     LABEL_STYLES,
     injection_warning,
+    recitation_note,
     sentence_probability,
     verdict_summary,
 )
@@ -20,6 +21,7 @@ from verifai_desktop.serialize import (
 EVIDENCE_OPEN = '<span style="background-color:#fff176;font-weight:600;">'
 """Opening tag around the evidence sentence in the hover HTML (tests look for it)."""
 EVIDENCE_CLOSE = "</span>"
+CITATION_NOTE_COLOR = "#1a5fb4"  # the re-citation note
 CONTEXT_CHARS = 260  # passage characters kept on each side of the evidence sentence
 
 
@@ -67,9 +69,11 @@ def _verdict_html(answer: Answer, verdict: Verdict) -> str:
 def build_evidence_html(answer: Answer, index: int) -> str:
     """Rich text for the hover card of ``answer.sentences[index]``.
 
-    Shows the label with its glyph and probability (the strongest verdict's), then per
-    citation the source (file, page/slide/chapter), the verdict and the passage with the
-    deciding evidence window wrapped in :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`.
+    Shows the label with its glyph and probability (the strongest verdict's); for a re-cited
+    sentence, which passages the generator named (with their verdicts) and which hold the
+    evidence; then per citation the source (file, page/slide/chapter), the verdict and the
+    passage with the deciding evidence window wrapped in
+    :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`.
 
     Raises:
         IndexError: ``index`` is not a sentence of ``answer``.
@@ -82,11 +86,28 @@ def build_evidence_html(answer: Answer, index: int) -> str:
         f"<p style='margin:0'><b style='color:{style.color_hex}'>{style.glyph} "
         f"{html.escape(style.title)}</b>{prob}</p>"
     ]
+    if sentence.recited:
+        parts.append(
+            f"<p style='margin:4px 0;color:{CITATION_NOTE_COLOR}'>\u21bb "
+            f"{html.escape(recitation_note(sentence))}</p>"
+        )
+        for verdict in sentence.generator_verdicts:
+            parts.append(_named_html(answer, verdict))
     if not sentence.verdicts:
         parts.append("<p>This sentence cites no passage, so it was not checked.</p>")
     for verdict in sentence.verdicts:
         parts.append(_verdict_html(answer, verdict))
     return "".join(parts)
+
+
+def _named_html(answer: Answer, verdict: Verdict) -> str:
+    """One line for a passage the generator cited but that does not hold the evidence."""
+    n = verdict.passage_number
+    where = answer.passages[n - 1].source_label() if 1 <= n <= len(answer.passages) else "?"
+    return (
+        f"<p style='margin:0 0 4px 10px;color:#555'>Named by the generator: [{n}] "
+        f"{html.escape(where)} — {html.escape(verdict_summary(verdict))}</p>"
+    )
 
 
 class EvidencePopup(QFrame):

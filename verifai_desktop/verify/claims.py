@@ -114,3 +114,16 @@ def split_answer(
         valid, invalid = parse_citations(text, n_passages)
         sentences.append(ParsedSentence(text, start, end, valid, invalid, strip_citations(text)))
     return tuple(sentences)
+
+
+def with_citations(text: str, numbers: tuple[int, ...]) -> str:
+    """``text`` with its citation markers replaced by ``numbers``, chained after the sentence
+    as the citation grammar writes them (``"Claim. [4][2]"``).
+
+    Args:
+        text: one answer sentence, with or without markers.
+        numbers: 1-based passage numbers; none leaves the sentence without markers.
+    """
+    bare = strip_citations(text)
+    markers = "".join(f"[{n}]" for n in numbers)
+    return f"{bare} {markers}" if markers else bare

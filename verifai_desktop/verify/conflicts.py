@@ -1,0 +1,325 @@
+"""Evidence for a claim from a whole collection: contradiction search and ``verifai check``.
+
+A verdict on the passages the generator happened to be given says nothing about the other
+documents of a collection. This module searches the whole collection for passages that
+support or contradict a claim, in the decoupled design of contradiction-aware retrieval
+(TREC BioGen 2025, "Negation is Not Semantic"): candidates first, from three lists fused by
+reciprocal rank fusion (RRF, k = 60, Cormack et al., SIGIR 2009):
+
+1. BM25 on the claim's content terms (the lexical index drops stop words, so "not" and "no"
+   never match anything);
+2. BM25 on a negation-aware variant (NegEx-style cue list, Chapman et al., 2001): a claim that
+   holds a negation cue is searched with its cues removed, a claim without one with the
+   indexed cue words added, so passages that deny what the claim asserts rank higher;
+3. the claim's dense neighbours (cosine, the collection's embedder);
+
+then the NLI verifier on every sentence window of the top ``budget`` candidates, one batch
+(:func:`verifai_desktop.verify.check.verify_pairs`), the deciding window kept as evidence. The
+budget bounds the cost: ``budget`` passages x about 3 windows per sentence of each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from verifai_desktop.domain import DocId, Evidence, Passage, Verdict
+from verifai_desktop.retrieve import Fused, Retriever
+from verifai_desktop.settings import VerifySettings
+from verifai_desktop.verify.check import LABEL_ORDER, Verifier, verify_pairs
+
+RRF_K = 60
+"""Reciprocal rank fusion constant (Cormack, Clarke & Buettcher, SIGIR 2009)."""
+
+CANDIDATES_PER_LIST = 30
+"""Hits each of the three candidate lists contributes before fusion."""
+
+NEGATION_CUES = frozenset(
+    {
+        "no",
+        "not",
+        "never",
+        "none",
+        "neither",
+        "nor",
+        "without",
+        "cannot",
+        "can't",
+        "don't",
+        "doesn't",
+        "didn't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "lack",
+        "lacks",
+        "lacked",
+        "absence",
+        "absent",
+        "fail",
+        "fails",
+        "failed",
+        "unable",
+    }
+)
+"""Negation cues (a short English subset of NegEx's pre-negation triggers, Chapman et al.
+2001), matched as whole lower-case words."""
+
+INDEXED_CUES = ("never", "without", "neither", "lack", "absence", "fail", "unable", "cannot")
+"""Cues the BM25 index keeps (not English stop words): added to a claim that has none."""
+
+_WORD_RE = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+
+Overall = Literal["SUPPORT", "CONTRADICT", "NO_EVIDENCE"]
+
+
+def has_negation(claim: str) -> bool:
+    """Whether ``claim`` holds a negation cue of :data:`NEGATION_CUES`."""
+    return any(w.lower() in NEGATION_CUES for w in _WORD_RE.findall(claim))
+
+
+def negation_variant(claim: str) -> str:
+    """The negation-aware query: ``claim`` without its cues if it has any, else with the
+    indexed cues (:data:`INDEXED_CUES`) appended."""
+    if has_negation(claim):
+        return " ".join(w for w in _WORD_RE.findall(claim) if w.lower() not in NEGATION_CUES)
+    return f"{claim} {' '.join(INDEXED_CUES)}"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentVerdict:
+    """What one document says about a claim: the label of its strongest passage.
+
+    Attributes:
+        doc_id: catalog id.
+        path: source file.
+        title: document title.
+        label: ``SUPPORT`` or ``CONTRADICT`` when its strongest passage (highest
+            :attr:`Evidence.strength`) passes that label's threshold, else ``NO_EVIDENCE``.
+        evidence: that strongest passage.
+    """
+
+    doc_id: DocId
+    path: Path
+    title: str
+    label: Overall
+    evidence: Evidence
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The collection's evidence on one claim (:func:`check_claim`).
+
+    Attributes:
+        claim: the claim checked.
+        supporting: passages with P(SUPPORT) >= the support threshold, strongest first.
+        contradicting: passages with P(CONTRADICT) >= the contradict threshold, strongest first.
+        documents: one verdict per document among the candidates, decided ones first.
+        candidates: passages verified (the budget's worth).
+    """
+
+    claim: str
+    supporting: tuple[Evidence, ...]
+    contradicting: tuple[Evidence, ...]
+    documents: tuple[DocumentVerdict, ...]
+    candidates: int
+
+
+def candidate_passages(retriever: Retriever, claim: str, budget: int) -> tuple[Passage, ...]:
+    """The ``budget`` passages of the collection most likely to decide ``claim``.
+
+    RRF over BM25 on the claim, BM25 on :func:`negation_variant` and the dense neighbours,
+    :data:`CANDIDATES_PER_LIST` hits each.
+
+    Raises:
+        ValueError: ``budget`` below 1.
+    """
+    if budget < 1:
+        raise ValueError(f"budget must be 1 or more, got {budget}")
+    lists = [
+        retriever.lexical_hits(claim, CANDIDATES_PER_LIST),
+        retriever.lexical_hits(negation_variant(claim), CANDIDATES_PER_LIST),
+        retriever.semantic_hits(claim, CANDIDATES_PER_LIST),
+    ]
+    scores: dict[int, float] = {}
+    for hits in lists:
+        for rank, (chunk_id, _) in enumerate(hits, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+    raw_lex = dict(lists[0])
+    raw_sem = dict(lists[2])
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    fused = [
+        Fused(cid, score, 0.0, 0.0, raw_lex.get(cid), raw_sem.get(cid)) for cid, score in ranked
+    ]
+    return retriever.passages(fused, budget)
+
+
+def verify_evidence(
+    verifier: Verifier,
+    claim: str,
+    passages: Sequence[Passage],
+    numbers: dict[int, int] | None = None,
+) -> tuple[Evidence, ...]:
+    """The verifier's verdict on ``claim`` against every sentence window of each passage.
+
+    Args:
+        verifier: the NLI verifier.
+        claim: the hypothesis.
+        passages: the premises' passages; all their windows go in one batch.
+        numbers: chunk id -> citation number for passages given to the generator.
+
+    Returns:
+        One :class:`Evidence` per passage, in the order given.
+    """
+    if not passages:
+        return ()
+    result = verify_pairs(
+        verifier,
+        [(p.text, claim) for p in passages],
+        granularity="sentences",
+        sentence_spans=[p.sentence_spans or None for p in passages],
+    )
+    numbers = numbers or {}
+    out = []
+    for p, row, (start, end) in zip(passages, result.probs, result.spans, strict=True):
+        verdict = Verdict(
+            passage_number=numbers.get(int(p.chunk_id), 0),
+            label=LABEL_ORDER[int(row.argmax())],
+            p_support=float(row[0]),
+            p_contradict=float(row[1]),
+            p_no_evidence=float(row[2]),
+            evidence=p.text[start:end],
+            evidence_span=(start, end),
+        )
+        out.append(Evidence(p, verdict))
+    return tuple(out)
+
+
+def document_verdicts(
+    evidence: Sequence[Evidence], thresholds: VerifySettings
+) -> tuple[DocumentVerdict, ...]:
+    """One verdict per document: the label of its strongest passage, decided ones first
+    (then by strength)."""
+    best: dict[int, Evidence] = {}
+    for ev in evidence:
+        held = best.get(int(ev.passage.doc_id))
+        if held is None or ev.strength > held.strength:
+            best[int(ev.passage.doc_id)] = ev
+    out = []
+    for doc_id, ev in best.items():
+        v = ev.verdict
+        label: Overall = "NO_EVIDENCE"
+        if v.p_contradict >= v.p_support and v.p_contradict >= thresholds.contradict_threshold:
+            label = "CONTRADICT"
+        elif v.p_support >= thresholds.support_threshold:
+            label = "SUPPORT"
+        elif v.p_contradict >= thresholds.contradict_threshold:
+            label = "CONTRADICT"
+        out.append(DocumentVerdict(DocId(doc_id), ev.passage.path, ev.passage.title, label, ev))
+    out.sort(key=lambda d: (d.label == "NO_EVIDENCE", -d.evidence.strength, int(d.doc_id)))
+    return tuple(out)
+
+
+def check_claim(
+    retriever: Retriever,
+    verifier: Verifier,
+    claim: str,
+    thresholds: VerifySettings,
+    *,
+    budget: int,
+) -> CheckResult:
+    """Search the whole collection for passages that support or contradict ``claim``.
+
+    Args:
+        retriever: the collection's retriever (its BM25 and HNSW indexes).
+        verifier: the NLI verifier.
+        claim: any statement.
+        thresholds: support and contradict thresholds.
+        budget: candidate passages verified (:func:`candidate_passages`).
+
+    Returns:
+        Supporting and contradicting passages and a verdict per document.
+
+    Raises:
+        ValueError: ``budget`` below 1.
+    """
+    evidence = verify_evidence(verifier, claim, candidate_passages(retriever, claim, budget))
+    supporting = sorted(
+        (e for e in evidence if e.verdict.p_support >= thresholds.support_threshold),
+        key=lambda e: -e.verdict.p_support,
+    )
+    contradicting = sorted(
+        (e for e in evidence if e.verdict.p_contradict >= thresholds.contradict_threshold),
+        key=lambda e: -e.verdict.p_contradict,
+    )
+    return CheckResult(
+        claim=claim,
+        supporting=tuple(supporting),
+        contradicting=tuple(contradicting),
+        documents=document_verdicts(evidence, thresholds),
+        candidates=len(evidence),
+    )
+
+
+def find_conflicts(
+    retriever: Retriever,
+    verifier: Verifier,
+    claims: Sequence[str],
+    thresholds: VerifySettings,
+    *,
+    budget: int,
+    skip: frozenset[int] = frozenset(),
+) -> tuple[tuple[Evidence, ...], ...]:
+    """Per claim, the passages of the collection that contradict it, strongest first.
+
+    Every claim's ``budget`` candidates (:func:`candidate_passages`, chunk ids in ``skip``
+    left out: the passages an answer already verified) go through the verifier in one batch.
+
+    Args:
+        retriever: the collection's retriever.
+        verifier: the NLI verifier.
+        claims: the hypotheses (answer sentences without citation markers).
+        thresholds: ``contradict_threshold``.
+        budget: candidate passages verified per claim.
+        skip: chunk ids not to verify again.
+
+    Returns:
+        One tuple per claim, of passages with P(CONTRADICT) >= the contradict threshold.
+
+    Raises:
+        ValueError: ``budget`` below 1.
+    """
+    owners: list[int] = []
+    items: list[Passage] = []
+    for n, claim in enumerate(claims):
+        found = candidate_passages(retriever, claim, budget + len(skip))
+        mine = [p for p in found if int(p.chunk_id) not in skip][:budget]
+        owners += [n] * len(mine)
+        items += mine
+    out: list[list[Evidence]] = [[] for _ in claims]
+    if not items:
+        return tuple(() for _ in claims)
+    result = verify_pairs(
+        verifier,
+        [(p.text, claims[n]) for n, p in zip(owners, items, strict=True)],
+        granularity="sentences",
+        sentence_spans=[p.sentence_spans or None for p in items],
+    )
+    for n, p, row, (start, end) in zip(owners, items, result.probs, result.spans, strict=True):
+        if float(row[1]) < thresholds.contradict_threshold:
+            continue
+        verdict = Verdict(
+            passage_number=0,
+            label=LABEL_ORDER[int(row.argmax())],
+            p_support=float(row[0]),
+            p_contradict=float(row[1]),
+            p_no_evidence=float(row[2]),
+            evidence=p.text[start:end],
+            evidence_span=(start, end),
+        )
+        out[n].append(Evidence(p, verdict))
+    return tuple(tuple(sorted(found, key=lambda e: -e.verdict.p_contradict)) for found in out)
