@@ -19,6 +19,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+from numpy.typing import NDArray
+
 from verifai_desktop import modelstore
 from verifai_desktop.domain import Answer, AnswerSentence, Passage, Progress
 from verifai_desktop.errors import Cancelled, ModelNotFound, SettingsError
@@ -81,6 +84,17 @@ def _identity(name: str, role: Role) -> dict[str, str]:
         return modelstore.resolve(name, role).as_dict()
     except ModelNotFound:
         return {"name": name, "sha256": ""}
+
+
+class _Lazy:
+    """The session's verifier, loaded only when a pair is classified (an answer with nothing
+    to verify never loads the model)."""
+
+    def __init__(self, session: AskSession) -> None:
+        self._session = session
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
+        return self._session.verifier.classify(pairs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +408,7 @@ class AskSession:
         t0 = time.perf_counter()
         report("verify", 0, 2, "steps")
         verified = verify_answer(
-            self.verifier, text, passages, settings.verify, splitter=self._splitter
+            _Lazy(self), text, passages, settings.verify, splitter=self._splitter
         )
         sentences = verified.sentences
         retriever = self.retriever(collection)

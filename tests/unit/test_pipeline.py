@@ -297,9 +297,11 @@ def test_passage_granularity_shows_the_whole_passage_as_evidence() -> None:
             assert v.evidence_span == (0, len(passage.text))
 
 
-def test_no_citation_never_loads_the_verifier() -> None:
+def test_no_citation_never_loads_the_verifier_without_re_citation() -> None:
+    """With re-citation on, an uncited sentence is checked against every passage
+    (tests/unit/verify/test_answer.py); without it, nothing is left to verify."""
     session = AskSession(
-        Settings(verify=VerifySettings(abstain_threshold=0.25)),
+        Settings(verify=VerifySettings(abstain_threshold=0.25, recite=False)),
         generator=FakeGenerator(("Fish swim.",)),
         retriever_factory=lambda c, s: FakeRetriever(PASSAGES),
         splitter=_splitter,

@@ -84,17 +84,25 @@ PASSAGE_KEYS = {
 def test_answer_dict_has_exactly_the_documented_keys() -> None:
     data = answer_to_dict(ANSWER, Settings(verify=VerifySettings(support_threshold=0.6)))
     assert set(data) == {
-        "schema", "question", "answer", "abstained", "sentences", "label_counts", "passages",
-        "timings_ms", "models", "thresholds",
+        "schema", "question", "answer", "generated_answer", "abstained", "sentences",
+        "label_counts", "passages", "timings_ms", "models", "thresholds",
     }  # fmt: skip
+    assert data["generated_answer"] == data["answer"] == TEXT
     assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/2"
-    assert data["thresholds"] == {"support": 0.6, "contradict": 0.5, "abstain": 0.25}
+    assert data["thresholds"] == {
+        "support": 0.6, "contradict": 0.5, "abstain": 0.25, "recite": True,
+        "conflict_search": True, "conflict_budget": 6,
+    }  # fmt: skip
     sentences = data["sentences"]
     assert isinstance(sentences, list)
     assert set(sentences[0]) == {
         "index", "text", "char_start", "char_end", "citations", "invalid_citations", "label",
-        "probability", "verdicts",
+        "probability", "verdicts", "recited", "cited_by_generator", "generator_label",
+        "generator_verdicts", "supported_by", "conflicts",
     }  # fmt: skip
+    assert sentences[0]["recited"] is False
+    assert sentences[0]["cited_by_generator"] == sentences[0]["citations"]
+    assert sentences[0]["generator_label"] == sentences[0]["label"]
     assert set(sentences[0]["verdicts"][0]) == {
         "passage", "label", "probability", "p_support", "p_contradict", "p_no_evidence",
         "evidence", "evidence_char_start", "evidence_char_end",

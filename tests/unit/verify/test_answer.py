@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from tests.unit.test_pipeline import PASSAGES, FakeVerifier, _passage, _splitter
+from tests.unit.test_pipeline import PASSAGES, FakeVerifier, _passage
 from verifai_desktop.domain import SentenceLabel
 from verifai_desktop.serialize import answer_to_dict, answer_to_markdown, recitation_note
 from verifai_desktop.settings import VerifySettings
@@ -23,7 +23,7 @@ OFF = dataclasses.replace(ON, recite=False)
 
 def _verify(text: str, thresholds: VerifySettings = ON, passages=PASSAGES):  # type: ignore[no-untyped-def]
     verifier = FakeVerifier()
-    result = verify_answer(verifier, text, passages, thresholds, splitter=_splitter)
+    result = verify_answer(verifier, text, passages, thresholds)  # the ingest splitter
     return result, verifier
 
 
@@ -102,7 +102,7 @@ def test_partial_support_keeps_the_supporting_citation_first() -> None:
     assert s.recited and s.citations == (1, 4) and s.cited_by_generator == (3, 1)
     assert s.label is SentenceLabel.SUPPORTED
     assert recitation_note(s) == (
-        "Re-cited: the generator cited [3][1] (partly supported); the evidence is in [1][4]."
+        "Re-cited: the generator cited [3][1] (partially supported); the evidence is in [1][4]."
     )
 
 
