@@ -15,7 +15,12 @@ from tests.ui.conftest import OTHER_TRIAL, contradiction
 from verifai_desktop.domain import Answer, DocId, Evidence, NliLabel, SentenceLabel, Verdict
 from verifai_desktop.errors import ModelNotFound
 from verifai_desktop.serialize import CONFLICT_COLOR, CONFLICT_GLYPH, CONFLICT_TITLE, LABEL_STYLES
-from verifai_desktop.ui.answer_view import CHECK_ACTION_TEXT, PROP_CONFLICT, AnswerView
+from verifai_desktop.ui.answer_view import (
+    CHECK_ACTION_TEXT,
+    PROP_CONFLICT,
+    AnswerView,
+    LegendView,
+)
 from verifai_desktop.ui.claim_check import BACK_HREF
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
 from verifai_desktop.ui.main_window import CHECK_MODE, MainWindow
@@ -63,6 +68,14 @@ def test_conflict_marker_follows_the_label_glyph_of_contradicted_sentences(
     assert CONFLICT_COLOR not in {s.color_hex for s in LABEL_STYLES.values()}
     # Hovering the marker belongs to its sentence.
     assert view.sentence_span(1)[1] == view.document().find(CONFLICT_GLYPH).selectionEnd()
+    # The legend explains the marker in the same colour.
+    legend = LegendView()
+    qtbot.addWidget(legend)
+    assert legend.toPlainText().endswith(
+        f"{CONFLICT_GLYPH} Conflicting evidence"
+    )  # nbsp read as spaces
+    found = legend.document().find(CONFLICT_GLYPH)
+    assert found.charFormat().foreground().color().name() == CONFLICT_COLOR
 
 
 def test_hover_card_lists_conflicts_with_their_contradicting_sentence(

@@ -62,6 +62,7 @@ PROP_CITATION = int(QTextFormat.Property.UserProperty) + 4  # int: cited passage
 PROP_RECITED = int(QTextFormat.Property.UserProperty) + 5  # bool: the re-cited sign
 PROP_CONFLICT = int(QTextFormat.Property.UserProperty) + 6  # bool: the conflict marker
 RECITED_SIGN = "\u21bb"  # ↻ after the corrected citations of a re-cited sentence
+CONFLICT_DESCRIPTION = "passages elsewhere in your documents contradict the sentence"
 CHECK_ACTION_TEXT = "Check across my documents"
 CHECK_ACTION_TIP = (
     "Search every document of this collection for passages that support or contradict this sentence"
@@ -644,6 +645,10 @@ class LegendView(QTextBrowser):
             # No-break spaces keep glyph and name together when the legend wraps.
             cursor.insertText(f"{style.glyph} {style.title}".replace(" ", "\u00a0"), fmt)
             cursor.insertText("   ", QTextCharFormat())
+        conflict = QTextCharFormat()
+        conflict.setForeground(QColor(CONFLICT_COLOR))
+        conflict.setToolTip(CONFLICT_DESCRIPTION)
+        cursor.insertText(f"{CONFLICT_GLYPH} Conflicting evidence".replace(" ", "\u00a0"), conflict)
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self.setFixedHeight(int(self.fontMetrics().height() * 2.2))
         self.setToolTip(
@@ -651,6 +656,7 @@ class LegendView(QTextBrowser):
                 f"<b>{s.glyph} {html.escape(s.title)}</b>: {html.escape(s.description)}"
                 for s in LABEL_STYLES.values()
             )
+            + f"<br><b>{CONFLICT_GLYPH} {html.escape(CONFLICT_TITLE)}</b>: {CONFLICT_DESCRIPTION}"
         )
 
     def resizeEvent(self, e: QResizeEvent) -> None:  # noqa: N802 (Qt override)

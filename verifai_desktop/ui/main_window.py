@@ -485,7 +485,7 @@ class MainWindow(QMainWindow):
 
         Returns:
             The running task, or ``None`` when nothing was started (no collection, a question
-            or check already running, a claim without words).
+            or check already running, documents being indexed, a claim without words).
         """
         name = self.library.current
         if not name:
@@ -494,6 +494,9 @@ class MainWindow(QMainWindow):
             )
             return None
         if self.working:
+            return None
+        if self.library.busy:
+            self.statusBar().showMessage("Wait for the documents to finish indexing.", 5000)
             return None
         text = strip_citations(claim)
         if not any(ch.isalnum() for ch in text):
