@@ -31,10 +31,12 @@ from verifai_desktop.domain import (
 from verifai_desktop.errors import UnsupportedExportFormat
 from verifai_desktop.settings import Settings
 from verifai_desktop.verify import labels
-from verifai_desktop.verify.conflicts import CheckResult
+from verifai_desktop.verify.claims import strip_citations
+from verifai_desktop.verify.conflicts import CheckResult, DocumentVerdict, Overall
 
 CONFLICT_GLYPH = "\u21c4"  # ⇄ after a sentence with conflicting evidence
 CONFLICT_TITLE = "Conflicting evidence in your documents"
+CONFLICT_COLOR = "#ad1457"  # the conflict marker: a hue none of the sentence labels uses
 
 ANSWER_SCHEMA = "verifai.answer/2"
 """Schema name written into every JSON answer (2: re-citation; ``answer`` and ``citations``
@@ -355,6 +357,73 @@ def conflict_note(evidence: Evidence) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class CollectionConflict:
+    """A passage elsewhere in the collection that contradicts sentences of an answer.
+
+    Attributes:
+        evidence: the passage and its strongest contradicting verdict (``passage_number`` 0:
+            it was not given to the generator).
+        sentences: indexes into ``Answer.sentences`` of the sentences it contradicts, in order.
+    """
+
+    evidence: Evidence
+    sentences: tuple[int, ...]
+
+
+def collection_conflicts(answer: Answer) -> tuple[CollectionConflict, ...]:
+    """The passages outside ``answer.passages`` that contradict its sentences (the sources
+    panel's conflict list): one per chunk, strongest P(CONTRADICT) first.
+
+    Conflicts among the passages given (``passage_number`` above 0) are left out: the
+    passage is already listed as a source.
+    """
+    best: dict[int, Evidence] = {}
+    where: dict[int, list[int]] = {}
+    for i, sentence in enumerate(answer.sentences):
+        for ev in sentence.conflicts:
+            if ev.verdict.passage_number != 0:
+                continue
+            key = int(ev.passage.chunk_id)
+            held = best.get(key)
+            if held is None or ev.verdict.p_contradict > held.verdict.p_contradict:
+                best[key] = ev
+            if i not in where.setdefault(key, []):
+                where[key].append(i)
+    order = sorted(best, key=lambda k: -best[k].verdict.p_contradict)
+    return tuple(CollectionConflict(best[k], tuple(where[k])) for k in order)
+
+
+def claim_text(sentence: AnswerSentence) -> str:
+    """The claim an answer sentence makes: its text without citation markers."""
+    return strip_citations(sentence.text)
+
+
+CHECK_VERDICT_TEXT: dict[Overall, str] = {
+    "SUPPORT": "supports",
+    "CONTRADICT": "contradicts",
+    "NO_EVIDENCE": "no evidence",
+}
+"""How a document's verdict on a claim is worded (``"report.pdf supports"``)."""
+
+CHECK_VERDICT_LABEL: dict[Overall, SentenceLabel] = {
+    "SUPPORT": SentenceLabel.SUPPORTED,
+    "CONTRADICT": SentenceLabel.CONTRADICTED,
+    "NO_EVIDENCE": SentenceLabel.NO_EVIDENCE,
+}
+"""The sentence label whose style (:data:`LABEL_STYLES`) shows a document verdict."""
+
+
+def document_probability(document: DocumentVerdict) -> float:
+    """The probability of a document verdict's label, from its strongest passage."""
+    v = document.evidence.verdict
+    if document.label == "SUPPORT":
+        return v.p_support
+    if document.label == "CONTRADICT":
+        return v.p_contradict
+    return v.p_no_evidence
+
+
 CHECK_SCHEMA = "verifai.check/1"
 """Schema name written into every ``verifai check --json`` result."""
 
@@ -374,13 +443,7 @@ def check_to_dict(result: CheckResult) -> dict[str, object]:
                 "file": d.path.name,
                 "title": d.title,
                 "label": d.label,
-                "probability": (
-                    d.evidence.verdict.p_support
-                    if d.label == "SUPPORT"
-                    else d.evidence.verdict.p_contradict
-                    if d.label == "CONTRADICT"
-                    else d.evidence.verdict.p_no_evidence
-                ),
+                "probability": document_probability(d),
                 "evidence": evidence_to_dict(d.evidence),
             }
             for d in result.documents

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from verifai_desktop.domain import (
     AnswerSentence,
     ChunkId,
     DocId,
+    Evidence,
     Location,
     LocationKind,
     NliLabel,
@@ -151,3 +153,47 @@ def make_answer() -> Answer:
 def hand_answer() -> Answer:
     """See :func:`make_answer`."""
     return make_answer()
+
+
+OTHER_TRIAL = Passage(
+    ChunkId(40),
+    DocId(7),
+    Path("/docs/other_trial.pdf"),
+    "A randomised trial of heparin",
+    "Patients were followed for a year. Heparin did not reduce DVT in this trial. "
+    "Bleeding was rare.",
+    1200,
+    1295,
+    Location(LocationKind.PAGE, 7),
+    ((0, 34), (35, 76), (77, 95)),
+)
+"""A passage outside the answer's sources that contradicts its heparin sentence."""
+
+
+def contradiction(passage: Passage, p_contradict: float, number: int = 0) -> Evidence:
+    """``passage``'s second sentence contradicting a claim with ``p_contradict``."""
+    s, e = passage.sentence_spans[1]
+    rest = round((1.0 - p_contradict) / 2, 4)
+    verdict = Verdict(
+        number, NliLabel.CONTRADICT, rest, p_contradict, rest, passage.text[s:e], (s, e)
+    )
+    return Evidence(passage, verdict)
+
+
+def make_conflict_answer() -> Answer:
+    """:func:`make_answer` where OTHER_TRIAL (not given to the generator) contradicts
+    sentence 1 (0.91) and sentence 3 (0.62), and passage [1], given but not cited, sentence 1."""
+    answer = make_answer()
+    sentences = list(answer.sentences)
+    sentences[1] = dataclasses.replace(
+        sentences[1],
+        conflicts=(contradiction(OTHER_TRIAL, 0.91), contradiction(answer.passages[0], 0.7, 1)),
+    )
+    sentences[3] = dataclasses.replace(sentences[3], conflicts=(contradiction(OTHER_TRIAL, 0.62),))
+    return dataclasses.replace(answer, sentences=tuple(sentences))
+
+
+@pytest.fixture
+def conflict_answer() -> Answer:
+    """See :func:`make_conflict_answer`."""
+    return make_conflict_answer()

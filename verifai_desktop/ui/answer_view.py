@@ -5,7 +5,12 @@ hover or a test reads the label back from the document itself
 (:meth:`AnswerView.rendered_sentences`)
 rather than from the answer that was handed in. Styles come from
 :data:`verifai_desktop.serialize.LABEL_STYLES`: colour plus an underline style plus a marker glyph,
-so labels read without colour.
+so labels read without colour. A sentence that passages elsewhere in the documents contradict
+gets the conflict marker (:data:`~verifai_desktop.serialize.CONFLICT_GLYPH`) after its glyph.
+
+The view also shows the result of checking a claim across the documents
+(:meth:`AnswerView.show_check`, built by :mod:`verifai_desktop.ui.claim_check`); its context
+menu offers that check for the sentence under the mouse or the focused sentence.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QUrl, Signal, Slot
 from PySide6.QtGui import (
+    QAction,
     QColor,
+    QContextMenuEvent,
     QFocusEvent,
     QFont,
     QKeyEvent,
@@ -31,18 +38,40 @@ from PySide6.QtGui import (
     QTextDocumentFragment,
     QTextFormat,
 )
-from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
+from PySide6.QtWidgets import QMenu, QTextBrowser, QTextEdit, QWidget
 
 from verifai_desktop.domain import Answer, SentenceLabel
-from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT, LabelStyle, recitation_note
+from verifai_desktop.serialize import (
+    CONFLICT_COLOR,
+    CONFLICT_GLYPH,
+    CONFLICT_TITLE,
+    LABEL_STYLES,
+    NOT_FOUND_TEXT,
+    LabelStyle,
+    claim_text,
+    recitation_note,
+)
+from verifai_desktop.ui.claim_check import BACK_HREF, build_check_html, evidence_for_href
 from verifai_desktop.ui.evidence_popup import EvidencePopup, build_evidence_html
+from verifai_desktop.verify.conflicts import CheckResult
 
 PROP_SENTENCE = int(QTextFormat.Property.UserProperty) + 1  # int: sentence index
 PROP_LABEL = int(QTextFormat.Property.UserProperty) + 2  # str: SentenceLabel value
 PROP_MARKER = int(QTextFormat.Property.UserProperty) + 3  # bool: the glyph after a sentence
 PROP_CITATION = int(QTextFormat.Property.UserProperty) + 4  # int: cited passage number
 PROP_RECITED = int(QTextFormat.Property.UserProperty) + 5  # bool: the re-cited sign
+PROP_CONFLICT = int(QTextFormat.Property.UserProperty) + 6  # bool: the conflict marker
 RECITED_SIGN = "\u21bb"  # ↻ after the corrected citations of a re-cited sentence
+CONFLICT_DESCRIPTION = "passages elsewhere in your documents contradict the sentence"
+CHECK_ACTION_TEXT = "Check across my documents"
+CHECK_ACTION_TIP = (
+    "Search every document of this collection for passages that support or contradict this sentence"
+)
+ANSWER_HINT = "Ask a question about your documents; the verified answer appears here."
+CHECK_HINT = (
+    "Type a statement to check; what each of your documents says about it, with the "
+    "passages that support or contradict it, appears here."
+)
 
 _UNDERLINES: dict[str, QTextCharFormat.UnderlineStyle] = {
     "solid": QTextCharFormat.UnderlineStyle.SingleUnderline,
@@ -91,6 +120,8 @@ class RenderedSentence:
         underline: Qt underline style of its first fragment.
         marker: the glyph rendered after the sentence ("" if none).
         recited: the re-cited sign (:data:`RECITED_SIGN`) follows the sentence's citations.
+        conflict: the conflict marker (:data:`~verifai_desktop.serialize.CONFLICT_GLYPH`)
+            follows the label glyph.
     """
 
     index: int
@@ -100,6 +131,7 @@ class RenderedSentence:
     underline: QTextCharFormat.UnderlineStyle
     marker: str
     recited: bool = False
+    conflict: bool = False
 
 
 class AnswerView(QTextBrowser):
@@ -110,11 +142,18 @@ class AnswerView(QTextBrowser):
         sentence_focused(int): keyboard focus moved to a sentence (-1: none).
         citation_activated(int): a citation marker or a sentence was clicked, or Enter was
             pressed on a focused sentence; the 1-based passage number.
+        claim_check_requested(str): "Check across my documents" was chosen on a sentence;
+            its claim (the text without citation markers).
+        evidence_activated(Evidence): a passage of a shown claim check was clicked.
+        back_requested(): the link back from a claim check to the answer was clicked.
     """
 
     sentence_hovered = Signal(int)
     sentence_focused = Signal(int)
     citation_activated = Signal(int)
+    claim_check_requested = Signal(str)
+    evidence_activated = Signal(object)
+    back_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -126,12 +165,13 @@ class AnswerView(QTextBrowser):
         self.document().setDocumentMargin(12)
         self.popup = EvidencePopup(self)
         self.answer: Answer | None = None
+        self.check: CheckResult | None = None
         self.hovered_index = -1
         self.focused_index = -1
         self._streaming = False
         self.anchorClicked.connect(self.on_anchor_clicked)
         # Painted by paintEvent, word-wrapped: Qt clips a QTextEdit placeholder to one line.
-        self.hint_text = "Ask a question about your documents; the verified answer appears here."
+        self.hint_text = ANSWER_HINT
 
     def hint_rect(self) -> QRect:
         """Where the hint is painted in the empty view: the viewport less the document margin."""
@@ -141,7 +181,12 @@ class AnswerView(QTextBrowser):
     @property
     def showing_hint(self) -> bool:
         """True while the view is empty and not waiting for a streamed answer."""
-        return not self._streaming and self.answer is None and self.document().isEmpty()
+        return (
+            not self._streaming
+            and self.answer is None
+            and self.check is None
+            and self.document().isEmpty()
+        )
 
     def paintEvent(self, e: QPaintEvent) -> None:  # noqa: N802 (Qt override)
         super().paintEvent(e)
@@ -155,8 +200,9 @@ class AnswerView(QTextBrowser):
     # ----- content -------------------------------------------------------------------------
 
     def clear_answer(self) -> None:
-        """Empty the view and forget the answer."""
+        """Empty the view and forget the answer or claim check."""
         self.answer = None
+        self.check = None
         self._streaming = False
         self._set_focus_index(-1)
         self.hovered_index = -1
@@ -176,6 +222,27 @@ class AnswerView(QTextBrowser):
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text, QTextCharFormat())
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def show_pending(self, text: str) -> None:
+        """Empty the view and show ``text`` (what is being worked on) in a quiet style."""
+        self.clear_answer()
+        self._streaming = True
+        fmt = QTextCharFormat()
+        fmt.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        fmt.setFontItalic(True)
+        QTextCursor(self.document()).insertText(text, fmt)
+
+    def show_check(self, result: CheckResult, *, back: bool = False) -> None:
+        """Render a claim check (:func:`~verifai_desktop.ui.claim_check.build_check_html`).
+
+        Args:
+            result: the check.
+            back: offer a link back to the answer (the claim is one of its sentences).
+        """
+        self.clear_answer()
+        self.check = result
+        self.setHtml(build_check_html(result, back=back))
+        self.moveCursor(QTextCursor.MoveOperation.Start)
 
     def show_answer(self, answer: Answer) -> None:
         """Render ``answer``: labelled sentences, or the abstention text with closest passages."""
@@ -253,6 +320,15 @@ class AnswerView(QTextBrowser):
             marker.setProperty(PROP_MARKER, True)
             marker.setToolTip(style.title)
             cursor.insertText("\u2009" + style.glyph, marker)
+            if sentence.conflicts:
+                flag = QTextCharFormat()
+                flag.setForeground(QColor(CONFLICT_COLOR))
+                flag.setFontWeight(QFont.Weight.Bold)
+                flag.setProperty(PROP_SENTENCE, i)
+                flag.setProperty(PROP_LABEL, sentence.label.value)
+                flag.setProperty(PROP_CONFLICT, True)
+                flag.setToolTip(CONFLICT_TITLE)
+                cursor.insertText("\u2009" + CONFLICT_GLYPH, flag)
             prev_end = max(prev_end, sentence.char_end)
         tail = answer.text[prev_end:]
         if tail.strip():
@@ -300,6 +376,7 @@ class AnswerView(QTextBrowser):
         markers: dict[int, str] = {}
         labels: dict[int, SentenceLabel] = {}
         recited: set[int] = set()
+        conflict: set[int] = set()
         for _pos, text, fmt in self._fragments():
             if not fmt.hasProperty(PROP_SENTENCE):
                 continue
@@ -307,6 +384,9 @@ class AnswerView(QTextBrowser):
             labels.setdefault(i, SentenceLabel(str(fmt.property(PROP_LABEL))))
             if fmt.boolProperty(PROP_RECITED):
                 recited.add(i)
+                continue
+            if fmt.boolProperty(PROP_CONFLICT):
+                conflict.add(i)
                 continue
             if fmt.boolProperty(PROP_MARKER):
                 markers[i] = markers.get(i, "") + text.strip()
@@ -326,6 +406,7 @@ class AnswerView(QTextBrowser):
                     underline=fmt.underlineStyle(),
                     marker=markers.get(i, ""),
                     recited=i in recited,
+                    conflict=i in conflict,
                 )
             )
         return out
@@ -439,6 +520,9 @@ class AnswerView(QTextBrowser):
             if cites:
                 self.citation_activated.emit(cites[0])
             return
+        if key == Qt.Key.Key_F10 and e.modifiers() == Qt.KeyboardModifier.ShiftModifier:
+            self._show_context_menu(self._menu_point(), keyboard=True)
+            return
         if key == Qt.Key.Key_Escape:
             self._set_focus_index(-1)
             self.popup.hide()
@@ -475,10 +559,67 @@ class AnswerView(QTextBrowser):
         self.setExtraSelections(selections)
         self.sentence_focused.emit(index)
 
+    def _menu_point(self) -> QPoint:
+        """Where a keyboard-opened menu goes: below the focused sentence, else the text cursor."""
+        if self.focused_index >= 0:
+            _start, end = self.sentence_span(self.focused_index)
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(end)
+            return self.cursorRect(cursor).bottomLeft()
+        return self.cursorRect().bottomLeft()
+
+    def context_menu(self, pos: QPoint, *, keyboard: bool = False) -> QMenu:
+        """The context menu at viewport point ``pos``: the standard text actions, led by
+        "Check across my documents" when there is a sentence to check.
+
+        Args:
+            pos: viewport point; the sentence under it is checked.
+            keyboard: the menu was opened from the keyboard; the focused sentence is checked.
+        """
+        scroll = QPoint(self.horizontalScrollBar().value(), self.verticalScrollBar().value())
+        menu = self.createStandardContextMenu(pos + scroll)  # takes document coordinates
+        index = self.focused_index if keyboard else self.sentence_at(pos)
+        if index < 0:
+            index = self.focused_index
+        if self.answer is not None and 0 <= index < self._sentence_count():
+            claim = claim_text(self.answer.sentences[index])
+            action = QAction(CHECK_ACTION_TEXT, menu)
+            action.setObjectName("checkSentenceAction")
+            action.setToolTip(CHECK_ACTION_TIP)
+            action.setStatusTip(CHECK_ACTION_TIP)
+            action.triggered.connect(lambda: self.claim_check_requested.emit(claim))
+            if menu.actions():
+                first = menu.actions()[0]
+                menu.insertAction(first, action)
+                menu.insertSeparator(first)
+            else:
+                menu.addAction(action)
+        return menu
+
+    def _show_context_menu(self, pos: QPoint, *, keyboard: bool) -> None:
+        menu = self.context_menu(pos, keyboard=keyboard)
+        self.popup.hide()  # the card would cover the menu
+        menu.exec(self.viewport().mapToGlobal(pos))
+        menu.deleteLater()
+
+    def contextMenuEvent(self, e: QContextMenuEvent) -> None:  # noqa: N802 (Qt override)
+        keyboard = e.reason() == QContextMenuEvent.Reason.Keyboard
+        pos = self._menu_point() if keyboard and self.focused_index >= 0 else e.pos()
+        self._show_context_menu(pos, keyboard=keyboard)
+
     @Slot(QUrl)
     def on_anchor_clicked(self, url: QUrl) -> None:
-        """``cite:N`` and ``sent:I:N`` links open passage N (when the sentence cites one)."""
-        parts = url.toString().split(":")
+        """``cite:N`` and ``sent:I:N`` links open passage N (when the sentence cites one);
+        in a claim check, ``evidence:`` links open their passage and :data:`BACK_HREF` asks
+        for the answer back."""
+        href = url.toString()
+        if self.check is not None:
+            if href == BACK_HREF:
+                self.back_requested.emit()
+            elif (evidence := evidence_for_href(self.check, href)) is not None:
+                self.evidence_activated.emit(evidence)
+            return
+        parts = href.split(":")
         if parts[0] == "cite" and len(parts) == 2 and parts[1].isdigit():
             self.citation_activated.emit(int(parts[1]))
         elif parts[0] == "sent" and len(parts) == 3 and parts[2].isdigit() and int(parts[2]) > 0:
@@ -504,6 +645,10 @@ class LegendView(QTextBrowser):
             # No-break spaces keep glyph and name together when the legend wraps.
             cursor.insertText(f"{style.glyph} {style.title}".replace(" ", "\u00a0"), fmt)
             cursor.insertText("   ", QTextCharFormat())
+        conflict = QTextCharFormat()
+        conflict.setForeground(QColor(CONFLICT_COLOR))
+        conflict.setToolTip(CONFLICT_DESCRIPTION)
+        cursor.insertText(f"{CONFLICT_GLYPH} Conflicting evidence".replace(" ", "\u00a0"), conflict)
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self.setFixedHeight(int(self.fontMetrics().height() * 2.2))
         self.setToolTip(
@@ -511,6 +656,7 @@ class LegendView(QTextBrowser):
                 f"<b>{s.glyph} {html.escape(s.title)}</b>: {html.escape(s.description)}"
                 for s in LABEL_STYLES.values()
             )
+            + f"<br><b>{CONFLICT_GLYPH} {html.escape(CONFLICT_TITLE)}</b>: {CONFLICT_DESCRIPTION}"
         )
 
     def resizeEvent(self, e: QResizeEvent) -> None:  # noqa: N802 (Qt override)

@@ -1,5 +1,6 @@
 """The hover card of an answer sentence: its label and probability, the cited source, and the
-evidence window that decided the verdict highlighted inside its passage."""
+evidence window that decided the verdict highlighted inside its passage; then the passages
+elsewhere in the documents that contradict it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from verifai_desktop.domain import Answer, Verdict
+from verifai_desktop.domain import Answer, Evidence, Passage, Verdict
 from verifai_desktop.serialize import (
+    CONFLICT_COLOR,
+    CONFLICT_GLYPH,
+    CONFLICT_TITLE,
     LABEL_STYLES,
     injection_warning,
     recitation_note,
@@ -23,15 +27,22 @@ EVIDENCE_OPEN = '<span style="background-color:#fff176;font-weight:600;">'
 EVIDENCE_CLOSE = "</span>"
 CITATION_NOTE_COLOR = "#1a5fb4"  # the re-citation note
 CONTEXT_CHARS = 260  # passage characters kept on each side of the evidence sentence
+CONFLICT_CONTEXT_CHARS = 140  # less around a conflict's sentence: the card lists several
+CARD_CONFLICTS = 3  # conflicts shown in full in a card; the sources panel lists them all
 
 
-def _excerpt_with_evidence(text: str, span: tuple[int, int]) -> str:
+def excerpt_with_evidence(
+    text: str, span: tuple[int, int], *, context_chars: int = CONTEXT_CHARS
+) -> str:
+    """``text`` as escaped HTML, ``text[span[0]:span[1]]`` wrapped in
+    :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`, cut to ``context_chars`` characters on each
+    side ("…" where cut); without a valid span, the start of ``text``."""
     start, end = span
     if not (0 <= start < end <= len(text)):
-        short = text[: 2 * CONTEXT_CHARS]
+        short = text[: 2 * context_chars]
         return html.escape(short) + ("…" if len(text) > len(short) else "")
-    lo = max(0, start - CONTEXT_CHARS)
-    hi = min(len(text), end + CONTEXT_CHARS)
+    lo = max(0, start - context_chars)
+    hi = min(len(text), end + context_chars)
     return (
         ("…" if lo > 0 else "")
         + html.escape(text[lo:start])
@@ -58,12 +69,34 @@ def _verdict_html(answer: Answer, verdict: Verdict) -> str:
             "<p style='margin:0 0 4px 10px;color:#a15c00'>⚠ "
             f"{html.escape(injection_warning(passage))}</p>"
         )
+    body = excerpt_with_evidence(passage.text, evidence_span(passage, verdict))
+    return head + f"<p style='margin:0 0 4px 10px'>{body}</p>"
+
+
+def evidence_span(passage: Passage, verdict: Verdict) -> tuple[int, int]:
+    """Offsets of ``verdict.evidence`` into ``passage.text``: ``verdict.evidence_span``, or
+    where the evidence text is found when the span was not recorded; ``(0, 0)`` if neither."""
     span = verdict.evidence_span
     if span == (0, 0) and verdict.evidence:
         found = passage.text.find(verdict.evidence)
         span = (found, found + len(verdict.evidence)) if found >= 0 else span
-    body = _excerpt_with_evidence(passage.text, span)
-    return head + f"<p style='margin:0 0 4px 10px'>{body}</p>"
+    return span
+
+
+def conflict_html(evidence: Evidence) -> str:
+    """One contradicting passage of a card: its source (with its citation number when it was
+    given to the generator), title, verdict and the contradicting window highlighted."""
+    passage, verdict = evidence.passage, evidence.verdict
+    number = f"[{verdict.passage_number}] " if verdict.passage_number > 0 else ""
+    body = excerpt_with_evidence(
+        passage.text, evidence_span(passage, verdict), context_chars=CONFLICT_CONTEXT_CHARS
+    )
+    return (
+        f"<p style='margin:6px 0 2px 0'><b>{number}{html.escape(passage.source_label())}</b>"
+        f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
+        f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
+        f"<p style='margin:0 0 4px 10px'>{body}</p>"
+    )
 
 
 def build_evidence_html(answer: Answer, index: int) -> str:
@@ -73,7 +106,9 @@ def build_evidence_html(answer: Answer, index: int) -> str:
     sentence, which passages the generator named (with their verdicts) and which hold the
     evidence; then per citation the source (file, page/slide/chapter), the verdict and the
     passage with the deciding evidence window wrapped in
-    :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`.
+    :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`; last, under :data:`CONFLICT_TITLE`, the
+    passages that contradict the sentence (``sentence.conflicts``, the first
+    :data:`CARD_CONFLICTS` in full), each with its contradicting window highlighted.
 
     Raises:
         IndexError: ``index`` is not a sentence of ``answer``.
@@ -97,6 +132,18 @@ def build_evidence_html(answer: Answer, index: int) -> str:
         parts.append("<p>This sentence cites no passage, so it was not checked.</p>")
     for verdict in sentence.verdicts:
         parts.append(_verdict_html(answer, verdict))
+    if sentence.conflicts:
+        parts.append(
+            f"<p style='margin:10px 0 0 0;color:{CONFLICT_COLOR}'><b>{CONFLICT_GLYPH} "
+            f"{html.escape(CONFLICT_TITLE)}</b></p>"
+        )
+        parts += [conflict_html(ev) for ev in sentence.conflicts[:CARD_CONFLICTS]]
+        more = len(sentence.conflicts) - CARD_CONFLICTS
+        if more > 0:
+            parts.append(
+                f"<p style='margin:0 0 4px 10px;color:#555'>and {more} more "
+                f"{'passage' if more == 1 else 'passages'}.</p>"
+            )
     return "".join(parts)
 
 

@@ -1,6 +1,10 @@
 """The main window: library on the left, question and verified answer in the middle, sources
 and the document view on the right, model status in the status bar.
 
+The question box has two modes: Ask (a verified answer) and Check a claim (what every document
+of the collection says about a statement, :meth:`AskSession.check_claim`); an answer sentence's
+context menu checks that sentence the same way.
+
 No model or index library is imported here: the pipeline is imported on the first question,
 so the window opens at once and models load, with a visible status, on the first question.
 Collection work goes through one :class:`~verifai_desktop.ui.operations.CollectionHost` (one
@@ -25,6 +29,8 @@ from PySide6.QtGui import (
     QKeySequence,
 )
 from PySide6.QtWidgets import (
+    QAbstractButton,
+    QButtonGroup,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -34,13 +40,15 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from verifai_desktop.domain import Answer, Progress
-from verifai_desktop.errors import SettingsError, VerifaiError
+from verifai_desktop.domain import Answer, Evidence, Progress
+from verifai_desktop.errors import Cancelled, SettingsError, VerifaiError
 from verifai_desktop.serialize import (
+    CHECK_VERDICT_TEXT,
     EXPORT_FORMATS,
     answer_to_html,
     answer_to_markdown,
@@ -49,7 +57,7 @@ from verifai_desktop.serialize import (
 )
 from verifai_desktop.settings import Settings, load_settings, save_settings
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.ui.answer_view import AnswerView, LegendView
+from verifai_desktop.ui.answer_view import ANSWER_HINT, CHECK_HINT, AnswerView, LegendView
 from verifai_desktop.ui.document_view import DocumentView
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.library_panel import LibraryPanel
@@ -59,6 +67,8 @@ from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.settings_dialog import SettingsDialog
 from verifai_desktop.ui.sources_panel import SourcesPanel
 from verifai_desktop.ui.tasks import Task, TaskContext, TaskRunner
+from verifai_desktop.verify.claims import strip_citations
+from verifai_desktop.verify.conflicts import CheckResult
 from verifai_desktop.verify.labels import label_counts
 
 if TYPE_CHECKING:
@@ -71,12 +81,29 @@ STAGE_TEXT = {
     "generate": "Writing the answer…",
     "verify": "Checking every sentence against its sources…",
 }
+ASK_MODE = "ask"
+CHECK_MODE = "check"
+MODES = (
+    (
+        ASK_MODE,
+        "&Ask a question",
+        "Get a verified answer, every sentence checked against its sources",
+    ),
+    (
+        CHECK_MODE,
+        "C&heck a claim",
+        "Type a statement and see what each of your documents says about it",
+    ),
+)
+RUN_TEXT = {ASK_MODE: "Ask", CHECK_MODE: "Check"}
+CHECKING_TEXT = "Searching your documents for passages that support or contradict the claim…"
 
 
 class MainWindow(QMainWindow):
     """The VerifAI Desktop window.
 
-    Signals are those of its parts; :attr:`ask_task` is the running question, if any.
+    Signals are those of its parts; :attr:`ask_task` is the running question, if any, and
+    :attr:`check_task` the running claim check.
     """
 
     def __init__(
@@ -94,6 +121,8 @@ class MainWindow(QMainWindow):
         self.runner = TaskRunner(self)
         self.answer: Answer | None = None
         self.ask_task: Task[Answer] | None = None
+        self.check_task: Task[CheckResult] | None = None
+        self.check_result: CheckResult | None = None
         self._session: AskSession | None = None
         self._models_ready = False  # set on the UI thread once a question was answered
         self.host = CollectionHost(self.runner, lambda: self.settings, self)
@@ -105,6 +134,25 @@ class MainWindow(QMainWindow):
         self.question.setObjectName("questionBox")
         self.question.setPlaceholderText("Ask a question about your documents…")
         self.question.setClearButtonEnabled(True)
+        # Two modes, as tabs over the question box (a row of their own: the middle panel keeps
+        # its narrow minimum width).
+        self.mode_group = QButtonGroup(self)
+        self.mode_group.setExclusive(True)
+        self.mode_buttons: dict[str, QToolButton] = {}
+        mode_row = QHBoxLayout()
+        mode_row.setSpacing(2)
+        for mode, text, tip in MODES:
+            button = QToolButton()
+            button.setObjectName("modeButton")
+            button.setText(text)
+            button.setToolTip(tip)
+            button.setCheckable(True)
+            button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+            self.mode_group.addButton(button)
+            self.mode_buttons[mode] = button
+            mode_row.addWidget(button)
+        mode_row.addStretch(1)
+        self.mode_buttons[ASK_MODE].setChecked(True)
         self.ask_button = QPushButton(icon("ask"), "Ask")
         self.ask_button.setObjectName("askButton")
         self.stop_button = QPushButton(icon("stop"), "Stop")
@@ -136,6 +184,7 @@ class MainWindow(QMainWindow):
         middle = QWidget()
         ml = QVBoxLayout(middle)
         ml.setContentsMargins(6, 6, 6, 6)
+        ml.addLayout(mode_row)
         ml.addLayout(ask_row)
         ml.addWidget(self.answer_view, 1)
         ml.addWidget(self.legend)
@@ -216,6 +265,7 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         self.question.returnPressed.connect(self.on_question_return_pressed)
         self.ask_button.clicked.connect(self.on_ask_clicked)
+        self.mode_group.buttonToggled.connect(self.on_mode_toggled)
         self.stop_button.clicked.connect(self.on_stop_clicked)
         self.copy_button.clicked.connect(self.on_copy_clicked)
         self.export_button.clicked.connect(self.on_export_clicked)
@@ -231,7 +281,11 @@ class MainWindow(QMainWindow):
         self.library.busy_changed.connect(self.on_library_busy)
         self.library.password_requested.connect(self.on_password_requested)
         self.answer_view.citation_activated.connect(self.on_citation_activated)
+        self.answer_view.claim_check_requested.connect(self.on_claim_check_requested)
+        self.answer_view.evidence_activated.connect(self.on_evidence_activated)
+        self.answer_view.back_requested.connect(self.on_back_requested)
         self.sources.source_activated.connect(self.on_citation_activated)
+        self.sources.conflict_activated.connect(self.on_evidence_activated)
 
     def _restore_state(self) -> None:
         ui = self.settings.ui
@@ -244,22 +298,64 @@ class MainWindow(QMainWindow):
 
     # ----- ask -----------------------------------------------------------------------------
 
+    @property
+    def mode(self) -> str:
+        """The question box's mode: :data:`ASK_MODE` or :data:`CHECK_MODE`."""
+        return CHECK_MODE if self.mode_buttons[CHECK_MODE].isChecked() else ASK_MODE
+
+    def set_mode(self, mode: str) -> None:
+        """Switch the question box to ``mode`` (:data:`ASK_MODE` or :data:`CHECK_MODE`)."""
+        if mode not in self.mode_buttons:
+            raise ValueError(f"unknown mode {mode!r}")
+        self.mode_buttons[mode].setChecked(True)
+
+    @Slot(QAbstractButton, bool)
+    def on_mode_toggled(self, _button: QAbstractButton, checked: bool) -> None:
+        """Follow the mode in the run button, the placeholder and the empty view's hint."""
+        if not checked:
+            return
+        self.ask_button.setText(RUN_TEXT[self.mode])
+        self.answer_view.hint_text = CHECK_HINT if self.mode == CHECK_MODE else ANSWER_HINT
+        self.answer_view.viewport().update()
+        self._update_placeholder()
+
+    def _update_placeholder(self) -> None:
+        name = self.library.current
+        shown = self.library.display_name(name) if name else ""
+        if not name:
+            text = "Create a collection and add documents first"
+        elif self.mode == CHECK_MODE:
+            text = f"Type a statement to check against the documents in “{shown}”…"
+        else:
+            text = f"Ask a question about the documents in “{shown}”…"
+        self.question.setPlaceholderText(text)
+
     @Slot()
     def on_ask_clicked(self) -> None:
-        """Ask the question in the box."""
+        """Run the box's text in the current mode: ask the question or check the claim."""
         q = self.question.text().strip()
-        if q:
+        if not q:
+            return
+        if self.mode == CHECK_MODE:
+            self.check(q)
+        else:
             self.ask(q)
 
     @Slot()
     def on_question_return_pressed(self) -> None:
-        """Enter in the question box is the Ask button: nothing while it is disabled."""
+        """Enter in the question box is the run button: nothing while it is disabled."""
         if self.ask_button.isEnabled():
             self.on_ask_clicked()
 
+    @property
+    def working(self) -> bool:
+        """A question or a claim check is running."""
+        return any(t is not None and t.is_running for t in (self.ask_task, self.check_task))
+
     def _update_ask_button(self) -> None:
-        """Ask is enabled with a collection, no answer running and no index write going on."""
-        running = self.ask_task is not None and self.ask_task.is_running
+        """Ask (and Check) are enabled with a collection, no question or check running and no
+        index write going on."""
+        running = self.working
         busy = self.library.busy
         self.ask_button.setEnabled(bool(self.library.current) and not busy and not running)
         self.ask_button.setToolTip(
@@ -282,7 +378,7 @@ class MainWindow(QMainWindow):
                 "Create or pick a collection first, then add documents.", 8000
             )
             return None
-        if self.ask_task is not None and self.ask_task.is_running:
+        if self.working:
             return None
         session = self._ask_session()
         prepare = not self._models_ready
@@ -295,6 +391,7 @@ class MainWindow(QMainWindow):
             )
 
         self.answer = None
+        self.check_result = None
         self.answer_view.begin_stream()
         self.sources.clear()
         # The previous answer's page would read as a source of the new one.
@@ -347,17 +444,9 @@ class MainWindow(QMainWindow):
         self.answer = answer
         self._models_ready = True
         self.answer_view.show_answer(answer)
-        self.sources.set_passages(answer.passages, abstained=answer.abstained)
+        self.sources.set_answer(answer)
         self._set_answer_actions(True)
-        t = answer.timings_ms
-        counts = label_counts(s.label for s in answer.sentences)
-        summary = ", ".join(
-            f"{n} {label.value.replace('_', ' ')}" for label, n in counts.items() if n
-        )
-        times = " · ".join(
-            f"{k} {t[k] / 1000:.1f} s" for k in ("retrieve", "generate", "verify") if k in t
-        )
-        self.answer_info.setText(" · ".join(x for x in (summary, times) if x))
+        self.answer_info.setText(answer_summary(answer))
         names = [str(m.get("name", "")) for m in answer.models.values() if m.get("name")]
         if names:
             self.model_status.setText("Models: " + " · ".join(Path(n).name for n in names))
@@ -376,9 +465,132 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def on_stop_clicked(self) -> None:
-        """Stop the running question."""
-        if self.ask_task is not None:
-            self.ask_task.cancel()
+        """Stop the running question or claim check."""
+        for task in (self.ask_task, self.check_task):
+            if task is not None and task.is_running:
+                task.cancel()
+
+    # ----- check a claim -------------------------------------------------------------------
+
+    def check(self, claim: str, *, from_answer: bool = False) -> Task[CheckResult] | None:
+        """Check ``claim`` against every document of the current collection in the background.
+
+        The result (:meth:`AnswerView.show_check`) replaces the answer area: what each
+        document says, then the supporting and the contradicting passages.
+
+        Args:
+            claim: any statement (citation markers are ignored).
+            from_answer: the claim is a sentence of the shown answer; the answer and its
+                sources are kept and the result links back to them.
+
+        Returns:
+            The running task, or ``None`` when nothing was started (no collection, a question
+            or check already running, documents being indexed, a claim without words).
+        """
+        name = self.library.current
+        if not name:
+            self.statusBar().showMessage(
+                "Create or pick a collection first, then add documents.", 8000
+            )
+            return None
+        if self.working:
+            return None
+        if self.library.busy:
+            self.statusBar().showMessage("Wait for the documents to finish indexing.", 5000)
+            return None
+        text = strip_citations(claim)
+        if not any(ch.isalnum() for ch in text):
+            self.statusBar().showMessage("Type a statement to check.", 5000)
+            return None
+        session = self._ask_session()
+        prepare = not self._models_ready
+
+        def op(col: Collection, ctx: TaskContext) -> CheckResult:
+            if prepare:
+                ctx.status("loading the verifier…")
+                load = getattr(session.verifier, "load", None)
+                if callable(load):
+                    load()
+            if ctx.cancel.is_set():
+                raise Cancelled("check")
+            result = session.check_claim(col, text)
+            # The search cannot be interrupted; Stop drops its result.
+            if ctx.cancel.is_set():
+                raise Cancelled("check")
+            return result
+
+        keep = from_answer and self.answer is not None
+        self.check_result = None
+        if not keep:
+            self.answer = None
+            self.sources.clear("The passages of the check are listed in the answer area.")
+            self.document_view.clear()
+            self.tabs.setCurrentWidget(self.sources)
+        self._set_answer_actions(False)
+        self.answer_view.show_pending(f"Checking “{text}” across your documents…")
+        self.answer_info.setText("")
+        self.statusBar().showMessage(CHECKING_TEXT)
+        task = self.host.query("check", name, op)
+        self.check_task = task
+        self._update_ask_button()
+        self.stop_button.setEnabled(True)
+        task.status_changed.connect(self.on_model_status)
+        task.succeeded.connect(lambda result: self.on_check_ready(result, back=keep))
+        task.failed.connect(
+            lambda exc: show_error(
+                self, exc, context="Checking the claim", repair=self.library.repair
+            )
+        )
+        task.cancelled.connect(lambda: self.statusBar().showMessage("Stopped.", 5000))
+        task.finished.connect(self.on_check_finished)
+        return task
+
+    @Slot(str)
+    def on_claim_check_requested(self, claim: str) -> None:
+        """ "Check across my documents" on an answer sentence: check its claim."""
+        if self.check(claim, from_answer=True) is None and self.working:
+            self.statusBar().showMessage("Wait for the running question or check to end.", 5000)
+
+    def on_check_ready(self, result: CheckResult, *, back: bool = False) -> None:
+        """Show the claim check in the answer area.
+
+        Args:
+            result: the check.
+            back: the shown answer is kept; link back to it.
+        """
+        self.check_result = result
+        self.answer_view.show_check(result, back=back and self.answer is not None)
+        self.answer_info.setText(check_summary(result))
+        self.statusBar().showMessage("Claim checked. Click a passage to open it.", 10000)
+
+    @Slot()
+    def on_check_finished(self) -> None:
+        """Re-enable asking; after a failed or stopped check, show the answer again."""
+        self._update_ask_button()
+        self.stop_button.setEnabled(False)
+        if self.check_result is None:
+            if self.answer is not None:
+                self.on_back_requested()
+            else:
+                self.answer_view.clear_answer()
+
+    @Slot()
+    def on_back_requested(self) -> None:
+        """Leave a sentence's check for the answer it came from."""
+        if self.answer is None:
+            return
+        self.check_result = None
+        self.answer_view.show_answer(self.answer)
+        self._set_answer_actions(True)
+        self.answer_info.setText(answer_summary(self.answer))
+
+    @Slot(object)
+    def on_evidence_activated(self, evidence: Evidence) -> None:
+        """Open a passage of a claim check or a conflicting passage at its evidence."""
+        passage = evidence.passage
+        password = self.library.passwords.get(str(passage.path))
+        self.tabs.setCurrentWidget(self.document_view)
+        self.document_view.show_passage(passage, evidence.verdict.evidence, password=password)
 
     # ----- sources and documents -----------------------------------------------------------
 
@@ -469,11 +681,7 @@ class MainWindow(QMainWindow):
         shown = self.library.display_name(name)
         self.setWindowTitle(f"VerifAI Desktop — {shown}" if name else "VerifAI Desktop")
         self._update_ask_button()
-        self.question.setPlaceholderText(
-            f"Ask a question about the documents in “{shown}”…"
-            if name
-            else "Create a collection and add documents first"
-        )
+        self._update_placeholder()
 
     @Slot(str)
     def on_documents_changed(self, name: str) -> None:
@@ -502,7 +710,7 @@ class MainWindow(QMainWindow):
     def apply_settings(self, settings: Settings) -> None:
         """Use ``settings`` from now on (a new ask session, so changed models load afresh)."""
         self.settings = dataclasses.replace(settings, ui=self.settings.ui)
-        if self.ask_task is None or not self.ask_task.is_running:
+        if not self.working:
             self._session = None  # the next question builds AskSession(settings) afresh
             self._models_ready = False
             self.model_status.setText("Models: not loaded (settings changed)")
@@ -545,6 +753,35 @@ class MainWindow(QMainWindow):
             "Documents are still being indexed. Stop and quit? Finished files stay indexed.",
         )
         return answer == QMessageBox.StandardButton.Yes
+
+
+def answer_summary(answer: Answer) -> str:
+    """``"3 supported, 1 contradicted · retrieve 0.2 s · generate 9.1 s · verify 1.3 s"``."""
+    t = answer.timings_ms
+    counts = label_counts(s.label for s in answer.sentences)
+    summary = ", ".join(f"{n} {label.value.replace('_', ' ')}" for label, n in counts.items() if n)
+    times = " · ".join(
+        f"{k} {t[k] / 1000:.1f} s" for k in ("retrieve", "generate", "verify") if k in t
+    )
+    return " · ".join(x for x in (summary, times) if x)
+
+
+def check_summary(result: CheckResult) -> str:
+    """``"1 document supports, 2 contradict, 1 without evidence · 30 passages checked"``."""
+    singular = {"SUPPORT": "supports", "CONTRADICT": "contradicts", "NO_EVIDENCE": ""}
+    plural = {"SUPPORT": "support", "CONTRADICT": "contradict", "NO_EVIDENCE": ""}
+    counts = {label: 0 for label in CHECK_VERDICT_TEXT}
+    for doc in result.documents:
+        counts[doc.label] += 1
+    parts: list[str] = []
+    for label, n in counts.items():
+        if not n:
+            continue
+        verb = (singular if n == 1 else plural)[label] or "without evidence"
+        noun = "" if parts else (" document" if n == 1 else " documents")
+        parts.append(f"{n}{noun} {verb}")
+    checked = f"{result.candidates} {'passage' if result.candidates == 1 else 'passages'} checked"
+    return " · ".join(x for x in (", ".join(parts), checked) if x)
 
 
 def _to_base64(data: QByteArray) -> str:

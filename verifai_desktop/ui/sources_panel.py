@@ -1,4 +1,6 @@
-"""The sources panel: the retrieved passages with their lexical, semantic and fused scores."""
+"""The sources panel: the retrieved passages with their lexical, semantic and fused scores,
+then the passages elsewhere in the documents that contradict the answer (conflicting
+evidence)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from verifai_desktop.domain import Passage
-from verifai_desktop.serialize import injection_warning
+from verifai_desktop.domain import Answer, Evidence, Passage
+from verifai_desktop.serialize import (
+    CONFLICT_COLOR,
+    CONFLICT_GLYPH,
+    CONFLICT_TITLE,
+    CollectionConflict,
+    claim_text,
+    collection_conflicts,
+    injection_warning,
+)
 
 COLUMNS = ("#", "Source", "Lex.", "Sem.", "Fused")
 # Short score headers leave the width to the source; the header tooltips say what they are.
@@ -34,6 +44,16 @@ SOURCE_COLUMN = 1
 TITLE_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # str: the passage's document title
 FILE_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # str: the file name, "file.pdf"
 WHERE_ROLE = int(Qt.ItemDataRole.UserRole) + 3  # str: the location label, "p. 3" ('' if none)
+QUOTE_ROLE = int(Qt.ItemDataRole.UserRole) + 4  # str: a third line, the contradicting sentence
+CONFLICT_COLUMNS = ("Source", "Contr.")
+CONFLICT_COLUMN_TIPS = (
+    "Document title, file and page, and the sentence that contradicts the answer",
+    "Probability that the passage contradicts the answer's sentence",
+)
+CONFLICT_HELP = (
+    "Passages elsewhere in your documents that contradict a sentence of the answer. "
+    "Click one to open it."
+)
 CELL_PADDING_PX = 6  # left and right, like the style's item padding
 ROW_PADDING_PX = 10  # above and below the two lines
 SEPARATOR = ", "  # between file name and location, as in Passage.source_label()
@@ -64,8 +84,21 @@ def location_line(file_name: str, where: str, fm: QFontMetrics, width_px: int) -
     return f"{name}{SEPARATOR}{where}"
 
 
+def quote_line(quote: str, fm: QFontMetrics, width_px: int) -> str:
+    """``“quote”`` cut at its end ("…") to ``width_px`` pixels of font ``fm``."""
+    return fm.elidedText(f"\u201c{quote}\u201d", Qt.TextElideMode.ElideRight, width_px)
+
+
 class SourceDelegate(QStyledItemDelegate):
-    """Paints a source cell as two single lines: the title (bold) over "file, p. N"."""
+    """Paints a source cell as two single lines: the title (bold) over "file, p. N"; a cell
+    with a quote (``QUOTE_ROLE``, a conflict's contradicting sentence) gets it as a third line,
+    in italics."""
+
+    def quote_font(self, option: QStyleOptionViewItem) -> QFont:
+        """The font of the quote line: the view's font, italic."""
+        font = QFont(option.font)
+        font.setItalic(True)
+        return font
 
     def title_font(self, option: QStyleOptionViewItem) -> QFont:
         """The font of the title line: the view's font, bold."""
@@ -104,7 +137,7 @@ class SourceDelegate(QStyledItemDelegate):
         palette: QPalette = opt.palette
         role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
         line_px = QFontMetrics(opt.font).lineSpacing()
-        top = rect.top() + (rect.height() - 2 * line_px) // 2
+        top = rect.top() + (rect.height() - self.line_count(index) * line_px) // 2
         text_rect = QRect(
             rect.left() + CELL_PADDING_PX, top, rect.width() - 2 * CELL_PADDING_PX, line_px
         )
@@ -117,27 +150,40 @@ class SourceDelegate(QStyledItemDelegate):
         if not selected:
             painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
         painter.drawText(text_rect.translated(0, line_px), flags, label)
+        quote = str(index.data(QUOTE_ROLE) or "")
+        if quote:
+            painter.setFont(self.quote_font(opt))
+            line = quote_line(quote, QFontMetrics(self.quote_font(opt)), text_rect.width())
+            painter.drawText(text_rect.translated(0, 2 * line_px), flags, line)
         painter.restore()
+
+    def line_count(self, index: QModelIndex | QPersistentModelIndex) -> int:
+        """Lines painted in the cell: 2, or 3 with a quote."""
+        return 3 if index.data(QUOTE_ROLE) else 2
 
     def sizeHint(  # noqa: N802 (Qt override)
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
         line_px = QFontMetrics(option.font).lineSpacing()
-        return QSize(120, 2 * line_px + ROW_PADDING_PX)
+        return QSize(120, self.line_count(index) * line_px + ROW_PADDING_PX)
 
 
 class SourcesPanel(QWidget):
-    """Table of passages; activating a row opens that passage in the document view.
+    """Table of passages; activating a row opens that passage in the document view. Below it,
+    when the answer has any, the passages elsewhere in the documents that contradict it.
 
     Signals:
         source_activated(int): 1-based passage number clicked or activated with Enter.
+        conflict_activated(Evidence): a conflicting passage clicked or activated with Enter.
     """
 
     source_activated = Signal(int)
+    conflict_activated = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.passages: tuple[Passage, ...] = ()
+        self.conflicts: tuple[CollectionConflict, ...] = ()
         self.caption = QLabel("Retrieved passages appear here after a question.")
         self.caption.setWordWrap(True)
         self.caption.setContentsMargins(4, 4, 4, 4)
@@ -162,15 +208,104 @@ class SourcesPanel(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         for col in (2, 3, 4):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.conflict_heading = QLabel(
+            f"<b style='color:{CONFLICT_COLOR}'>{CONFLICT_GLYPH} {CONFLICT_TITLE}</b>"
+            f"<br><span style='color:#555'>{CONFLICT_HELP}</span>"
+        )
+        self.conflict_heading.setObjectName("conflictHeading")
+        self.conflict_heading.setWordWrap(True)
+        self.conflict_heading.setContentsMargins(4, 8, 4, 4)
+        self.conflict_table = QTableWidget(0, len(CONFLICT_COLUMNS))
+        self.conflict_table.setObjectName("conflictTable")
+        self.conflict_table.setAccessibleName(CONFLICT_TITLE)
+        self.conflict_table.setHorizontalHeaderLabels(list(CONFLICT_COLUMNS))
+        for col, tip in enumerate(CONFLICT_COLUMN_TIPS):
+            header_item = self.conflict_table.horizontalHeaderItem(col)
+            if header_item is not None:
+                header_item.setToolTip(tip)
+        self.conflict_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.conflict_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.conflict_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.conflict_table.verticalHeader().setVisible(False)
+        self.conflict_table.setWordWrap(False)
+        self.conflict_table.setItemDelegateForColumn(0, SourceDelegate(self.conflict_table))
+        conflict_header = self.conflict_table.horizontalHeader()
+        conflict_header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        conflict_header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.caption)
-        layout.addWidget(self.table)
+        layout.addWidget(self.table, 3)
+        layout.addWidget(self.conflict_heading)
+        layout.addWidget(self.conflict_table, 2)
+        self._show_conflict_list(False)
         self._connect_signals()
 
     def _connect_signals(self) -> None:
         self.table.cellClicked.connect(self.on_cell_clicked)
         self.table.cellActivated.connect(self.on_cell_clicked)
+        self.conflict_table.cellClicked.connect(self.on_conflict_clicked)
+        self.conflict_table.cellActivated.connect(self.on_conflict_clicked)
+
+    def _show_conflict_list(self, shown: bool) -> None:
+        self.conflict_heading.setVisible(shown)
+        self.conflict_table.setVisible(shown)
+
+    def set_answer(self, answer: Answer) -> None:
+        """Show ``answer``'s passages and, below them, its conflicting passages from
+        elsewhere in the documents (:func:`~verifai_desktop.serialize.collection_conflicts`)."""
+        self.set_passages(answer.passages, abstained=answer.abstained)
+        self.set_conflicts(answer)
+
+    def set_conflicts(self, answer: Answer) -> None:
+        """List the passages outside ``answer.passages`` that contradict its sentences: title,
+        file and page, the contradicting sentence, P(CONTRADICT); hidden when there are none."""
+        self.conflicts = () if answer.abstained else collection_conflicts(answer)
+        table = self.conflict_table
+        table.setRowCount(len(self.conflicts))
+        line_px = table.fontMetrics().lineSpacing()
+        for row, conflict in enumerate(self.conflicts):
+            passage, verdict = conflict.evidence.passage, conflict.evidence.verdict
+            quote = verdict.evidence.strip()
+            source = QTableWidgetItem(f"{passage.title}\n{passage.source_label()}\n{quote}")
+            source.setData(TITLE_ROLE, passage.title)
+            source.setData(FILE_ROLE, passage.path.name)
+            source.setData(WHERE_ROLE, passage.location.label())
+            source.setData(QUOTE_ROLE, quote)
+            prob = QTableWidgetItem(f"{verdict.p_contradict:.2f}")
+            prob.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            against = "\n".join(
+                f"Contradicts sentence {i + 1} of the answer: "
+                f"\u201c{claim_text(answer.sentences[i])}\u201d"
+                for i in conflict.sentences
+            )
+            tip = (
+                f"{passage.title}\n{passage.source_label()}\n\n\u201c{quote}\u201d\n"
+                f"contradict {verdict.p_contradict:.2f}\n\n{against}"
+            )
+            for col, item in enumerate((source, prob)):
+                item.setToolTip(tip)
+                table.setItem(row, col, item)
+            table.setRowHeight(row, 3 * line_px + ROW_PADDING_PX)
+        self._show_conflict_list(bool(self.conflicts))
+
+    def conflict_texts(self) -> list[tuple[str, ...]]:
+        """The conflict list's cell texts, row by row: ("title\\nfile, p. N\\nsentence",
+        "P(CONTRADICT)")."""
+        return [
+            tuple(
+                item.text() if (item := self.conflict_table.item(r, c)) is not None else ""
+                for c in range(len(CONFLICT_COLUMNS))
+            )
+            for r in range(self.conflict_table.rowCount())
+        ]
+
+    @Slot(int, int)
+    def on_conflict_clicked(self, row: int, _column: int) -> None:
+        """Open the clicked conflicting passage."""
+        if 0 <= row < len(self.conflicts):
+            evidence: Evidence = self.conflicts[row].evidence
+            self.conflict_activated.emit(evidence)
 
     def set_passages(self, passages: tuple[Passage, ...], *, abstained: bool = False) -> None:
         """Show ``passages`` (``passages[i]`` is citation ``[i + 1]``)."""
@@ -209,10 +344,13 @@ class SourcesPanel(QWidget):
                 self.table.setItem(row, col, item)
             self.table.setRowHeight(row, row_px)
 
-    def clear(self) -> None:
-        """Forget the passages."""
+    def clear(self, caption: str = "Retrieved passages appear here after a question.") -> None:
+        """Forget the passages and the conflicts; show ``caption``."""
         self.set_passages(())
-        self.caption.setText("Retrieved passages appear here after a question.")
+        self.conflicts = ()
+        self.conflict_table.setRowCount(0)
+        self._show_conflict_list(False)
+        self.caption.setText(caption)
 
     def row_texts(self) -> list[tuple[str, ...]]:
         """The table's cell texts, row by row (for tests and export checks)."""
