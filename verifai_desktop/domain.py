@@ -347,11 +347,15 @@ class Answer:
         text: the whole answer text.
         sentences: the answer split into sentences, offsets into ``text``.
         passages: the passages given to the generator, ``passages[i]`` is citation ``[i + 1]``.
-        abstained: True when retrieval found too little evidence and nothing was generated.
+        abstained: True when the app declines to answer (``abstain_reason`` says why).
         timings_ms: wall time per stage in milliseconds (``retrieve``, ``generate``, ``verify``).
         models: identity of each model used (role -> name and sha256).
         generated_text: the answer as generated when re-citation changed its citation
             markers (``text`` carries the corrected ones); ``None`` when unchanged.
+        abstain_reason: ``"retrieval"``: nothing retrieved was close enough, nothing was
+            generated (``sentences`` empty); ``"unsupported"``: an answer was generated and
+            verified but no sentence is supported, so it is shown only on request
+            (``sentences`` and ``text`` kept); ``""`` when not abstained.
     """
 
     question: str
@@ -362,6 +366,7 @@ class Answer:
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     models: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     generated_text: str | None = None
+    abstain_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

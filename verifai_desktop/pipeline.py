@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop import modelstore
-from verifai_desktop.domain import Answer, AnswerSentence, Passage, Progress
+from verifai_desktop.domain import Answer, AnswerSentence, Passage, Progress, SentenceLabel
 from verifai_desktop.errors import Cancelled, ModelNotFound, SettingsError
 from verifai_desktop.generate import Generator, make_generator, uses_gpu
 from verifai_desktop.generate.grammar import citation_grammar
@@ -76,6 +76,14 @@ def should_abstain(passages: Sequence[Passage], threshold: float) -> bool:
         return True
     best = best_semantic(passages)
     return best is not None and best < threshold
+
+
+def supported_anywhere(sentences: Sequence[AnswerSentence]) -> bool:
+    """Whether some sentence is supported (or partially) by its citations: abstention by
+    evidence refuses an answer for which this is False."""
+    return any(
+        s.label in (SentenceLabel.SUPPORTED, SentenceLabel.PARTIALLY_SUPPORTED) for s in sentences
+    )
 
 
 def _identity(name: str, role: Role) -> dict[str, str]:
@@ -226,9 +234,14 @@ class AskSession:
         ``settings.verify.abstain_threshold``; give the generator the passages, best first,
         that fit the passage token budget (``settings.generation``, larger when the generator
         runs on a GPU) and generate under the citation grammar, streaming pieces to
-        ``on_token``; split the answer into sentences, verify every (sentence, cited passage)
-        pair in one verifier batch at ``settings.verify.premise`` granularity, label the
-        sentences. ``Answer.passages`` are the passages given, numbered as in the prompt.
+        ``on_token``; verify every answer sentence against every passage given in one
+        verifier batch at ``settings.verify.premise`` granularity, label the sentences and
+        re-cite those their citations do not support (``settings.verify.recite``,
+        :mod:`verifai_desktop.verify.answer`); search the whole collection for passages that
+        contradict each sentence (``settings.verify.conflict_search``); abstain by evidence
+        (``abstain_reason = "unsupported"``) when no sentence is supported
+        (``settings.verify.abstain_unsupported``). ``Answer.passages`` are the passages given,
+        numbered as in the prompt.
 
         Args:
             collection: an open collection.
@@ -358,6 +371,7 @@ class AskSession:
                 abstained=True,
                 timings_ms=timings,
                 models=self.model_identities(),
+                abstain_reason="retrieval",
             )
             return AskResult(answer, None)
 
@@ -419,15 +433,19 @@ class AskSession:
         timings["verify"] = (time.perf_counter() - t0) * 1000
         report("verify", 2, 2, "steps")
         timings["total"] = (time.perf_counter() - t_start) * 1000
+        unsupported = settings.verify.abstain_unsupported and not supported_anywhere(sentences)
+        if unsupported:
+            log.info("abstaining: no sentence of the answer is supported")
         answer = Answer(
             question=question,
             text=verified.text,
             sentences=sentences,
             passages=passages,
-            abstained=False,
+            abstained=unsupported,
             timings_ms=timings,
             models=self.model_identities(),
             generated_text=verified.generated_text,
+            abstain_reason="unsupported" if unsupported else "",
         )
         return AskResult(answer, prompt)
 

@@ -110,6 +110,13 @@ LABEL_STYLES: dict[SentenceLabel, LabelStyle] = {
 }
 
 NOT_FOUND_TEXT = "Not found in your documents"
+UNSUPPORTED_TEXT = "Your documents do not support an answer"
+"""Headline of an answer refused by evidence (``Answer.abstain_reason == "unsupported"``)."""
+
+
+def refusal_text(answer: Answer) -> str:
+    """The headline of an abstained answer, without a final full stop."""
+    return UNSUPPORTED_TEXT if answer.abstain_reason == "unsupported" else NOT_FOUND_TEXT
 
 
 def injection_warning(passage: Passage) -> str:
@@ -172,9 +179,15 @@ def answer_to_markdown(answer: Answer) -> str:
         A Markdown document (str) ending with a newline.
     """
     out: list[str] = [f"# {answer.question}", ""]
-    if answer.abstained:
+    if answer.abstained and answer.abstain_reason != "unsupported":
         out += [f"**{NOT_FOUND_TEXT}.** Closest passages:", ""]
     else:
+        if answer.abstained:
+            out += [
+                f"**{UNSUPPORTED_TEXT}.** No sentence of the generated answer is supported by "
+                "the passages; it is shown below with its evidence.",
+                "",
+            ]
         out += ["## Answer", ""]
         for s in answer.sentences:
             st = LABEL_STYLES[s.label]
@@ -254,11 +267,16 @@ def answer_to_html(answer: Answer) -> str:
         f"<title>{e(answer.question)}</title></head><body>",
         f"<h1>{e(answer.question)}</h1>",
     ]
-    if answer.abstained:
+    if answer.abstained and answer.abstain_reason != "unsupported":
         parts.append(
             f"<p><strong>{NOT_FOUND_TEXT}.</strong> Closest passages are listed below.</p>"
         )
     else:
+        if answer.abstained:
+            parts.append(
+                f"<p><strong>{UNSUPPORTED_TEXT}.</strong> No sentence of the generated answer is "
+                "supported by the passages; it is shown below with its evidence.</p>"
+            )
         parts.append("<h2>Answer</h2><p>")
         conflict_sup = f'<sup title="{e(CONFLICT_TITLE)}">{CONFLICT_GLYPH}</sup>'
         for s in answer.sentences:
@@ -524,6 +542,7 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
         "answer": answer.text,
         "generated_answer": answer.text if answer.generated_text is None else answer.generated_text,
         "abstained": answer.abstained,
+        "abstain_reason": answer.abstain_reason,
         "sentences": sentences,
         "label_counts": {label.value: n for label, n in counts.items()},
         "passages": [passage_to_dict(p, n) for n, p in enumerate(answer.passages, start=1)],

@@ -142,6 +142,9 @@ class VerifySettings:
             to the passages that do (:mod:`verifai_desktop.verify.answer`).
         conflict_search: search the whole collection for passages that contradict each
             answer sentence (:mod:`verifai_desktop.verify.conflicts`).
+        abstain_unsupported: abstention by evidence: when no answer sentence is supported
+            after re-citation, say that the documents do not support an answer and show the
+            generated text only on request.
         conflict_budget: candidate passages the contradiction search verifies per sentence
             (and ``verifai check`` per claim, unless told otherwise); the cost of the search
             grows with it.
@@ -154,6 +157,7 @@ class VerifySettings:
     recite: bool = True
     conflict_search: bool = True
     conflict_budget: int = 6
+    abstain_unsupported: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +321,8 @@ def check_verify(verify: VerifySettings) -> None:
         SettingsError: names the key, the value and what is allowed: the contradict and
             support thresholds are probabilities from 0 to 1, ``abstain_threshold`` a cosine
             similarity from -1 to 1 (-1 never abstains), ``premise`` one of ``passage`` or
-            ``sentences``, ``recite`` and ``conflict_search`` true or false,
+            ``sentences``, ``recite``, ``conflict_search`` and ``abstain_unsupported`` true or
+            false,
             ``conflict_budget`` a whole number from 1 to :data:`MAX_CONFLICT_BUDGET`.
     """
     v = verify
@@ -326,7 +331,7 @@ def check_verify(verify: VerifySettings) -> None:
     _check_unit("verify.abstain_threshold", v.abstain_threshold, low=-1.0)
     if v.premise not in PREMISES:
         raise _bad("verify.premise", v.premise, f"use one of {', '.join(PREMISES)}")
-    for key in ("recite", "conflict_search"):
+    for key in ("recite", "conflict_search", "abstain_unsupported"):
         if not isinstance(getattr(v, key), bool):
             raise _bad(f"verify.{key}", getattr(v, key), "use true or false")
     b = v.conflict_budget

@@ -84,7 +84,8 @@ PASSAGE_KEYS = {
 def test_answer_dict_has_exactly_the_documented_keys() -> None:
     data = answer_to_dict(ANSWER, Settings(verify=VerifySettings(support_threshold=0.6)))
     assert set(data) == {
-        "schema", "question", "answer", "generated_answer", "abstained", "sentences",
+        "schema", "question", "answer", "generated_answer", "abstained", "abstain_reason",
+        "sentences",
         "label_counts", "passages", "timings_ms", "models", "thresholds",
     }  # fmt: skip
     assert data["generated_answer"] == data["answer"] == TEXT

@@ -15,6 +15,7 @@ from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.serialize import (
     CONFLICT_GLYPH,
+    UNSUPPORTED_TEXT,
     answer_to_dict,
     conflict_note,
     recitation_note,
@@ -78,6 +79,12 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="generate again instead of replaying identical earlier generations",
     )
+    p.add_argument(
+        "--held-out",
+        action="store_true",
+        help="leave every other question's own abstract out of the collection: those should "
+        "be refused; reports refusal rates for both abstention rules",
+    )
     add_json_arg(p)
     p.set_defaults(func=run_eval_answers)
 
@@ -129,11 +136,20 @@ def render_answer(answer: Answer, settings: Settings) -> None:
 
     console = Console(highlight=False)
     console.print(Text(f"Q: {answer.question}", style="bold"))
-    if answer.abstained:
+    if answer.abstained and answer.abstain_reason != "unsupported":
         console.print(Text(answer.text, style="bold yellow"))
         if answer.passages:
             console.print("Closest passages:")
     else:
+        if answer.abstained:
+            console.print(Text(f"{UNSUPPORTED_TEXT}.", style="bold yellow"))
+            console.print(
+                Text(
+                    "No sentence of the generated answer is supported by the passages. "
+                    "The generated answer and its evidence:",
+                    style="yellow",
+                )
+            )
         body = Text()
         for i, s in enumerate(answer.sentences):
             if i:
@@ -194,6 +210,7 @@ def run_eval_answers(args: argparse.Namespace) -> int:
         settings=settings,
         progress=_stderr_progress(not args.json),
         use_cache=not args.no_cache,
+        held_out=args.held_out,
     )
     if args.json:
         print_json(dataclasses.asdict(report))

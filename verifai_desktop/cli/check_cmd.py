@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import sys
+from pathlib import Path
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
-from verifai_desktop.domain import Evidence
+from verifai_desktop.domain import Evidence, Progress
+from verifai_desktop.evaluate.check import evaluate_check, format_report
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.serialize import check_to_dict
@@ -39,6 +43,72 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_json_arg(p)
     p.set_defaults(func=run_check)
+
+
+def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``verifai eval check``."""
+    p = sub.add_parser(
+        "check",
+        help="SciFact abstract-level label-only P/R/F1 of the claim check (open setting)",
+        description=(
+            "Check every claim of a SciFact split against the whole corpus (indexed once into "
+            "its own collection) and score abstract-level label-only precision, recall and F1 "
+            "(Wadden et al. 2020). The least evidence strength is chosen on --tune-split."
+        ),
+    )
+    p.add_argument(
+        "--scifact",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="SciFact's original folder (corpus.jsonl, claims_<split>.jsonl)",
+    )
+    p.add_argument("--split", default="dev", help="split reported (default: %(default)s)")
+    p.add_argument(
+        "--tune-split",
+        default="train",
+        help="split the threshold is chosen on, or 'none' (default: %(default)s)",
+    )
+    p.add_argument("--limit", type=positive_int, default=None, help="claims reported (all)")
+    p.add_argument(
+        "--tune-limit",
+        type=positive_int,
+        default=200,
+        help="claims of the tuning split (default: %(default)s)",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_int,
+        default=10,
+        help="candidate passages verified per claim (default: %(default)s)",
+    )
+    add_json_arg(p)
+    p.set_defaults(func=run_eval_check)
+
+
+def run_eval_check(args: argparse.Namespace) -> int:
+    """Run the SciFact claim-check evaluation; Markdown tables or ``--json``."""
+    settings = load_settings()
+    report = evaluate_check(
+        args.scifact,
+        split=args.split,
+        tune_split=None if args.tune_split == "none" else args.tune_split,
+        limit=args.limit,
+        tune_limit=args.tune_limit,
+        budget=args.budget,
+        settings=settings,
+        progress=None if args.json else _progress,
+    )
+    if args.json:
+        print_json(dataclasses.asdict(report))
+    else:
+        print(format_report(report))
+    return 0
+
+
+def _progress(p: Progress) -> None:
+    if p.total and (p.done == p.total or p.done % 25 == 0):
+        print(f"[{p.stage}] {p.done}/{p.total} {p.unit}", file=sys.stderr)
 
 
 def run_check(args: argparse.Namespace) -> int:

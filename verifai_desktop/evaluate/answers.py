@@ -148,6 +148,14 @@ class QuestionResult:
         n_invalid: invalid citation numbers.
         timings_ms: per-stage wall time (``decide`` included).
         answer: the answer text.
+        gold_cited_generator: the gold abstract is among the generator's own citations
+            (before re-citation).
+        generator_labels: sentence labels from the generator's own citations.
+        n_pairs_generator: (sentence, passage the generator cited) pairs.
+        n_support_generator: those with P(SUPPORT) >= support threshold.
+        n_contradict_generator: those with P(CONTRADICT) >= contradict threshold.
+        n_conflicts: sentences with conflicting evidence elsewhere in the collection.
+        held_out: the question's own abstract was left out of the collection (held-out mode).
     """
 
     pmid: str
@@ -163,6 +171,68 @@ class QuestionResult:
     n_invalid: int
     timings_ms: dict[str, float]
     answer: str
+    gold_cited_generator: bool = False
+    generator_labels: tuple[str, ...] = ()
+    n_pairs_generator: int = 0
+    n_support_generator: int = 0
+    n_contradict_generator: int = 0
+    n_conflicts: int = 0
+    held_out: bool = False
+
+    @property
+    def evidence_refused(self) -> bool:
+        """Abstention by evidence: no sentence is supported (or partially) after re-citation."""
+        return not any(label in SUPPORTED_LABELS for label in self.labels)
+
+
+SUPPORTED_LABELS = frozenset(
+    {SentenceLabel.SUPPORTED.value, SentenceLabel.PARTIALLY_SUPPORTED.value}
+)
+"""Labels that count as support for abstention by evidence."""
+
+
+@dataclass(frozen=True, slots=True)
+class CitationRow:
+    """Citation figures of one citation set (the generator's own, or after re-citation), %.
+
+    Attributes:
+        name: which citations.
+        coverage_pct: sentences with at least one citation.
+        gold_cited_pct: questions whose own abstract is cited.
+        support_pct: (sentence, cited passage) pairs with P(SUPPORT) >= threshold.
+        contradict_pct: pairs with P(CONTRADICT) >= threshold.
+        supported_sentences_pct: sentences labelled supported.
+    """
+
+    name: str
+    coverage_pct: float
+    gold_cited_pct: float
+    support_pct: float
+    contradict_pct: float
+    supported_sentences_pct: float
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOutRow:
+    """Held-out mode, one abstention rule at one retrieval threshold (percentages).
+
+    Attributes:
+        rule: ``"retrieval"`` (best cosine < threshold) or ``"retrieval + evidence"`` (also
+            refuse when no sentence is supported after re-citation).
+        threshold: the retrieval threshold.
+        refused_held_out_pct: refusals among questions whose abstract was removed (should be
+            refused).
+        refused_kept_pct: refusals among questions whose abstract is in the collection.
+        unsupported_pct: not-supported sentences among the answers kept (both halves).
+        kept_answers: answers kept.
+    """
+
+    rule: str
+    threshold: float
+    refused_held_out_pct: float
+    refused_kept_pct: float
+    unsupported_pct: float
+    kept_answers: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +269,11 @@ class AnswersReport:
         decision_method: how yes/no/maybe was derived.
         models: model identities.
         questions: per-question results.
+        citations: the generator's own citations vs after re-citation.
+        conflict_sentences_pct: sentences with conflicting evidence in the collection.
+        verify_share_pct: verification (re-citation + contradiction search) as a share of
+            the answer's wall time (mean verify / mean total, same run).
+        held_out: the held-out sweep (held-out mode only).
     """
 
     n_questions: int
@@ -219,6 +294,10 @@ class AnswersReport:
     decision_method: str
     models: dict[str, dict[str, str]]
     questions: tuple[QuestionResult, ...]
+    citations: tuple[CitationRow, ...] = ()
+    conflict_sentences_pct: float = 0.0
+    verify_share_pct: float = 0.0
+    held_out: tuple[HeldOutRow, ...] = ()
 
 
 def _pct(num: float, den: float) -> float:
@@ -226,13 +305,23 @@ def _pct(num: float, den: float) -> float:
 
 
 def question_result(
-    item: PubMedQAItem, answer: Answer, decision: str, settings: Settings, decide_ms: float
+    item: PubMedQAItem,
+    answer: Answer,
+    decision: str,
+    settings: Settings,
+    decide_ms: float,
+    *,
+    held_out: bool = False,
 ) -> QuestionResult:
     """Score one answered question."""
     thresholds = settings.verify
     cited = {n for s in answer.sentences for n in s.citations}
+    cited_gen = {n for s in answer.sentences for n in s.generator_citations}
     pmids = [passage_pmid(p) for p in answer.passages]
     verdicts = [v for s in answer.sentences for v in s.verdicts]
+    gen_verdicts = [
+        v for s in answer.sentences for v in (s.generator_verdicts if s.recited else s.verdicts)
+    ]
     timings = dict(answer.timings_ms)
     timings["decide"] = decide_ms
     return QuestionResult(
@@ -249,6 +338,15 @@ def question_result(
         n_invalid=sum(len(s.invalid_citations) for s in answer.sentences),
         timings_ms=timings,
         answer=answer.text,
+        gold_cited_generator=any(pmids[n - 1] == item.pmid for n in cited_gen),
+        generator_labels=tuple((s.generator_label or s.label).value for s in answer.sentences),
+        n_pairs_generator=len(gen_verdicts),
+        n_support_generator=sum(v.p_support >= thresholds.support_threshold for v in gen_verdicts),
+        n_contradict_generator=sum(
+            v.p_contradict >= thresholds.contradict_threshold for v in gen_verdicts
+        ),
+        n_conflicts=sum(bool(s.conflicts) for s in answer.sentences),
+        held_out=held_out,
     )
 
 
@@ -297,6 +395,7 @@ def aggregate(
         for stage, ms in r.timings_ms.items():
             stages.setdefault(stage, []).append(ms)
     counts = {d: sum(r.decision == d for r in results) for d in DECISIONS}
+    mean = {s: sum(v) / len(v) for s, v in stages.items()}
     return AnswersReport(
         n_questions=len(results),
         n_documents=n_documents,
@@ -313,7 +412,7 @@ def aggregate(
         gold_cited_pct=_pct(sum(r.gold_cited for r in results), len(results)),
         decision_accuracy_pct=_pct(sum(r.decision == r.gold for r in results), len(results)),
         decision_counts=counts,
-        mean_ms={s: sum(v) / len(v) for s, v in stages.items()},
+        mean_ms=mean,
         sweep=abstention_sweep(results),
         decision_method=(
             "second chat turn after the answer, grammar-constrained to one word "
@@ -321,7 +420,81 @@ def aggregate(
         ),
         models=models,
         questions=tuple(results),
+        citations=citation_rows(results),
+        conflict_sentences_pct=_pct(sum(r.n_conflicts for r in results), n_sent),
+        verify_share_pct=_pct(mean.get("verify", 0.0), mean.get("total", 0.0)),
+        held_out=held_out_sweep(results) if any(r.held_out for r in results) else (),
     )
+
+
+def citation_rows(results: Sequence[QuestionResult]) -> tuple[CitationRow, CitationRow]:
+    """The generator's own citations vs the citations after re-citation."""
+    rows = []
+    for name, labels, gold, pairs, sup, con in (
+        (
+            "generator's citations",
+            [lab for r in results for lab in r.generator_labels],
+            sum(r.gold_cited_generator for r in results),
+            sum(r.n_pairs_generator for r in results),
+            sum(r.n_support_generator for r in results),
+            sum(r.n_contradict_generator for r in results),
+        ),
+        (
+            "after re-citation",
+            [lab for r in results for lab in r.labels],
+            sum(r.gold_cited for r in results),
+            sum(r.n_pairs for r in results),
+            sum(r.n_support for r in results),
+            sum(r.n_contradict for r in results),
+        ),
+    ):
+        rows.append(
+            CitationRow(
+                name=name,
+                coverage_pct=_pct(
+                    sum(lab != SentenceLabel.UNREFERENCED.value for lab in labels), len(labels)
+                ),
+                gold_cited_pct=_pct(gold, len(results)),
+                support_pct=_pct(sup, pairs),
+                contradict_pct=_pct(con, pairs),
+                supported_sentences_pct=_pct(
+                    sum(lab == SentenceLabel.SUPPORTED.value for lab in labels), len(labels)
+                ),
+            )
+        )
+    return rows[0], rows[1]
+
+
+def held_out_sweep(
+    results: Sequence[QuestionResult], thresholds: Sequence[float] = SWEEP_THRESHOLDS
+) -> tuple[HeldOutRow, ...]:
+    """Refusal rates on the held-out and kept halves, and the not-supported share of the
+    answers kept, for both abstention rules at every retrieval threshold."""
+    held = [r for r in results if r.held_out]
+    kept_half = [r for r in results if not r.held_out]
+    rows = []
+    for rule in ("retrieval", "retrieval + evidence"):
+        for t in thresholds:
+
+            def refused(r: QuestionResult, t: float = t, rule: str = rule) -> bool:
+                by_retrieval = r.best_cosine is not None and r.best_cosine < t
+                return by_retrieval or (rule != "retrieval" and r.evidence_refused)
+
+            answered = [r for r in results if not refused(r)]
+            labels = [lab for r in answered for lab in r.labels]
+            rows.append(
+                HeldOutRow(
+                    rule=rule,
+                    threshold=t,
+                    refused_held_out_pct=_pct(sum(refused(r) for r in held), len(held)),
+                    refused_kept_pct=_pct(sum(refused(r) for r in kept_half), len(kept_half)),
+                    unsupported_pct=_pct(
+                        sum(lab != SentenceLabel.SUPPORTED.value for lab in labels), len(labels)
+                    ),
+                    kept_answers=len(answered),
+                )
+            )
+    return tuple(rows)
 
 
 def _decision_prompt() -> str:
@@ -467,6 +640,15 @@ def build_collection(
         return len(collection.documents())
 
 
+def held_out_corpus(
+    corpus: Sequence[PubMedQAItem], asked: Sequence[PubMedQAItem]
+) -> tuple[tuple[PubMedQAItem, ...], frozenset[str]]:
+    """The held-out mode's corpus: ``corpus`` without the own abstract of every other question
+    asked (the 1st, 3rd, ...); returns it and the PMIDs removed."""
+    held = frozenset(it.pmid for it in asked[0::2])
+    return tuple(it for it in corpus if it.pmid not in held), held
+
+
 def evaluate_pubmedqa(
     path: Path,
     *,
@@ -479,6 +661,7 @@ def evaluate_pubmedqa(
     cancel: threading.Event | None = None,
     verifier: Verifier | None = None,
     use_cache: bool = True,
+    held_out: bool = False,
 ) -> AnswersReport:
     """Ask the first ``limit`` PubMedQA questions over a collection of the abstracts.
 
@@ -495,6 +678,9 @@ def evaluate_pubmedqa(
         verifier: the NLI verifier; ``settings.models.verifier`` if None.
         use_cache: replay identical generations from ``<data root>/cache/generations.json``
             (see :class:`CachingGenerator`).
+        held_out: leave the own abstract of every other question asked (the 1st, 3rd, ...)
+            out of the collection (named ``<collection_name>-heldout``): those questions
+            should be refused (:func:`held_out_sweep`).
 
     Returns:
         The report.
@@ -506,11 +692,18 @@ def evaluate_pubmedqa(
     items = load_pubmedqa(path)
     corpus = items if corpus_limit is None else items[: max(corpus_limit, limit)]
     asked = items[:limit]
+    held: frozenset[str] = frozenset()
+    if held_out:
+        corpus, held = held_out_corpus(corpus, asked)
+        collection_name = f"{collection_name}-heldout"
     n_docs = build_collection(
         collection_name, corpus, settings=settings, progress=progress, cancel=cancel
     )
     run_settings = dataclasses.replace(
-        settings, verify=dataclasses.replace(settings.verify, abstain_threshold=-1.0)
+        settings,
+        verify=dataclasses.replace(
+            settings.verify, abstain_threshold=-1.0, abstain_unsupported=False
+        ),
     )
     ident = modelstore.resolve(settings.models.generator, "generator")
     generator: Generator = make_generator(ident.path, settings.models)
@@ -536,11 +729,16 @@ def evaluate_pubmedqa(
             t0 = time.perf_counter()
             decision = "maybe"
             if detailed.prompt is not None:
-                decision = decide(session.generator, detailed.prompt, detailed.answer.text)
+                answer = detailed.answer
+                decision = decide(
+                    session.generator, detailed.prompt, answer.generated_text or answer.text
+                )
             decide_ms = (time.perf_counter() - t0) * 1000
             if cache is not None and cache.last:
                 decide_ms = cache.last["generate"]
-            result = question_result(item, detailed.answer, decision, run_settings, decide_ms)
+            result = question_result(
+                item, detailed.answer, decision, run_settings, decide_ms, held_out=item.pmid in held
+            )
             if generated:  # report the original generation times, not the replay's
                 replayed_ms = result.timings_ms.get("generate", 0.0)
                 result.timings_ms.update(generated)
@@ -592,5 +790,31 @@ def format_report(report: AnswersReport) -> str:
             f"{row.threshold:>10.2f}{row.refusal_pct:>12.1f}{row.unsupported_pct:>18.1f}"
             f"{row.contradicted_pct:>17.1f}{row.kept_sentences:>12d}"
         )
+    lines += ["", "citations before and after re-citation (%)"]
+    lines.append(
+        f"{'':<24}{'coverage':>10}{'own cited':>11}{'support':>9}{'contra.':>9}{'supported':>11}"
+    )
+    for c in report.citations:
+        lines.append(
+            f"{c.name:<24}{c.coverage_pct:>10.1f}{c.gold_cited_pct:>11.1f}{c.support_pct:>9.1f}"
+            f"{c.contradict_pct:>9.1f}{c.supported_sentences_pct:>11.1f}"
+        )
+    lines += [
+        f"sentences with conflicting evidence in the collection: "
+        f"{report.conflict_sentences_pct:.1f}%",
+        f"verification share of the answer's wall time: {report.verify_share_pct:.1f}%",
+    ]
+    if report.held_out:
+        lines += [
+            "",
+            "held-out mode: every other question's own abstract removed (should be refused)",
+            f"{'rule':<22}{'threshold':>10}{'refused held-out %':>20}{'refused kept %':>16}"
+            f"{'not supported %':>17}{'kept':>6}",
+        ]
+        for h in report.held_out:
+            lines.append(
+                f"{h.rule:<22}{h.threshold:>10.2f}{h.refused_held_out_pct:>20.1f}"
+                f"{h.refused_kept_pct:>16.1f}{h.unsupported_pct:>17.1f}{h.kept_answers:>6d}"
+            )
     lines += ["", f"decision method: {report.decision_method}"]
     return "\n".join(lines)

@@ -155,3 +155,47 @@ def test_decide_continues_the_answer_chat_under_the_decision_grammar() -> None:
     assert messages[-2] == ChatMessage("assistant", "Aspirin helps. [1]")
     assert messages[-1] == ChatMessage("user", DECISION_PROMPT)
     assert grammar == decision_grammar() and max_tokens == 4
+
+
+def test_held_out_mode_removes_exactly_the_own_abstracts_of_every_other_question(
+    shared_data: Path, fake_settings: object
+) -> None:
+    from verifai_desktop.evaluate.answers import build_collection, held_out_corpus
+    from verifai_desktop.store.collection import Collection
+
+    items = load_pubmedqa(shared_data / "pubmedqa" / "ori_pqal.json")[:30]
+    asked = items[:10]
+    corpus, held = held_out_corpus(items, asked)
+    assert held == {it.pmid for it in (asked[0], asked[2], asked[4], asked[6], asked[8])}
+    assert [it.pmid for it in corpus] == [it.pmid for it in items if it.pmid not in held]
+    n = build_collection("held", corpus, settings=fake_settings)  # type: ignore[arg-type]
+    assert n == 25
+    with Collection.open("held") as c:
+        sources = {str(rec.source) for rec in c.documents()}
+    assert sources == {f"pubmedqa:{it.pmid}" for it in items} - {f"pubmedqa:{p}" for p in held}
+
+
+def test_held_out_sweep_and_citations_before_and_after() -> None:
+    import dataclasses
+
+    from verifai_desktop.evaluate.answers import held_out_sweep
+
+    held_a = dataclasses.replace(_r("1", 0.3, ("no_evidence",)), held_out=True)
+    held_b = dataclasses.replace(_r("2", 0.9, ("supported",)), held_out=True)
+    kept = dataclasses.replace(
+        _r("3", 0.8, ("supported", "no_evidence")),
+        generator_labels=("no_evidence", "no_evidence"),
+        gold_cited_generator=False,
+        n_pairs_generator=2,
+    )
+    rows = {(h.rule, h.threshold): h for h in held_out_sweep((held_a, held_b, kept), (0.0, 0.5))}
+    assert rows[("retrieval", 0.0)].refused_held_out_pct == 0.0
+    assert rows[("retrieval", 0.5)].refused_held_out_pct == 50.0  # q1 below 0.5
+    assert rows[("retrieval + evidence", 0.0)].refused_held_out_pct == 50.0  # q1: no support
+    assert rows[("retrieval + evidence", 0.0)].refused_kept_pct == 0.0
+    assert rows[("retrieval + evidence", 0.0)].unsupported_pct == pytest.approx(100 / 3)
+    assert rows[("retrieval + evidence", 0.0)].kept_answers == 2
+    rep = aggregate((kept,), n_documents=1, k=5, models={})
+    before, after = rep.citations
+    assert before.supported_sentences_pct == 0.0 and after.supported_sentences_pct == 50.0
+    assert before.gold_cited_pct == 0.0
