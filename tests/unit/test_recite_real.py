@@ -115,12 +115,14 @@ def test_a_sentence_citing_a_passage_without_it_is_re_cited_to_the_one_that_hold
     (s,) = answer.sentences
     cited = s.cited_by_generator
     assert cited is not None and cited == (wrong(gen.given),)
-    holder = _holder(gen.given)
+    holders = {n for n, text in gen.given.items() if HOLDER in text}
     assert s.recited and s.label is SentenceLabel.SUPPORTED
     assert s.generator_label is SentenceLabel.NO_EVIDENCE
-    assert s.citations[0] == holder
+    assert s.citations and set(s.citations) <= holders  # only passages that hold it
+    holder = s.citations[0]
     assert HOLDER in s.verdicts[0].evidence  # the deciding window is the review's sentence
-    assert answer.text == f"{CLAIM} [{holder}]" == s.text
+    markers = "".join(f"[{n}]" for n in s.citations)
+    assert answer.text == f"{CLAIM} {markers}" == s.text
     assert answer.generated_text == f"{CLAIM} [{cited[0]}]"
     data = answer_to_dict(answer, session.settings)
     (js,) = data["sentences"]
