@@ -155,6 +155,33 @@ def hand_answer() -> Answer:
     return make_answer()
 
 
+def make_unsupported_answer() -> Answer:
+    """:func:`make_answer` refused by evidence: its contradicted, no-evidence and
+    unreferenced sentences (none supported), generated text and sentences kept."""
+    answer = make_answer()
+    text = ""
+    sentences = []
+    for sentence in answer.sentences[2:]:
+        if text:
+            text += " "
+        start = len(text)
+        text += sentence.text
+        sentences.append(dataclasses.replace(sentence, char_start=start, char_end=len(text)))
+    return dataclasses.replace(
+        answer,
+        text=text,
+        sentences=tuple(sentences),
+        abstained=True,
+        abstain_reason="unsupported",
+    )
+
+
+@pytest.fixture
+def unsupported_answer() -> Answer:
+    """See :func:`make_unsupported_answer`."""
+    return make_unsupported_answer()
+
+
 OTHER_TRIAL = Passage(
     ChunkId(40),
     DocId(7),

@@ -8,6 +8,10 @@ rather than from the answer that was handed in. Styles come from
 so labels read without colour. A sentence that passages elsewhere in the documents contradict
 gets the conflict marker (:data:`~verifai_desktop.serialize.CONFLICT_GLYPH`) after its glyph.
 
+An answer refused by evidence (``Answer.abstain_reason == "unsupported"``) opens on
+:data:`~verifai_desktop.serialize.UNSUPPORTED_TEXT` and the closest evidence for each of its
+sentences; a link shows the generated answer, rendered like any other, and another hides it.
+
 The view also shows the result of checking a claim across the documents
 (:meth:`AnswerView.show_check`, built by :mod:`verifai_desktop.ui.claim_check`); its context
 menu offers that check for the sentence under the mouse or the focused sentence.
@@ -40,13 +44,14 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QMenu, QTextBrowser, QTextEdit, QWidget
 
-from verifai_desktop.domain import Answer, SentenceLabel
+from verifai_desktop.domain import Answer, AnswerSentence, NliLabel, SentenceLabel, Verdict
 from verifai_desktop.serialize import (
     CONFLICT_COLOR,
     CONFLICT_GLYPH,
     CONFLICT_TITLE,
     LABEL_STYLES,
     NOT_FOUND_TEXT,
+    UNSUPPORTED_TEXT,
     LabelStyle,
     claim_text,
     recitation_note,
@@ -67,6 +72,21 @@ CHECK_ACTION_TEXT = "Check across my documents"
 CHECK_ACTION_TIP = (
     "Search every document of this collection for passages that support or contradict this sentence"
 )
+SHOW_GENERATED_HREF = "generated:show"
+HIDE_GENERATED_HREF = "generated:hide"
+SHOW_GENERATED_TEXT = "Show the generated answer"
+HIDE_GENERATED_TEXT = "Hide the generated answer"
+UNSUPPORTED_NOTE = (
+    "An answer was written from the passages, but the verifier found no sentence of it that "
+    "the passages support, so it is not given as an answer. The closest evidence:"
+)
+GENERATED_NOTE = (
+    "The generated answer, shown as verified: none of its sentences is supported by the "
+    "passages given."
+)
+NO_VERDICT_NOTE = "No passage given supports it."
+EVIDENCE_SENTENCES = 4  # sentences whose closest evidence an unsupported answer lists
+CLOSEST_PASSAGES = 5  # passages listed when there is no verdict to show
 ANSWER_HINT = "Ask a question about your documents; the verified answer appears here."
 CHECK_HINT = (
     "Type a statement to check; what each of your documents says about it, with the "
@@ -108,6 +128,42 @@ def sentence_char_format(label: SentenceLabel) -> QTextCharFormat:
     return fmt
 
 
+def refused_by_evidence(answer: Answer) -> bool:
+    """Whether ``answer`` was refused because no sentence of it is supported (its generated
+    sentences are kept), rather than because nothing close enough was retrieved."""
+    return answer.abstained and answer.abstain_reason == "unsupported"
+
+
+def closest_verdict(answer: Answer, sentence: AnswerSentence) -> Verdict | None:
+    """The strongest verdict on ``sentence`` against a passage given to the generator.
+
+    Candidates are the verdicts on its citations, on the generator's own citations when it was
+    re-cited, and on the passages given that contradict it (``conflicts`` numbered in the
+    answer); strength is ``max(P(SUPPORT), P(CONTRADICT))``, as
+    :attr:`verifai_desktop.domain.Evidence.strength`.
+
+    Returns:
+        The verdict, or ``None`` when the sentence has none (it cites no passage).
+    """
+    candidates = [
+        *sentence.verdicts,
+        *sentence.generator_verdicts,
+        *(ev.verdict for ev in sentence.conflicts),
+    ]
+    given = [v for v in candidates if 1 <= v.passage_number <= len(answer.passages)]
+    return max(given, key=lambda v: max(v.p_support, v.p_contradict), default=None)
+
+
+def verdict_phrase(verdict: Verdict) -> str:
+    """What a passage does to a sentence, with the deciding probability:
+    ``"contradicts it (contradict 0.88)"``."""
+    if verdict.label is NliLabel.CONTRADICT:
+        return f"contradicts it (contradict {verdict.p_contradict:.2f})"
+    if verdict.label is NliLabel.SUPPORT:
+        return f"comes closest to supporting it (support {verdict.p_support:.2f})"
+    return f"neither supports nor contradicts it (no evidence {verdict.p_no_evidence:.2f})"
+
+
 @dataclass(frozen=True, slots=True)
 class RenderedSentence:
     """A sentence as read back from the rendered document.
@@ -146,6 +202,8 @@ class AnswerView(QTextBrowser):
             its claim (the text without citation markers).
         evidence_activated(Evidence): a passage of a shown claim check was clicked.
         back_requested(): the link back from a claim check to the answer was clicked.
+        generated_toggled(bool): the generated text of an answer refused by evidence was
+            shown (True) or hidden (False).
     """
 
     sentence_hovered = Signal(int)
@@ -154,6 +212,7 @@ class AnswerView(QTextBrowser):
     claim_check_requested = Signal(str)
     evidence_activated = Signal(object)
     back_requested = Signal()
+    generated_toggled = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -169,6 +228,7 @@ class AnswerView(QTextBrowser):
         self.hovered_index = -1
         self.focused_index = -1
         self._streaming = False
+        self.generated_shown = False  # the generated text of a refused answer is on show
         self.anchorClicked.connect(self.on_anchor_clicked)
         # Painted by paintEvent, word-wrapped: Qt clips a QTextEdit placeholder to one line.
         self.hint_text = ANSWER_HINT
@@ -203,6 +263,7 @@ class AnswerView(QTextBrowser):
         """Empty the view and forget the answer or claim check."""
         self.answer = None
         self.check = None
+        self.generated_shown = False
         self._streaming = False
         self._set_focus_index(-1)
         self.hovered_index = -1
@@ -244,41 +305,119 @@ class AnswerView(QTextBrowser):
         self.setHtml(build_check_html(result, back=back))
         self.moveCursor(QTextCursor.MoveOperation.Start)
 
-    def show_answer(self, answer: Answer) -> None:
-        """Render ``answer``: labelled sentences, or the abstention text with closest passages."""
+    def show_answer(self, answer: Answer, *, show_generated: bool = False) -> None:
+        """Render ``answer``: labelled sentences, or the abstention text with the closest
+        passages (nothing retrieved was close enough) or the closest evidence (no sentence
+        supported).
+
+        Args:
+            answer: the answer.
+            show_generated: for an answer refused by evidence, render its generated sentences
+                (as a normal answer, under the refusal) instead of the closest evidence.
+        """
         self.clear_answer()
         self.answer = answer
+        self.generated_shown = show_generated and refused_by_evidence(answer)
         cursor = QTextCursor(self.document())
-        if answer.abstained:
+        if refused_by_evidence(answer):
+            if self.generated_shown:
+                self._render_generated(cursor, answer)
+            else:
+                self._render_unsupported(cursor, answer)
+        elif answer.abstained:
             self._render_abstention(cursor, answer)
         else:
             self._render_sentences(cursor, answer)
         self.moveCursor(QTextCursor.MoveOperation.Start)
 
-    def _render_abstention(self, cursor: QTextCursor, answer: Answer) -> None:
+    def _insert_headline(self, cursor: QTextCursor, text: str) -> None:
         head = QTextCharFormat()
         head.setFontWeight(QFont.Weight.Bold)
         head.setFontPointSize(self.font().pointSizeF() * 1.25)
-        cursor.insertText(NOT_FOUND_TEXT, head)
+        cursor.insertText(text, head)
+
+    def _insert_link(self, cursor: QTextCursor, text: str, href: str) -> None:
+        link = QTextCharFormat()
+        link.setAnchor(True)
+        link.setAnchorHref(href)
+        link.setForeground(QColor(CITATION_COLOR))
+        link.setFontWeight(QFont.Weight.DemiBold)
+        cursor.insertText(text, link)
+
+    def _insert_closest_passages(self, cursor: QTextCursor, answer: Answer) -> None:
+        for n, passage in enumerate(answer.passages[:CLOSEST_PASSAGES], start=1):
+            cursor.insertBlock(QTextBlockFormat())
+            self._insert_link(cursor, f"[{n}] {passage.source_label()}", f"cite:{n}")
+            snippet = passage.text[:240] + ("…" if len(passage.text) > 240 else "")
+            cursor.insertText(f" — {snippet}", QTextCharFormat())
+
+    def _render_abstention(self, cursor: QTextCursor, answer: Answer) -> None:
+        self._insert_headline(cursor, NOT_FOUND_TEXT)
         cursor.insertBlock()
         cursor.insertText(
             "No passage in this collection is close enough to the question to answer it. "
             "The closest passages were:",
             QTextCharFormat(),
         )
-        for n, passage in enumerate(answer.passages[:5], start=1):
-            cursor.insertBlock(QTextBlockFormat())
-            link = QTextCharFormat()
-            link.setAnchor(True)
-            link.setAnchorHref(f"cite:{n}")
-            link.setForeground(QColor(CITATION_COLOR))
-            link.setFontWeight(QFont.Weight.DemiBold)
-            cursor.insertText(f"[{n}] {passage.source_label()}", link)
-            snippet = passage.text[:240] + ("…" if len(passage.text) > 240 else "")
-            cursor.insertText(f" — {snippet}", QTextCharFormat())
+        self._insert_closest_passages(cursor, answer)
+
+    def _render_unsupported(self, cursor: QTextCursor, answer: Answer) -> None:
+        """The refusal, then per sentence (the first :data:`EVIDENCE_SENTENCES`) its
+        strongest verdict's passage and deciding window, then the link to the answer."""
+        self._insert_headline(cursor, UNSUPPORTED_TEXT)
+        cursor.insertBlock()
+        cursor.insertText(UNSUPPORTED_NOTE, QTextCharFormat())
+        quote = QTextCharFormat()
+        quote.setFontItalic(True)
+        indent = QTextBlockFormat()
+        indent.setIndent(1)
+        spaced = QTextBlockFormat()
+        spaced.setTopMargin(6)
+        shown = answer.sentences[:EVIDENCE_SENTENCES]
+        if not any(closest_verdict(answer, s) for s in shown):
+            self._insert_closest_passages(cursor, answer)
+        else:
+            for sentence in shown:
+                cursor.insertBlock(spaced)
+                cursor.insertText(f"\u201c{claim_text(sentence)}\u201d", quote)
+                cursor.insertBlock(indent)
+                verdict = closest_verdict(answer, sentence)
+                if verdict is None:
+                    cursor.insertText(NO_VERDICT_NOTE, QTextCharFormat())
+                    continue
+                n = verdict.passage_number
+                source = answer.passages[n - 1].source_label()
+                self._insert_link(cursor, f"[{n}] {source}", f"cite:{n}")
+                said = f" {verdict_phrase(verdict)}"
+                if verdict.evidence.strip():
+                    said += f": \u201c{verdict.evidence.strip()}\u201d"
+                cursor.insertText(said, QTextCharFormat())
+            more = len(answer.sentences) - len(shown)
+            if more > 0:
+                cursor.insertBlock(spaced)
+                cursor.insertText(
+                    f"and {more} more {'sentence' if more == 1 else 'sentences'}.",
+                    QTextCharFormat(),
+                )
+        link_block = QTextBlockFormat()
+        link_block.setTopMargin(12)
+        cursor.insertBlock(link_block)
+        self._insert_link(cursor, SHOW_GENERATED_TEXT, SHOW_GENERATED_HREF)
+
+    def _render_generated(self, cursor: QTextCursor, answer: Answer) -> None:
+        """The refusal, the link back to the closest evidence, then the generated answer."""
+        self._insert_headline(cursor, UNSUPPORTED_TEXT)
+        cursor.insertBlock()
+        cursor.insertText(GENERATED_NOTE, QTextCharFormat())
+        cursor.insertBlock(QTextBlockFormat())
+        self._insert_link(cursor, HIDE_GENERATED_TEXT, HIDE_GENERATED_HREF)
+        sentences = QTextBlockFormat()
+        sentences.setTopMargin(10)
+        cursor.insertBlock(sentences)
+        self._render_sentences(cursor, answer)
 
     def _render_sentences(self, cursor: QTextCursor, answer: Answer) -> None:
-        block = QTextBlockFormat()
+        block = cursor.blockFormat()  # keeps the margins of a block made for the sentences
         block.setLineHeight(150.0, int(QTextBlockFormat.LineHeightTypes.ProportionalHeight.value))
         cursor.setBlockFormat(block)
         prev_end = 0
@@ -488,12 +627,22 @@ class AnswerView(QTextBrowser):
         self.popup.hide()
         super().focusOutEvent(e)
 
-    def _sentence_count(self) -> int:
-        return len(self.answer.sentences) if self.answer and not self.answer.abstained else 0
+    def sentence_count(self) -> int:
+        """Sentences rendered for hover, Tab and Enter: the answer's, or 0 while an abstention
+        is shown (a refused answer's count once its generated text is shown)."""
+        if self.answer is None or (self.answer.abstained and not self.generated_shown):
+            return 0
+        return len(self.answer.sentences)
+
+    def set_generated_shown(self, shown: bool) -> None:
+        """Show or hide the generated text of an answer refused by evidence."""
+        if self.answer is not None and refused_by_evidence(self.answer):
+            self.show_answer(self.answer, show_generated=shown)
+            self.generated_toggled.emit(self.generated_shown)
 
     def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802 (Qt override)
         """Tab and Shift+Tab step through the sentences, then leave the view."""
-        n = self._sentence_count()
+        n = self.sentence_count()
         if n and self.hasFocus():
             target = self.focused_index + (1 if next else -1)
             if self.focused_index < 0 and not next:
@@ -506,7 +655,7 @@ class AnswerView(QTextBrowser):
         return super().focusNextPrevChild(next)
 
     def keyPressEvent(self, e: QKeyEvent) -> None:  # noqa: N802 (Qt override)
-        n = self._sentence_count()
+        n = self.sentence_count()
         key = e.key()
         if n and key in (Qt.Key.Key_Down, Qt.Key.Key_Right):
             self.focus_sentence(min(n - 1, self.focused_index + 1))
@@ -581,7 +730,18 @@ class AnswerView(QTextBrowser):
         index = self.focused_index if keyboard else self.sentence_at(pos)
         if index < 0:
             index = self.focused_index
-        if self.answer is not None and 0 <= index < self._sentence_count():
+        if self.answer is not None and refused_by_evidence(self.answer):
+            shown = self.generated_shown
+            toggle = QAction(HIDE_GENERATED_TEXT if shown else SHOW_GENERATED_TEXT, menu)
+            toggle.setObjectName("toggleGeneratedAction")
+            toggle.triggered.connect(lambda: self.set_generated_shown(not shown))
+            if menu.actions():
+                first = menu.actions()[0]
+                menu.insertAction(first, toggle)
+                menu.insertSeparator(first)
+            else:
+                menu.addAction(toggle)
+        if self.answer is not None and 0 <= index < self.sentence_count():
             claim = claim_text(self.answer.sentences[index])
             action = QAction(CHECK_ACTION_TEXT, menu)
             action.setObjectName("checkSentenceAction")
@@ -610,14 +770,18 @@ class AnswerView(QTextBrowser):
     @Slot(QUrl)
     def on_anchor_clicked(self, url: QUrl) -> None:
         """``cite:N`` and ``sent:I:N`` links open passage N (when the sentence cites one);
-        in a claim check, ``evidence:`` links open their passage and :data:`BACK_HREF` asks
-        for the answer back."""
+        :data:`SHOW_GENERATED_HREF` and :data:`HIDE_GENERATED_HREF` show and hide the
+        generated text of a refused answer; in a claim check, ``evidence:`` links open their
+        passage and :data:`BACK_HREF` asks for the answer back."""
         href = url.toString()
         if self.check is not None:
             if href == BACK_HREF:
                 self.back_requested.emit()
             elif (evidence := evidence_for_href(self.check, href)) is not None:
                 self.evidence_activated.emit(evidence)
+            return
+        if href in (SHOW_GENERATED_HREF, HIDE_GENERATED_HREF):
+            self.set_generated_shown(href == SHOW_GENERATED_HREF)
             return
         parts = href.split(":")
         if parts[0] == "cite" and len(parts) == 2 and parts[1].isdigit():

@@ -50,6 +50,8 @@ from verifai_desktop.errors import Cancelled, SettingsError, VerifaiError
 from verifai_desktop.serialize import (
     CHECK_VERDICT_TEXT,
     EXPORT_FORMATS,
+    NOT_FOUND_TEXT,
+    UNSUPPORTED_TEXT,
     answer_to_html,
     answer_to_markdown,
     format_for_path,
@@ -57,7 +59,13 @@ from verifai_desktop.serialize import (
 )
 from verifai_desktop.settings import Settings, load_settings, save_settings
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.ui.answer_view import ANSWER_HINT, CHECK_HINT, AnswerView, LegendView
+from verifai_desktop.ui.answer_view import (
+    ANSWER_HINT,
+    CHECK_HINT,
+    AnswerView,
+    LegendView,
+    refused_by_evidence,
+)
 from verifai_desktop.ui.document_view import DocumentView
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.library_panel import LibraryPanel
@@ -96,6 +104,8 @@ MODES = (
     ),
 )
 RUN_TEXT = {ASK_MODE: "Ask", CHECK_MODE: "Check"}
+ANSWER_STATUS = "Answer verified. Hover or Tab through sentences for evidence."
+NOT_SUPPORTED_SUMMARY = "Not supported"  # summary line of an answer refused by evidence
 CHECKING_TEXT = "Searching your documents for passages that support or contradict the claim…"
 
 
@@ -123,6 +133,9 @@ class MainWindow(QMainWindow):
         self.ask_task: Task[Answer] | None = None
         self.check_task: Task[CheckResult] | None = None
         self.check_result: CheckResult | None = None
+        # The generated text of a refused answer was on show when one of its sentences was
+        # checked; back from the check, it is shown again.
+        self._generated_shown = False
         self._session: AskSession | None = None
         self._models_ready = False  # set on the UI thread once a question was answered
         self.host = CollectionHost(self.runner, lambda: self.settings, self)
@@ -450,12 +463,7 @@ class MainWindow(QMainWindow):
         names = [str(m.get("name", "")) for m in answer.models.values() if m.get("name")]
         if names:
             self.model_status.setText("Models: " + " · ".join(Path(n).name for n in names))
-        self.statusBar().showMessage(
-            "Not found in your documents."
-            if answer.abstained
-            else "Answer verified. Hover or Tab through sentences for evidence.",
-            10000,
-        )
+        self.statusBar().showMessage(answer_status(answer), 10000)
 
     @Slot()
     def on_ask_finished(self) -> None:
@@ -520,6 +528,7 @@ class MainWindow(QMainWindow):
             return result
 
         keep = from_answer and self.answer is not None
+        self._generated_shown = keep and self.answer_view.generated_shown
         self.check_result = None
         if not keep:
             self.answer = None
@@ -580,7 +589,7 @@ class MainWindow(QMainWindow):
         if self.answer is None:
             return
         self.check_result = None
-        self.answer_view.show_answer(self.answer)
+        self.answer_view.show_answer(self.answer, show_generated=self._generated_shown)
         self._set_answer_actions(True)
         self.answer_info.setText(answer_summary(self.answer))
 
@@ -755,11 +764,27 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Yes
 
 
+def answer_status(answer: Answer) -> str:
+    """The status-bar message for a new answer: verified, not found (nothing close enough
+    retrieved) or not supported (no sentence of the generated answer supported)."""
+    if refused_by_evidence(answer):
+        return f"{UNSUPPORTED_TEXT}: no sentence of the generated answer is supported."
+    if answer.abstained:
+        return f"{NOT_FOUND_TEXT}."
+    return ANSWER_STATUS
+
+
 def answer_summary(answer: Answer) -> str:
-    """``"3 supported, 1 contradicted · retrieve 0.2 s · generate 9.1 s · verify 1.3 s"``."""
+    """``"3 supported, 1 contradicted · retrieve 0.2 s · generate 9.1 s · verify 1.3 s"``;
+    an abstention leads with why: ``"Not found in your documents · retrieve 0.2 s"``,
+    ``"Not supported: 2 no evidence, 1 contradicted · retrieve 0.2 s · …"``."""
     t = answer.timings_ms
     counts = label_counts(s.label for s in answer.sentences)
     summary = ", ".join(f"{n} {label.value.replace('_', ' ')}" for label, n in counts.items() if n)
+    if refused_by_evidence(answer):
+        summary = f"{NOT_SUPPORTED_SUMMARY}: {summary}" if summary else NOT_SUPPORTED_SUMMARY
+    elif answer.abstained:
+        summary = NOT_FOUND_TEXT
     times = " · ".join(
         f"{k} {t[k] / 1000:.1f} s" for k in ("retrieve", "generate", "verify") if k in t
     )

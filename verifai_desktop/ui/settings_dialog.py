@@ -6,6 +6,7 @@ import dataclasses
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -21,7 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from verifai_desktop.settings import SEARCH_MODES, Settings, save_settings
+from verifai_desktop.serialize import CONFLICT_GLYPH, UNSUPPORTED_TEXT
+from verifai_desktop.settings import MAX_CONFLICT_BUDGET, SEARCH_MODES, Settings, save_settings
 from verifai_desktop.ui.errors import show_error
 
 
@@ -41,6 +43,35 @@ def _dspin(lo: float, hi: float, value: float, tip: str, step: float = 0.05) -> 
     s.setValue(value)
     s.setToolTip(tip)
     return s
+
+
+def _check(text: str, checked: bool, tip: str) -> QCheckBox:
+    c = QCheckBox(text)
+    c.setChecked(checked)
+    c.setToolTip(tip)
+    return c
+
+
+RECITE_TEXT = "Re-cite sentences to the passage that supports them"
+RECITE_TIP = (
+    "Check every sentence against all the passages given to the model, not only the ones it "
+    "cited, and cite the passages that support it instead of the ones that do not"
+)
+CONFLICT_SEARCH_TEXT = "Search all documents for contradictions"
+CONFLICT_SEARCH_TIP = (
+    "After answering, search the whole collection for passages that contradict each sentence "
+    f"and mark such sentences with {CONFLICT_GLYPH}"
+)
+CONFLICT_BUDGET_TIP = (
+    "How many candidate passages the contradiction search checks for each sentence; "
+    "more finds more contradictions and takes longer"
+)
+ABSTAIN_UNSUPPORTED_TEXT = "Decline to answer when nothing is supported"
+ABSTAIN_UNSUPPORTED_TIP = (
+    "When no sentence of the answer is supported by the passages, say "
+    f"“{UNSUPPORTED_TEXT}” and show the closest evidence; the generated answer is "
+    "shown only on request"
+)
 
 
 class SettingsDialog(QDialog):
@@ -122,12 +153,24 @@ class SettingsDialog(QDialog):
             "Best cosine below which the app answers 'Not found in your documents'",
             0.01,
         )
+        self.recite = _check(RECITE_TEXT, v.recite, RECITE_TIP)
+        self.conflict_search = _check(CONFLICT_SEARCH_TEXT, v.conflict_search, CONFLICT_SEARCH_TIP)
+        self.conflict_budget = _spin(1, MAX_CONFLICT_BUDGET, v.conflict_budget, CONFLICT_BUDGET_TIP)
+        self.conflict_budget.setEnabled(v.conflict_search)
+        self.abstain_unsupported = _check(
+            ABSTAIN_UNSUPPORTED_TEXT, v.abstain_unsupported, ABSTAIN_UNSUPPORTED_TIP
+        )
         verify_box = QGroupBox("Verification and abstention")
         vf = QFormLayout(verify_box)
         vf.addRow("Support threshold:", self.support_threshold)
         vf.addRow("Contradiction threshold:", self.contradict_threshold)
         vf.addRow("Premise:", self.premise)
+        vf.addRow(self.recite)
+        vf.addRow(self.conflict_search)
+        vf.addRow("Passages checked per sentence:", self.conflict_budget)
         vf.addRow("Abstention threshold:", self.abstain_threshold)
+        vf.addRow(self.abstain_unsupported)
+        self.conflict_search.toggled.connect(self.conflict_budget.setEnabled)
 
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
@@ -168,6 +211,10 @@ class SettingsDialog(QDialog):
                 contradict_threshold=round(self.contradict_threshold.value(), 4),
                 premise=premise,  # type: ignore[arg-type]
                 abstain_threshold=round(self.abstain_threshold.value(), 4),
+                recite=self.recite.isChecked(),
+                conflict_search=self.conflict_search.isChecked(),
+                conflict_budget=self.conflict_budget.value(),
+                abstain_unsupported=self.abstain_unsupported.isChecked(),
             ),
         )
 

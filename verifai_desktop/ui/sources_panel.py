@@ -54,6 +54,11 @@ CONFLICT_HELP = (
     "Passages elsewhere in your documents that contradict a sentence of the answer. "
     "Click one to open it."
 )
+NOT_FOUND_CAPTION = "Closest passages (not close enough to answer):"
+UNSUPPORTED_CAPTION = (
+    "{n} passages given to the generator; none supports a sentence of its answer. "
+    "Click one to open it."
+)
 CELL_PADDING_PX = 6  # left and right, like the style's item padding
 ROW_PADDING_PX = 10  # above and below the two lines
 SEPARATOR = ", "  # between file name and location, as in Passage.source_label()
@@ -253,14 +258,25 @@ class SourcesPanel(QWidget):
 
     def set_answer(self, answer: Answer) -> None:
         """Show ``answer``'s passages and, below them, its conflicting passages from
-        elsewhere in the documents (:func:`~verifai_desktop.serialize.collection_conflicts`)."""
-        self.set_passages(answer.passages, abstained=answer.abstained)
+        elsewhere in the documents (:func:`~verifai_desktop.serialize.collection_conflicts`).
+
+        The caption says why an abstained answer's passages are shown: they were not close
+        enough to answer (nothing was generated), or they were given to the generator but
+        support no sentence of its answer (whose conflicts are still listed)."""
+        if not answer.abstained:
+            caption = ""
+        elif answer.abstain_reason == "unsupported":
+            caption = UNSUPPORTED_CAPTION.format(n=len(answer.passages))
+        else:
+            caption = NOT_FOUND_CAPTION
+        self.set_passages(answer.passages, caption=caption)
         self.set_conflicts(answer)
 
     def set_conflicts(self, answer: Answer) -> None:
         """List the passages outside ``answer.passages`` that contradict its sentences: title,
         file and page, the contradicting sentence, P(CONTRADICT); hidden when there are none."""
-        self.conflicts = () if answer.abstained else collection_conflicts(answer)
+        # An answer refused by evidence keeps its sentences and their conflicts.
+        self.conflicts = collection_conflicts(answer)
         table = self.conflict_table
         table.setRowCount(len(self.conflicts))
         line_px = table.fontMetrics().lineSpacing()
@@ -307,13 +323,16 @@ class SourcesPanel(QWidget):
             evidence: Evidence = self.conflicts[row].evidence
             self.conflict_activated.emit(evidence)
 
-    def set_passages(self, passages: tuple[Passage, ...], *, abstained: bool = False) -> None:
-        """Show ``passages`` (``passages[i]`` is citation ``[i + 1]``)."""
+    def set_passages(self, passages: tuple[Passage, ...], *, caption: str = "") -> None:
+        """Show ``passages`` (``passages[i]`` is citation ``[i + 1]``).
+
+        Args:
+            passages: the passages.
+            caption: the line above them; ``""`` says they were given to the generator.
+        """
         self.passages = passages
         self.caption.setText(
-            "Closest passages (not close enough to answer):"
-            if abstained
-            else f"{len(passages)} passages given to the generator. Click one to open it."
+            caption or f"{len(passages)} passages given to the generator. Click one to open it."
         )
         self.table.setRowCount(len(passages))
         row_px = 2 * self.table.fontMetrics().lineSpacing() + ROW_PADDING_PX
