@@ -15,12 +15,21 @@ import pytest
 
 from tests.conftest import DOCS_CLEAN
 from verifai_desktop.cli import main
-from verifai_desktop.domain import SentenceLabel
+from verifai_desktop.domain import Answer, SentenceLabel
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.pipeline import AskSession
+from verifai_desktop.retrieve import Retriever
 from verifai_desktop.serialize import CHECK_SCHEMA, answer_to_dict
-from verifai_desktop.settings import RetrievalSettings, Settings, VerifySettings, save_settings
+from verifai_desktop.settings import (
+    GenerationSettings,
+    RetrievalSettings,
+    Settings,
+    VerifySettings,
+    save_settings,
+)
 from verifai_desktop.store.collection import Collection
+from verifai_desktop.verify.answer import verify_answer
+from verifai_desktop.verify.nli import get_verifier
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +57,7 @@ class ScriptedGenerator:
         self.given: dict[int, str] = {}
 
     def count_tokens(self, text: str) -> int:
-        return len(text.split()) * 2
+        return len(text.split())
 
     def stream(
         self,
@@ -80,11 +89,30 @@ def _registry_note(folder: Path) -> Path:
     return note
 
 
+RISK_QUERY = "pulmonary embolism morbidity and mortality after deep venous thrombosis"
+
+
+def _risk_note(folder: Path) -> Path:
+    """A third document of real sentences of the review (its introduction) that speaks of
+    pulmonary embolism without the page-1 statement: a passage that lacks the claim."""
+    note = folder / "risk_note.md"
+    note.write_text(
+        "# Risk of thrombosis after trauma\n\n"
+        "Multisystem traumatic injury is a significant risk factor for the development of a "
+        "deep venous thrombosis (DVT). Without thromboprophylaxis, overall DVT rates exceed "
+        "50%. Although DVT alone is not life-threatening, a resulting pulmonary embolism (PE) "
+        "carries potentially significant morbidity and mortality.\n",
+        encoding="utf-8",
+    )
+    return note
+
+
 @pytest.fixture(scope="module")
 def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collection]:
     folder = tmp_path_factory.mktemp("docs")
     shutil.copy(DOCS_CLEAN / DVT_REVIEW, folder / DVT_REVIEW)
     _registry_note(folder)
+    _risk_note(folder)
     with Collection.open("trauma", create=True) as c:
         report = c.add_paths([folder])
         assert report.chunks_indexed > 30
@@ -93,7 +121,8 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collection]
 
 def _session(choose: Callable[[dict[int, str]], int]) -> tuple[AskSession, ScriptedGenerator]:
     settings = Settings(
-        retrieval=RetrievalSettings(k=4),
+        retrieval=RetrievalSettings(k=6),
+        generation=GenerationSettings(prompt_passage_tokens=6000),  # all six passages given
         verify=VerifySettings(abstain_threshold=-1.0, premise="sentences"),
     )
     gen = ScriptedGenerator(choose)
@@ -107,28 +136,35 @@ def _holder(given: dict[int, str]) -> int:
 def test_a_sentence_citing_a_passage_without_it_is_re_cited_to_the_one_that_holds_it(
     collection: Collection,
 ) -> None:
-    def wrong(given: dict[int, str]) -> int:  # a passage of the review without the sentence
-        return next(n for n, t in given.items() if HOLDER not in t and "registry" not in t)
-
-    session, gen = _session(wrong)
-    answer = session.ask(collection, QUESTION)
-    (s,) = answer.sentences
-    cited = s.cited_by_generator
-    assert cited is not None and cited == (wrong(gen.given),)
-    holders = {n for n, text in gen.given.items() if HOLDER in text}
+    """The real retriever's passages for the question, an answer citing one of the review's
+    passages that lacks the sentence, the real verifier: re-cited to the passage holding it."""
+    settings = Settings(verify=VerifySettings(premise="sentences"))
+    retriever = Retriever(collection, settings.retrieval)
+    review = [p for p in retriever.search(QUESTION, k=10) if p.path.name == DVT_REVIEW]
+    risk = [p for p in retriever.search(RISK_QUERY, k=10) if p.path.name == "risk_note.md"]
+    passages = (risk[0], review[0])  # the generator is given the note first
+    holders = {n for n, p in enumerate(passages, start=1) if HOLDER in p.text}
+    lacking = [n for n, p in enumerate(passages, start=1) if HOLDER not in p.text]
+    assert holders and lacking, [p.text[:40] for p in passages]
+    wrong = lacking[0]
+    generated = f"{CLAIM} [{wrong}]"
+    verifier = get_verifier(settings.models.verifier)
+    result = verify_answer(verifier, generated, passages, settings.verify)
+    (s,) = result.sentences
+    assert s.cited_by_generator == (wrong,)
     assert s.recited and s.label is SentenceLabel.SUPPORTED
     assert s.generator_label is SentenceLabel.NO_EVIDENCE
     assert s.citations and set(s.citations) <= holders  # only passages that hold it
-    holder = s.citations[0]
     assert HOLDER in s.verdicts[0].evidence  # the deciding window is the review's sentence
     markers = "".join(f"[{n}]" for n in s.citations)
-    assert answer.text == f"{CLAIM} {markers}" == s.text
-    assert answer.generated_text == f"{CLAIM} [{cited[0]}]"
-    data = answer_to_dict(answer, session.settings)
-    (js,) = data["sentences"]
-    assert js["recited"] and js["cited_by_generator"] == list(cited)
-    assert js["citations"][0] == holder
-    assert js["supported_by"][0]["passage"] == holder
+    assert result.text == f"{CLAIM} {markers}" == s.text
+    assert result.generated_text == generated
+    answer = Answer(QUESTION, result.text, result.sentences, passages,
+                    generated_text=result.generated_text)  # fmt: skip
+    (js,) = answer_to_dict(answer, settings)["sentences"]
+    assert js["recited"] and js["cited_by_generator"] == [wrong]
+    assert js["citations"] == list(s.citations)
+    assert js["supported_by"][0]["passage"] == s.citations[0]
 
 
 def test_a_document_that_contradicts_the_supported_sentence_is_surfaced(
@@ -164,7 +200,8 @@ def test_verifai_check_json_names_both_documents(
                          "contradicting"}  # fmt: skip
     assert data["claim"] == CLAIM and data["candidates"] >= 2
     labels = {d["file"]: d["label"] for d in data["documents"]}
-    assert labels == {DVT_REVIEW: "SUPPORT", "registry_note.md": "CONTRADICT"}
+    assert labels[DVT_REVIEW] == "SUPPORT" and labels["registry_note.md"] == "CONTRADICT"
+    assert labels.get("risk_note.md", "NO_EVIDENCE") == "NO_EVIDENCE"
     for d in data["documents"]:
         assert set(d) == {"doc_id", "path", "file", "title", "label", "probability", "evidence"}
         assert 0.5 <= d["probability"] <= 1.0
