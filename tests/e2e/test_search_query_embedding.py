@@ -1,4 +1,5 @@
-"""`verifai ingest`, `search` and `ask` embed with ONNX Runtime: PyTorch is never imported.
+"""`verifai ingest`, `search`, `ask` and `check` embed with ONNX Runtime: PyTorch is never
+imported.
 
 The bundled embedder used to run on PyTorch (sentence-transformers), with an ONNX export for
 queries only; now chunks and queries both go through the shipped ONNX model, and the default
@@ -17,7 +18,7 @@ from tests.conftest import DOCS_CLEAN
 TORCH_STACK = ("torch", "transformers", "sentence_transformers")
 
 
-def test_ingest_search_and_ask_import_no_torch(tmp_path: Path) -> None:
+def test_ingest_search_ask_and_check_import_no_torch(tmp_path: Path) -> None:
     doc = DOCS_CLEAN / "deep_rules_09_overfitting.md"
     code = (
         "import sys\n"
@@ -25,6 +26,9 @@ def test_ingest_search_and_ask_import_no_torch(tmp_path: Path) -> None:
         f"assert main(['ingest', {str(doc)!r}, '-c', 'tiny']) == 0\n"
         "assert main(['search', 'how to detect overfitting', '-c', 'tiny', '-k', '3']) == 0\n"
         "assert main(['ask', 'zyxwv qpmlk', '-c', 'tiny']) == 0\n"  # abstains: no generator
+        # The claim check's dense neighbours (verify/conflicts.py) embed the claim too.
+        "assert main(['check', 'A validation set detects overfitting.', '-c', 'tiny',"
+        " '--budget', '2']) == 0\n"
         "import verifai_desktop.generate.llama, verifai_desktop.verify.check\n"  # ask's full path
         f"loaded = sorted(m for m in sys.modules if m.split('.')[0] in {TORCH_STACK!r})\n"
         "print('torch-stack=' + ','.join(loaded))\n"
