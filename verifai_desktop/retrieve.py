@@ -273,17 +273,17 @@ class Retriever:
         if len(self.collection.vectors) == 0:
             return []
         embedder = self.embedder
-        embed_query = getattr(embedder, "embed_query", None)
         if not self._loaded:
             t_load = time.perf_counter()
-            _ = embedder.dim  # loads the model: timed apart from the query
-            prepare = getattr(embedder, "prepare_query", None)
-            if prepare is not None:
-                prepare()  # the ONNX query encoder (exported once per data root)
+            load = getattr(embedder, "load", None)  # OnnxEmbedder: tokenizer + query session
+            if load is not None:
+                load()  # timed apart from the query
+            else:
+                _ = embedder.dim
             self.last_timings_ms["load"] = (time.perf_counter() - t_load) * 1000.0
             self._loaded = True
         t0 = time.perf_counter()
-        q = embed_query(query) if embed_query is not None else embedder.embed([query])[0]
+        q = embedder.embed([query])[0]
         t1 = time.perf_counter()
         approx = self.collection.vectors.search(q, limit)
         exact = self.collection.catalog.vectors([cid for cid, _ in approx])

@@ -1,32 +1,48 @@
-"""The bundled embedder: token counting for the chunker, and ONNX query embedding == PyTorch."""
+"""`verifai ingest`, `search`, `ask` and `check` embed with ONNX Runtime: PyTorch is never
+imported.
+
+The bundled embedder used to run on PyTorch (sentence-transformers), with an ONNX export for
+queries only; now chunks and queries both go through the shipped ONNX model, and the default
+install has no torch at all.
+"""
 
 from __future__ import annotations
 
-import numpy as np
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-from verifai_desktop.index.embedder import SentenceTransformerEmbedder
-from verifai_desktop.index.onnx_query import OnnxQueryEncoder
-from verifai_desktop.settings import models_dir
+from tests.conftest import DOCS_CLEAN
 
-QUERIES = (
-    "0-dimensional biomaterials show inductive properties.",
-    "COVID-19: (why?) transmission in hospitals",
-    "A" * 3000,  # longer than 256 word pieces: both paths truncate the same way
-)
+TORCH_STACK = ("torch", "transformers", "sentence_transformers")
 
 
-def test_bundled_embedder_onnx_queries_match_pytorch() -> None:
-    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2")  # fresh: no process cache
-    assert (embedder.dim, embedder.max_tokens) == (384, 256)
-    assert embedder.count_tokens("") == 0
-    assert embedder.count_tokens_batch(["hello world", "hello " * 300]) == [2, 300]
-    embedder.prepare_query()
-    assert isinstance(embedder._query_encoder, OnnxQueryEncoder)
-    assert (models_dir() / "embedders" / "all-MiniLM-L6-v2" / "query.onnx").is_file()
-    torch_vectors = embedder.embed(list(QUERIES))
-    assert torch_vectors.shape == (3, 384) and torch_vectors.dtype == np.float32
-    for query, reference in zip(QUERIES, torch_vectors, strict=True):
-        vector = embedder.embed_query(query)
-        assert vector.shape == (384,) and vector.dtype == np.float32
-        assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
-        assert float(np.dot(vector, reference)) > 0.9999
+def test_ingest_search_ask_and_check_import_no_torch(tmp_path: Path) -> None:
+    doc = DOCS_CLEAN / "deep_rules_09_overfitting.md"
+    code = (
+        "import sys\n"
+        "from verifai_desktop.cli import main\n"
+        f"assert main(['ingest', {str(doc)!r}, '-c', 'tiny']) == 0\n"
+        "assert main(['search', 'how to detect overfitting', '-c', 'tiny', '-k', '3']) == 0\n"
+        "assert main(['ask', 'zyxwv qpmlk', '-c', 'tiny']) == 0\n"  # abstains: no generator
+        # The claim check's dense neighbours (verify/conflicts.py) embed the claim too.
+        "assert main(['check', 'A validation set detects overfitting.', '-c', 'tiny',"
+        " '--budget', '2']) == 0\n"
+        "import verifai_desktop.generate.llama, verifai_desktop.verify.check\n"  # ask's full path
+        f"loaded = sorted(m for m in sys.modules if m.split('.')[0] in {TORCH_STACK!r})\n"
+        "print('torch-stack=' + ','.join(loaded))\n"
+        "print('onnxruntime=' + str('onnxruntime' in sys.modules))\n"
+    )
+    env = {**os.environ, "VERIFAI_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "torch-stack=\n" in out.stdout
+    assert "onnxruntime=True\n" in out.stdout  # the embedder ran, on ONNX Runtime
+    assert "deep_rules_09_overfitting.md" in out.stdout  # search found the document

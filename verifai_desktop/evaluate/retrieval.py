@@ -197,19 +197,14 @@ class PrimedEmbedder:
         self._cache: dict[str, NDArray[np.float32]] = {}
 
     def prime(self, texts: Iterable[str]) -> None:
-        """Embed every text not cached yet.
+        """Embed every text not cached yet, in one batched :meth:`embed` call.
 
-        Uses the wrapped embedder's own query path (``embed_query``, e.g. ONNX Runtime) when it
-        has one, so the vectors are exactly those an interactive search gets; otherwise one
-        batched :meth:`embed` call.
+        A text's vector does not depend on its batch
+        (:class:`~verifai_desktop.index.onnx_embedder.OnnxEmbedder`), so these are the vectors
+        an interactive search gets.
         """
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if not todo:
-            return
-        embed_query = getattr(self.base, "embed_query", None)
-        if embed_query is not None:
-            for text in todo:
-                self._cache[text] = np.asarray(embed_query(text), dtype=np.float32)
             return
         vectors = self.base.embed(todo)
         self._cache.update(zip(todo, vectors, strict=True))

