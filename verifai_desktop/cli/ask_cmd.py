@@ -10,7 +10,7 @@ from pathlib import Path
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
 from verifai_desktop.domain import Answer, Progress, SentenceLabel
-from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_report
+from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_comparison, format_report
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.serialize import (
@@ -78,6 +78,14 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--no-cache",
         action="store_true",
         help="generate again instead of replaying identical earlier generations",
+    )
+    p.add_argument(
+        "--generator",
+        action="append",
+        default=None,
+        metavar="NAME_OR_PATH",
+        help="generator to answer with (catalog name or GGUF path; default: the settings'); "
+        "repeat it to run each on the same questions and print them side by side",
     )
     p.add_argument(
         "--held-out",
@@ -201,19 +209,31 @@ def render_answer(answer: Answer, settings: Settings) -> None:
 def run_eval_answers(args: argparse.Namespace) -> int:
     """PubMedQA answer evaluation: citation coverage, support, decision agreement, timings."""
     settings = load_settings()
-    report = evaluate_pubmedqa(
-        args.pubmedqa,
-        limit=args.limit,
-        k=args.k,
-        corpus_limit=args.corpus_limit,
-        collection_name=args.collection,
-        settings=settings,
-        progress=_stderr_progress(not args.json),
-        use_cache=not args.no_cache,
-        held_out=args.held_out,
-    )
+    generators: list[str] = args.generator or [settings.models.generator]
+    reports = []
+    for i, generator in enumerate(generators):
+        run_settings = dataclasses.replace(
+            settings, models=dataclasses.replace(settings.models, generator=generator)
+        )
+        report = evaluate_pubmedqa(
+            args.pubmedqa,
+            limit=args.limit,
+            k=args.k,
+            corpus_limit=args.corpus_limit,
+            collection_name=args.collection,
+            settings=run_settings,
+            progress=_stderr_progress(not args.json),
+            use_cache=not args.no_cache,
+            held_out=args.held_out,
+        )
+        reports.append(report)
+        if not args.json:
+            print(("\n" if i else "") + format_report(report), flush=True)
     if args.json:
-        print_json(dataclasses.asdict(report))
-    else:
-        print(format_report(report))
+        if len(reports) == 1:
+            print_json(dataclasses.asdict(reports[0]))
+        else:
+            print_json({"runs": [dataclasses.asdict(r) for r in reports]})
+    elif len(reports) > 1:
+        print("\n" + format_comparison(reports))
     return 0

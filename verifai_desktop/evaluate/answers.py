@@ -274,6 +274,7 @@ class AnswersReport:
         verify_share_pct: verification (re-citation + contradiction search) as a share of
             the answer's wall time (mean verify / mean total, same run).
         held_out: the held-out sweep (held-out mode only).
+        sentences_per_answer: mean answer length, sentences.
     """
 
     n_questions: int
@@ -298,6 +299,7 @@ class AnswersReport:
     conflict_sentences_pct: float = 0.0
     verify_share_pct: float = 0.0
     held_out: tuple[HeldOutRow, ...] = ()
+    sentences_per_answer: float = 0.0
 
 
 def _pct(num: float, den: float) -> float:
@@ -424,6 +426,7 @@ def aggregate(
         conflict_sentences_pct=_pct(sum(r.n_conflicts for r in results), n_sent),
         verify_share_pct=_pct(mean.get("verify", 0.0), mean.get("total", 0.0)),
         held_out=held_out_sweep(results) if any(r.held_out for r in results) else (),
+        sentences_per_answer=n_sent / len(results) if results else 0.0,
     )
 
 
@@ -755,7 +758,9 @@ def format_report(report: AnswersReport) -> str:
     """The report as plain-text tables."""
     lines = [
         f"PubMedQA answers: {report.n_questions} questions, {report.n_documents} abstracts, "
-        f"k={report.k}, {report.n_sentences} sentences",
+        f"k={report.k}, {report.n_sentences} sentences "
+        f"({report.sentences_per_answer:.1f} per answer)",
+        f"generator: {generator_name(report)}",
         "",
         f"{'metric':<40}{'ours':>10}",
         f"{'citation coverage (%)':<40}{report.coverage_pct:>10.2f}",
@@ -817,4 +822,47 @@ def format_report(report: AnswersReport) -> str:
                 f"{h.refused_kept_pct:>16.1f}{h.unsupported_pct:>17.1f}{h.kept_answers:>6d}"
             )
     lines += ["", f"decision method: {report.decision_method}"]
+    return "\n".join(lines)
+
+
+def generator_name(report: AnswersReport, *, sha256: bool = True) -> str:
+    """The generator a report was made with: its name and, if asked, the start of its sha256."""
+    ident = report.models.get("generator", {})
+    sha = ident.get("sha256", "") if sha256 else ""
+    return ident.get("name", "?") + (f" (sha256 {sha[:12]})" if sha else "")
+
+
+def format_comparison(reports: Sequence[AnswersReport]) -> str:
+    """Generators side by side on the same questions, one row per report.
+
+    Columns: answers, sentences per answer, own abstract cited and (sentence, passage) pairs
+    supported with the generator's citations / after re-citation, sentences supported after
+    re-citation, yes/no/maybe agreement, and mean seconds per answer (retrieve + generate +
+    verify, the decision turn not included) and of it generating.
+
+    Args:
+        reports: reports of :func:`evaluate_pubmedqa` on the same questions.
+
+    Returns:
+        A plain-text table.
+    """
+    lines = [
+        "generators on the same questions (gen. = the generator's citations, "
+        "re. = after re-citation)",
+        f"{'generator':<36}{'n':>4}{'sent./ans.':>11}{'own cited % gen./re.':>22}"
+        f"{'pairs sup. % gen./re.':>23}{'sent. sup. %':>13}{'agree %':>9}"
+        f"{'s/answer':>10}{'s gen.':>8}",
+    ]
+    for r in reports:
+        own = {c.name: c for c in r.citations}
+        gen, rec = own.get("generator's citations"), own.get("after re-citation")
+        own_cited = f"{gen.gold_cited_pct:.1f}/{rec.gold_cited_pct:.1f}" if gen and rec else "-"
+        support = f"{gen.support_pct:.1f}/{rec.support_pct:.1f}" if gen and rec else "-"
+        lines.append(
+            f"{generator_name(r, sha256=False):<36}{r.n_questions:>4d}"
+            f"{r.sentences_per_answer:>11.2f}{own_cited:>22}{support:>23}"
+            f"{r.label_pct.get(SentenceLabel.SUPPORTED.value, 0.0):>13.1f}"
+            f"{r.decision_accuracy_pct:>9.1f}{r.mean_ms.get('total', 0.0) / 1000:>10.1f}"
+            f"{r.mean_ms.get('generate', 0.0) / 1000:>8.1f}"
+        )
     return "\n".join(lines)

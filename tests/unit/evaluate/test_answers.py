@@ -10,11 +10,14 @@ import pytest
 from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
 from verifai_desktop.errors import DatasetError
 from verifai_desktop.evaluate.answers import (
+    AnswersReport,
     CachingGenerator,
     QuestionResult,
     abstention_sweep,
     aggregate,
     decide,
+    format_comparison,
+    format_report,
     load_pubmedqa,
     passage_pmid,
     to_document,
@@ -199,3 +202,64 @@ def test_held_out_sweep_and_citations_before_and_after() -> None:
     before, after = rep.citations
     assert before.supported_sentences_pct == 0.0 and after.supported_sentences_pct == 50.0
     assert before.gold_cited_pct == 0.0
+
+
+def _report(name: str, results: tuple[QuestionResult, ...]) -> AnswersReport:
+    models = {"generator": {"name": name, "path": f"/m/{name}.gguf", "sha256": "ab" * 32}}
+    return aggregate(results, n_documents=3, k=5, models=models)
+
+
+def test_report_gives_answer_length_and_generator() -> None:
+    rep = _report("gen-a", RESULTS)
+    assert rep.sentences_per_answer == pytest.approx(2.0)  # 6 sentences, 3 answers
+    head = format_report(rep).splitlines()[:2]
+    assert head == [
+        "PubMedQA answers: 3 questions, 3 abstracts, k=5, 6 sentences (2.0 per answer)",
+        "generator: gen-a (sha256 abababababab)",
+    ]
+
+
+def test_comparison_puts_generators_side_by_side() -> None:
+    import dataclasses
+
+    slow = tuple(
+        dataclasses.replace(r, timings_ms={"generate": 3000.0, "verify": 500.0, "total": 4000.0})
+        for r in RESULTS[:2]
+    )
+    table = format_comparison((_report("gen-a", RESULTS), _report("gen-b", slow)))
+    rows = table.splitlines()[2:]
+    # gen-a: own abstract cited by the generator in none, after re-citation in 1 of 3; no pairs
+    # from the generator's citations, 3 of 5 after; 3 of 6 sentences supported; 1 of 3
+    # decisions right; no "total" timing, generate 100 ms
+    assert rows[0].split() == [
+        "gen-a", "3", "2.00", "0.0/33.3", "0.0/60.0", "50.0", "33.3", "0.0", "0.1"
+    ]  # fmt: skip
+    assert rows[1].split() == [
+        "gen-b", "2", "2.50", "0.0/50.0", "0.0/75.0", "60.0", "50.0", "4.0", "3.0"
+    ]  # fmt: skip
+
+
+def test_eval_answers_runs_each_generator_on_the_same_questions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from verifai_desktop.cli import ask_cmd, main
+    from verifai_desktop.settings import Settings
+
+    calls: list[tuple[str, Path, int, int]] = []
+
+    def fake_eval(path: Path, *, limit: int, k: int, settings: Settings, **_: object) -> object:
+        calls.append((settings.models.generator, path, limit, k))
+        return _report(settings.models.generator, RESULTS)
+
+    monkeypatch.setattr(ask_cmd, "evaluate_pubmedqa", fake_eval)
+    qa = tmp_path / "pq.json"
+    argv = ["eval", "answers", "--pubmedqa", str(qa), "--limit", "40", "-k", "5"]
+    assert main([*argv, "--generator", "small", "--generator", "/m/large.gguf"]) == 0
+    assert calls == [("small", qa, 40, 5), ("/m/large.gguf", qa, 40, 5)]
+    out = capsys.readouterr().out
+    assert "generator: small (sha256" in out and "generator: /m/large.gguf (sha256" in out
+    assert [line.split()[0] for line in out.splitlines()[-2:]] == ["small", "/m/large.gguf"]
+    calls.clear()
+    assert main([*argv, "--json"]) == 0  # no --generator: the settings' one, one report
+    assert calls == [("qwen2.5-coder-0.5b-instruct-q4_k_m", qa, 40, 5)]
+    assert json.loads(capsys.readouterr().out)["sentences_per_answer"] == 2.0
