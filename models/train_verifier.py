@@ -412,6 +412,7 @@ class Trainer:
         *,
         max_minutes: float | None = None,
         max_steps: int | None = None,
+        stop_after_stage: int | None = None,
         checkpoint_minutes: float = 15.0,
         log_every: int = 20,
     ) -> bool:
@@ -421,6 +422,10 @@ class Trainer:
             max_minutes: wall-time budget of this call; the step that passes it is the last,
                 then a checkpoint is written.
             max_steps: stop after this many optimiser steps in this call (tests).
+            stop_after_stage: stop when stage ``N`` (1-based) has finished. The checkpoint
+                written at a stage boundary holds no optimiser moments (the next stage starts a
+                new optimiser), so it is about the size of the model weights (about 91 MB for
+                MiniLM, fp32): small enough to keep with the code between sessions.
             checkpoint_minutes: checkpoint (with dev scores) at this interval.
             log_every: log loss and pairs/s every this many steps.
 
@@ -509,6 +514,14 @@ class Trainer:
                     self.pos.done = True
             self._checkpoint(time.monotonic() - t_call, with_dev=True)
             last_ckpt = time.monotonic()
+            if (
+                stop_after_stage is not None
+                and not self.pos.done
+                and self.pos.epoch == 0
+                and self.pos.stage == stop_after_stage
+            ):
+                log.warning("stage %d finished: stopping (resume with --resume)", self.pos.stage)
+                return False
         self.model.save_pretrained(str(self.out / "hf"))
         self.tokenizer.save_pretrained(str(self.out / "hf"))
         return True
@@ -551,6 +564,13 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-minutes", type=float, default=None, help="stop cleanly after this")
     ap.add_argument("--checkpoint-minutes", type=float, default=15.0)
+    ap.add_argument(
+        "--stop-after-stage",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop cleanly when stage N has finished (a small checkpoint: no optimiser state)",
+    )
     ap.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -588,7 +608,11 @@ def main() -> int:
     elif (args.out / CHECKPOINT).exists():
         log.error("%s exists: pass --resume or choose a new --out", args.out / CHECKPOINT)
         return 2
-    done = trainer.train(max_minutes=args.max_minutes, checkpoint_minutes=args.checkpoint_minutes)
+    done = trainer.train(
+        max_minutes=args.max_minutes,
+        stop_after_stage=args.stop_after_stage,
+        checkpoint_minutes=args.checkpoint_minutes,
+    )
     info_path = args.out / "train_info.json"
     info = json.loads(info_path.read_text()) if info_path.is_file() else {"parts": []}
     info["parts"].append(

@@ -119,6 +119,20 @@ def test_resume_from_a_checkpoint_continues_the_same_schedule(
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=1e-6, msg=key)
     assert (tmp_path / "b" / "hf" / "config.json").is_file()
 
+    # Stopping at the stage boundary keeps a checkpoint without optimiser moments (the next
+    # stage starts a new optimiser), and resuming from it ends on the same weights.
+    staged = tv.Trainer(tmp_path / "c", stages, base=base, batch_size=16, threads=1)
+    assert staged.train(stop_after_stage=1) is False
+    saved = torch.load(tmp_path / "c" / tv.CHECKPOINT, weights_only=False)
+    assert (saved["position"]["stage"], saved["position"]["step"]) == (1, 0)
+    assert saved["optimizer"]["state"] == {}
+    third = tv.Trainer(tmp_path / "c", stages, base=base, batch_size=16, threads=1)
+    third.load_checkpoint()
+    assert third.train(stop_after_stage=1) is True  # already past stage 1: runs to the end
+    c = third.model.state_dict()
+    for key in a:
+        torch.testing.assert_close(a[key], c[key], rtol=0, atol=1e-6, msg=key)
+
     other = tv.Trainer(tmp_path / "b", stages[:1], base=base, batch_size=16, threads=1)
     with pytest.raises(ValueError, match="other data or settings"):
         other.load_checkpoint()
