@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.hub_server import LocalHub
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("VERIFAI_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -15,11 +18,18 @@ DOCS_NASTY = SHARED_DATA / "docs" / "nasty"
 
 @pytest.fixture(autouse=True)
 def verifai_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point VERIFAI_HOME at a fresh folder so no test touches the user's data."""
+    """Point VERIFAI_HOME at a fresh folder so no test touches the user's data.
+
+    The Hub's offline flags are set as a user would set them (``offline.stay_offline`` in an
+    earlier test of the process set them too, and would otherwise count as their author).
+    """
+    from verifai_desktop import offline
+
     home = tmp_path / "verifai_home"
     monkeypatch.setenv("VERIFAI_HOME", str(home))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setattr(offline, "_set_here", set())
     return home
 
 
@@ -29,3 +39,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"shared data not found at {SHARED_DATA}; set VERIFAI_SHARED_DATA")
     return SHARED_DATA
+
+
+@pytest.fixture
+def local_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalHub]:
+    """A local Hugging Face Hub on 127.0.0.1 (``tests/hub_server.py``), ``HF_ENDPOINT`` pointed
+    at it and the offline flags unset, as for a user who downloads a model."""
+    with LocalHub(lifetime_s=300) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+        yield hub

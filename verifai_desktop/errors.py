@@ -157,6 +157,43 @@ class ModelLoadError(VerifaiError):
         super().__init__(f"could not load model {self.path}: {reason}")
 
 
+class ChecksumMismatch(VerifaiError):
+    """A downloaded file's sha256 differs from what the catalog (or the Hub's LFS record) says.
+
+    The file is deleted and nothing is activated before this is raised.
+
+    Attributes:
+        name: the model.
+        file: the file inside the model's repository.
+        expected: the hex digest the file should have.
+        actual: the hex digest it had.
+        algorithm: ``"sha256"``, or ``"git-sha1"`` for a small non-LFS file of a repository.
+    """
+
+    def __init__(
+        self, name: str, file: str, expected: str, actual: str, algorithm: str = "sha256"
+    ) -> None:
+        self.name = name
+        self.file = file
+        self.expected = expected
+        self.actual = actual
+        self.algorithm = algorithm
+        super().__init__(
+            f"the download of model {name!r} was rejected: {file} has {algorithm} {actual}, "
+            f"expected {expected}; the file was deleted and no model was changed. Download it "
+            "again; if the mismatch repeats, the file on the Hub is not the one the catalog names"
+        )
+
+
+class CannotDelete(VerifaiError):
+    """A model that cannot be deleted (it is bundled with the app, or not downloaded)."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"cannot delete model {name!r}: {reason}")
+
+
 class MissingExtra(VerifaiError):
     """A task needs packages of an optional extra that is not installed (e.g. PyTorch).
 

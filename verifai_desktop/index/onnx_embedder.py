@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.errors import MissingExtra, ModelLoadError, ModelNotFound
+from verifai_desktop.hardware import choose_providers
 from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, SMALL_BATCH
 from verifai_desktop.offline import import_onnxruntime
 
@@ -218,9 +219,7 @@ class OnnxEmbedder:
             providers = ["CPUExecutionProvider"]
         else:
             opts.intra_op_num_threads = _all_cores()
-            available = ort.get_available_providers()
-            wanted = self._providers or ("CUDAExecutionProvider", "CPUExecutionProvider")
-            providers = [p for p in wanted if p in available] or ["CPUExecutionProvider"]
+            providers = choose_providers(ort.get_available_providers(), self._providers)
         try:
             session = ort.InferenceSession(str(path), opts, providers=providers)
         except Exception as exc:  # onnxruntime raises its own exception types

@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--screenshot", type=Path, help="after --ask, save a screenshot here and quit"
     )
     args, qt_args = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
-    stay_offline()  # the app never downloads (see verifai_desktop.offline)
+    stay_offline()  # only a download asked for in the Models dialog goes online (offline.py)
     setup_logging(args.verbose)
     app = create_app(qt_args)
     install_excepthook()

@@ -66,7 +66,7 @@ _TITLES: tuple[tuple[type[BaseException], str, str], ...] = (
     (
         errors.ModelNotFound,
         "Model missing",
-        "Open Settings and choose an installed model, or run `verifai models list`.",
+        "Open Models (Edit → Models…) to download it or choose another installed model.",
     ),
     (errors.ModelLoadError, "Model could not load", "Open Settings and choose another model file."),
     (
@@ -80,6 +80,17 @@ _TITLES: tuple[tuple[type[BaseException], str, str], ...] = (
         "Fix the value in Settings (or delete settings.toml).",
     ),
     (errors.OfflineError, "Offline", "Copy the model files onto this machine instead."),
+    (
+        errors.ChecksumMismatch,
+        "Download rejected",
+        "Nothing was changed. Try the download again; if it fails the same way, report it.",
+    ),
+    (
+        errors.MissingExtra,
+        "Optional part not installed",
+        "Install it with the pip command above, then restart VerifAI Desktop.",
+    ),
+    (errors.CannotDelete, "Cannot delete the model", "Only downloaded models can be deleted."),
 )
 
 

@@ -47,6 +47,7 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop.domain import Answer, Evidence, Progress
 from verifai_desktop.errors import Cancelled, SettingsError, VerifaiError
+from verifai_desktop.hardware import Hardware
 from verifai_desktop.serialize import (
     CHECK_VERDICT_TEXT,
     EXPORT_FORMATS,
@@ -69,6 +70,7 @@ from verifai_desktop.ui.answer_view import (
 from verifai_desktop.ui.document_view import DocumentView
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.library_panel import LibraryPanel
+from verifai_desktop.ui.models_dialog import ModelsDialog
 from verifai_desktop.ui.operations import CollectionHost
 from verifai_desktop.ui.questions import PasswordQuestion, prompt_password
 from verifai_desktop.ui.resources import icon
@@ -223,6 +225,11 @@ class MainWindow(QMainWindow):
         self.model_status = QLabel("Models: not loaded (they load on the first question)")
         self.model_status.setObjectName("modelStatus")
         self.statusBar().addPermanentWidget(self.model_status)
+        # Where the models run; filled once they load, or by the Models dialog.
+        self.device_status = QLabel("")
+        self.device_status.setObjectName("deviceStatus")
+        self.statusBar().addPermanentWidget(self.device_status)
+        self.models_dialog: ModelsDialog | None = None
         self._build_actions()
         self._connect_signals()
         self._restore_state()
@@ -250,6 +257,10 @@ class MainWindow(QMainWindow):
         self.export_action.setShortcut(QKeySequence.StandardKey.Save)
         self.settings_action = QAction(icon("settings"), "Settings…", self)
         self.settings_action.setShortcut(QKeySequence.StandardKey.Preferences)
+        self.models_action = QAction(icon("models"), "Models…", self)
+        self.models_action.setToolTip(
+            "Download, choose and delete models; see which device each one runs on"
+        )
         self.quit_action = QAction("Quit", self)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         for a in (self.new_action, self.add_files_action, self.add_folder_action):
@@ -259,6 +270,7 @@ class MainWindow(QMainWindow):
         tb.addAction(self.export_action)
         tb.addSeparator()
         tb.addAction(self.settings_action)
+        tb.addAction(self.models_action)
         file_menu = self.menuBar().addMenu("&File")
         for a in (
             self.new_action,
@@ -272,6 +284,7 @@ class MainWindow(QMainWindow):
         edit_menu = self.menuBar().addMenu("&Edit")
         edit_menu.addAction(self.copy_action)
         edit_menu.addAction(self.settings_action)
+        edit_menu.addAction(self.models_action)
         self.copy_action.setEnabled(False)
         self.export_action.setEnabled(False)
 
@@ -285,6 +298,7 @@ class MainWindow(QMainWindow):
         self.copy_action.triggered.connect(self.on_copy_clicked)
         self.export_action.triggered.connect(self.on_export_clicked)
         self.settings_action.triggered.connect(self.on_settings_clicked)
+        self.models_action.triggered.connect(self.on_models_clicked)
         self.new_action.triggered.connect(self.library.on_new_clicked)
         self.add_files_action.triggered.connect(self.library.on_add_files_clicked)
         self.add_folder_action.triggered.connect(self.library.on_add_folder_clicked)
@@ -453,9 +467,12 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def on_answer_ready(self, answer: Answer) -> None:
-        """Render the verified answer and its sources."""
+        """Render the verified answer and its sources; after the first, show the devices."""
         self.answer = answer
+        first = not self._models_ready
         self._models_ready = True
+        if first:
+            self.detect_devices()
         self.answer_view.show_answer(answer)
         self.sources.set_answer(answer)
         self._set_answer_actions(True)
@@ -715,6 +732,54 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.settings, self)
         if dialog.exec() and dialog.result_settings is not None:
             self.apply_settings(dialog.result_settings)
+            if self.device_status.text():  # GPU layers may have changed
+                self.detect_devices()
+
+    @Slot()
+    def on_models_clicked(self) -> None:
+        """Open the Models dialog (window-modal, not blocking: downloads report progress)."""
+        dialog = self.models_dialog
+        if dialog is None:
+            dialog = ModelsDialog(self.runner, self.settings, self)
+            dialog.settings_changed.connect(self.on_models_settings_changed)
+            dialog.hardware_detected.connect(self.on_hardware_detected)
+            self.models_dialog = dialog
+        else:
+            dialog.settings = self.settings
+            dialog.refresh()
+            dialog.detect_hardware()
+        dialog.open()
+
+    @Slot(object)
+    def on_models_settings_changed(self, settings: Settings) -> None:
+        """A model was made active (or an active one deleted) in the Models dialog."""
+        self.apply_settings(dataclasses.replace(self.settings, models=settings.models))
+
+    def detect_devices(self) -> Task[Hardware]:
+        """Find where the generator, verifier and embedder run, on a worker; the status bar
+        shows it (:meth:`on_hardware_detected`). A verifier already loaded reports its own
+        ONNX Runtime provider."""
+        from verifai_desktop import hardware
+
+        models = self.settings.models
+        session = self._session if self._models_ready else None
+
+        def work(ctx: TaskContext) -> Hardware:
+            provider = getattr(session.verifier, "provider", None) if session else None
+            return hardware.detect(
+                models, verifier_provider=provider if isinstance(provider, str) else None
+            )
+
+        task = self.runner.submit("detect devices", work)
+        task.succeeded.connect(self.on_hardware_detected)
+        task.failed.connect(lambda exc: log.warning("cannot detect the devices: %s", exc))
+        return task
+
+    @Slot(object)
+    def on_hardware_detected(self, hw: Hardware) -> None:
+        """Show the device of each model in the status bar (details in its tooltip)."""
+        self.device_status.setText(f"Devices: {hw.summary()}")
+        self.device_status.setToolTip("\n".join(hw.lines()))
 
     def apply_settings(self, settings: Settings) -> None:
         """Use ``settings`` from now on (a new ask session, so changed models load afresh)."""

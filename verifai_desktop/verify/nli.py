@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.errors import ModelLoadError, ModelNotFound
+from verifai_desktop.hardware import choose_providers
 from verifai_desktop.offline import import_onnxruntime
 from verifai_desktop.settings import models_dir
 from verifai_desktop.verify.check import LABEL_ORDER
@@ -233,9 +234,7 @@ class OnnxVerifier:
                         "file missing from the verifier folder; export the verifier into it again",
                     )
             self._columns = self._label_columns()
-            available = ort.get_available_providers()
-            wanted = self._providers or ("CUDAExecutionProvider", "CPUExecutionProvider")
-            providers = [p for p in wanted if p in available] or ["CPUExecutionProvider"]
+            providers = choose_providers(ort.get_available_providers(), self._providers)
             opts = ort.SessionOptions()
             opts.log_severity_level = 3
             if self._threads:
