@@ -7,6 +7,7 @@ Every module here exposes some of ``register(sub)``, ``register_eval(sub)`` and
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 from collections.abc import Sequence
@@ -72,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     When the reader of standard output goes away (``verifai search ... | head``), the command
     stops quietly with code 1 instead of a ``BrokenPipeError`` traceback.
     """
+    # In a frozen build (installers/verifai.spec) the ingest's parser worker is this
+    # executable started again with --multiprocessing-fork: run the worker and exit here.
+    multiprocessing.freeze_support()
     try:
         code = _main(argv)
         sys.stdout.flush()  # a broken pipe shows here, not at interpreter exit

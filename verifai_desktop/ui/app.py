@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import multiprocessing
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,6 +88,9 @@ class _Scripted(QObject):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``verifai-desktop``; returns the exit status."""
+    # In a frozen build (installers/verifai.spec) the ingest's parser worker is this
+    # executable started again with --multiprocessing-fork: run the worker and exit here.
+    multiprocessing.freeze_support()
     parser = argparse.ArgumentParser(prog="verifai-desktop", description="VerifAI Desktop")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     parser.add_argument("--collection", help="open this collection instead of the last one")
