@@ -249,7 +249,8 @@ class AskSession:
             k: most passages given to the generator (the token budget may give fewer);
                 ``settings.retrieval.k`` if None.
             on_token: called with each generated text piece, in order.
-            progress: progress reports (stages ``retrieve``, ``generate``, ``verify``).
+            progress: progress reports (stages ``retrieve``; ``read``, the generator reading
+                the prompt, in prompt tokens; ``generate``, in reply pieces; ``verify``).
             cancel: set to stop.
 
         Returns:
@@ -402,7 +403,9 @@ class AskSession:
         pieces: list[str] = []
         first_token_ms: float | None = None
         report("generate", 0, settings.models.max_answer_tokens, "tokens")
-        stream: Iterator[str] = generator.stream(prompt.messages, grammar=grammar, cancel=cancel)
+        stream: Iterator[str] = generator.stream(
+            prompt.messages, grammar=grammar, progress=progress, cancel=cancel
+        )
         for piece in stream:
             if first_token_ms is None:
                 first_token_ms = (time.perf_counter() - t0) * 1000

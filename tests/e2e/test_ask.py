@@ -86,12 +86,36 @@ def collection(env: dict[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def answer(env: dict[str, str], collection: str) -> dict[str, Any]:
-    """`verifai ask --json` on the collection, network refused."""
+def asked(env: dict[str, str], collection: str) -> subprocess.CompletedProcess[str]:
+    """`verifai ask --json` on the collection, network refused (stderr is a pipe)."""
     done = _run([*VERIFAI, "ask", QUESTION, "--collection", collection, "-k", "3", "--json"], env)
     assert done.returncode == 0, done.stderr
-    data: dict[str, Any] = json.loads(done.stdout)
+    return done
+
+
+@pytest.fixture(scope="module")
+def answer(asked: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """The answer JSON of :func:`asked`."""
+    data: dict[str, Any] = json.loads(asked.stdout)
     return data
+
+
+def test_prompt_reading_is_shown_batch_by_batch_before_the_answer(
+    asked: subprocess.CompletedProcess[str],
+) -> None:
+    lines = asked.stderr.splitlines()
+    reading = [line for line in lines if line.startswith("Reading the passages: ")]
+    counts = [line.removeprefix("Reading the passages: ").split()[0] for line in reading]
+    done = [int(c.split("/")[0]) for c in counts]
+    total = {int(c.split("/")[1]) for c in counts}
+    assert len(total) == 1 and done[-1] == total.pop()
+    assert done == [*range(0, done[-1], 512), done[-1]]  # llama.cpp's n_batch, from empty
+    assert lines == [
+        "Searching your documents…",
+        *reading,
+        "Writing the answer…",
+        "Checking every sentence against its sources…",
+    ]
 
 
 def test_network_guard_is_active(env: dict[str, str]) -> None:

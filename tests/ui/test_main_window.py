@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,15 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from tests.conftest import DOCS_CLEAN
-from verifai_desktop.domain import Answer, ChunkId, DocId, Location, LocationKind, Passage
+from verifai_desktop.domain import (
+    Answer,
+    ChunkId,
+    DocId,
+    Location,
+    LocationKind,
+    Passage,
+    Progress,
+)
 from verifai_desktop.settings import load_settings
 from verifai_desktop.ui.document_view import DocumentView
 from verifai_desktop.ui.main_window import MainWindow
@@ -252,3 +261,73 @@ def test_enter_asks_only_when_ask_is_enabled_and_a_new_question_clears_the_page(
     qtbot.waitUntil(lambda: not first.is_running, timeout=30_000)
     assert session.questions == ["What is overfitting?"]
     assert window.answer == hand_answer and window.ask_button.isEnabled()
+
+
+class _ReadingSession:
+    """Stands in for AskSession (control flow only): reports the search and prompt reading
+    (1,000 tokens in two batches), streams one piece, then answers, each step once released."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.steps = [threading.Event() for _ in range(3)]
+
+    def ask(
+        self,
+        collection: object,
+        question: str,
+        *,
+        on_token: Callable[[str], None],
+        progress: Callable[[Progress], None],
+        **_kwargs: object,
+    ) -> Answer:
+        progress(Progress("retrieve", 0, 1, "steps"))
+        progress(Progress("retrieve", 1, 1, "steps"))
+        progress(Progress("generate", 0, 512, "tokens"))
+        progress(Progress("read", 0, 1000, "tokens"))
+        self.steps[0].wait(30)
+        progress(Progress("read", 512, 1000, "tokens"))
+        self.steps[1].wait(30)
+        progress(Progress("read", 1000, 1000, "tokens"))
+        on_token("Overfitting is")
+        progress(Progress("generate", 1, 512, "tokens"))
+        self.steps[2].wait(30)
+        return self.answer
+
+
+def test_the_answer_pane_and_a_bar_show_prompt_reading_until_the_answer_streams(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    window = MainWindow(offer_sample=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.library.create_collection("papers")
+    qtbot.waitUntil(
+        lambda: window.library.current == "papers" and not window.runner.running, timeout=30_000
+    )
+    session = _ReadingSession(hand_answer)
+    window._session = session  # type: ignore[assignment]
+    window._models_ready = True
+    view, bar = window.answer_view, window.read_bar
+    assert not bar.isVisible()
+
+    task = window.ask("What is overfitting?")
+    assert task is not None
+    qtbot.waitUntil(lambda: view.progress_text == "Reading the passages… 0 of 1,000 tokens")
+    assert (bar.isVisible(), bar.value(), bar.maximum()) == (True, 0, 1000)
+    assert window.statusBar().currentMessage() == "Reading the passages… 0 of 1,000 tokens"
+    assert not view.showing_hint
+
+    session.steps[0].set()
+    qtbot.waitUntil(lambda: view.progress_text == "Reading the passages… 512 of 1,000 tokens")
+    assert (bar.isVisible(), bar.value()) == (True, 512)
+    assert bar.text() == "512 / 1000 tokens"
+
+    session.steps[1].set()  # read to the end, then the first piece replaces the note
+    qtbot.waitUntil(lambda: view.toPlainText() == "Overfitting is")
+    assert view.progress_text == "" and not bar.isVisible()
+    assert window.statusBar().currentMessage() == "Writing the answer… 1 tokens"
+
+    session.steps[2].set()
+    qtbot.waitUntil(lambda: not task.is_running, timeout=30_000)
+    assert window.answer == hand_answer and not bar.isVisible()

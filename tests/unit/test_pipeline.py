@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from verifai_desktop.domain import (
     LocationKind,
     NliLabel,
     Passage,
+    Progress,
     Section,
     SentenceLabel,
 )
@@ -91,8 +92,11 @@ class FakeRetriever:
 
 
 class FakeGenerator:
-    def __init__(self, pieces: Sequence[str]) -> None:
+    """Yields fixed pieces; reports reading a prompt of ``read_tokens`` in two steps first."""
+
+    def __init__(self, pieces: Sequence[str], read_tokens: int = 0) -> None:
         self.pieces = tuple(pieces)
+        self.read_tokens = read_tokens
         self.calls: list[dict[str, Any]] = []
 
     def count_tokens(self, text: str) -> int:
@@ -105,9 +109,13 @@ class FakeGenerator:
         grammar: str | None = None,
         max_tokens: int | None = None,
         temperature: float = 0.0,
+        progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Iterator[str]:
         self.calls.append({"messages": tuple(messages), "grammar": grammar})
+        if progress and self.read_tokens:
+            for done in (0, self.read_tokens // 2, self.read_tokens):
+                progress(Progress("read", done, self.read_tokens, "tokens"))
         yield from self.pieces
 
 
@@ -203,6 +211,31 @@ def test_full_flow_labels_and_single_verifier_batch() -> None:
     assert contradicting.evidence_span == (20, 37)
     assert ("Dogs never sleep.", "Dogs sleep.") in ver.batches[0]
     assert set(answer.timings_ms) >= {"retrieve", "generate", "first_token", "verify", "total"}
+
+
+def test_prompt_reading_is_reported_between_retrieval_and_the_first_piece() -> None:
+    session, gen, _, _ = _session(ANSWER_PIECES)
+    gen.read_tokens = 600
+    events: list[tuple[str, int, int | None]] = []
+    answer = session.ask(
+        object(),  # type: ignore[arg-type]
+        "Do cats sleep?",
+        k=3,
+        on_token=lambda piece: events.append(("token", 0, None)),
+        progress=lambda p: events.append((p.stage, p.done, p.total)),
+    )
+    assert answer.text == "".join(ANSWER_PIECES)
+    n = len(ANSWER_PIECES)
+    max_tokens = session.settings.models.max_answer_tokens
+    assert [e for e in events if e[0] != "verify"] == [
+        ("retrieve", 0, 1),
+        ("retrieve", 1, 1),
+        ("generate", 0, max_tokens),
+        ("read", 0, 600),
+        ("read", 300, 600),
+        ("read", 600, 600),
+        *[e for i in range(1, n + 1) for e in (("token", 0, None), ("generate", i, max_tokens))],
+    ]
 
 
 def test_abstains_without_generating() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import DOCS_CLEAN
 from verifai_desktop.cli import main
-from verifai_desktop.domain import Answer, SentenceLabel
+from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.retrieve import Retriever
@@ -66,6 +66,7 @@ class ScriptedGenerator:
         grammar: str | None = None,
         max_tokens: int | None = None,
         temperature: float = 0.0,
+        progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Iterator[str]:
         user = messages[-1].content

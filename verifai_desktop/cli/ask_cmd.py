@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
@@ -114,20 +115,139 @@ def _stderr_progress(enabled: bool) -> Callable[[Progress], None] | None:
     return show
 
 
+ASK_STAGE_TEXT = {
+    "retrieve": "Searching your documents",
+    "generate": "Starting the generator",
+    "read": "Reading the passages",
+    "write": "Writing the answer",
+    "verify": "Checking every sentence",
+}
+"""What the terminal progress bar says in each stage of ``verifai ask``."""
+
+
+def ask_line(p: Progress) -> str | None:
+    """The stderr line for ``p`` when stderr is not a terminal (logs, pipes), or None.
+
+    One line per stage change and per prompt batch: the search, each batch of prompt reading
+    (``Reading the passages: 512/1830 tokens``), the first answer piece and the check.
+    """
+    if p.stage == "retrieve" and p.done == 0:
+        return "Searching your documents…"
+    if p.stage == "read":
+        return f"Reading the passages: {p.done}/{p.total} tokens"
+    if p.stage == "generate" and p.done == 1:
+        return "Writing the answer…"
+    if p.stage == "verify" and p.done == 0:
+        return "Checking every sentence against its sources…"
+    return None
+
+
+@contextmanager
+def ask_progress(
+    *, streaming: bool
+) -> Iterator[tuple[Callable[[Progress], None], Callable[[], None]]]:
+    """Progress of ``verifai ask`` on stderr.
+
+    On a terminal, a transient rich bar, as in ``verifai ingest``: the search, starting the
+    generator, prompt reading in tokens (``Reading the passages ━━━━━  512/1830 tokens``);
+    when the answer streams to stderr the bar is gone before its first piece, otherwise it
+    goes on with writing and checking. Elsewhere, plain lines (:func:`ask_line`).
+
+    Args:
+        streaming: the answer's pieces will be written to stderr as they come.
+
+    Yields:
+        ``(report, end)``: pass ``report`` as the session's ``progress``; ``end()`` removes
+        the bar (call it before writing to stderr; later calls do nothing).
+    """
+    if not sys.stderr.isatty():
+
+        def line(p: Progress) -> None:
+            text = ask_line(p)
+            if text:
+                print(text, file=sys.stderr, flush=True)
+
+        yield line, lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
+
+    bar = RichProgress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[unit]}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task(ASK_STAGE_TEXT["retrieve"], total=None, unit="")
+    live = [True]
+    bar.start()
+
+    def end() -> None:
+        if live[0]:
+            live[0] = False
+            bar.stop()
+
+    def show(stage: str, done: int = 0, total: int | None = None, unit: str = "") -> None:
+        # Reports come seconds apart (a prompt batch): draw each at once.
+        bar.update(
+            task,
+            description=ASK_STAGE_TEXT[stage],
+            completed=done,
+            total=total,
+            unit=unit,
+            refresh=True,
+        )
+
+    def report(p: Progress) -> None:
+        if not live[0]:
+            return
+        if p.stage == "read":
+            show("read", p.done, p.total, p.unit)
+            if streaming and p.total is not None and p.done >= p.total:
+                end()  # the answer streams next
+        elif p.stage == "generate" and p.done > 0:
+            if streaming:
+                end()
+            else:
+                show("write", p.done, None, p.unit)
+        elif p.stage in ASK_STAGE_TEXT:
+            show(p.stage)
+
+    try:
+        yield report, end
+    finally:
+        end()
+
+
 def run_ask(args: argparse.Namespace) -> int:
-    """Answer a question from a collection; a coloured report or ``--json``."""
+    """Answer a question from a collection; a coloured report or ``--json``.
+
+    Progress (search, prompt reading) goes to stderr as in ``verifai ingest``; on a terminal
+    the answer then streams there too, unless ``--json`` or ``--no-stream``.
+    """
     settings = load_settings()
     stream = not args.json and not args.no_stream and sys.stderr.isatty()
 
-    def on_token(piece: str) -> None:
-        sys.stderr.write(piece)
-        sys.stderr.flush()
+    with ask_progress(streaming=stream) as (report, end_progress):
 
-    with Collection.open(args.collection, settings=settings) as collection:
-        session = AskSession(settings)
-        answer = session.ask(
-            collection, args.question, k=args.k, on_token=on_token if stream else None
-        )
+        def on_token(piece: str) -> None:
+            end_progress()
+            sys.stderr.write(piece)
+            sys.stderr.flush()
+
+        with Collection.open(args.collection, settings=settings) as collection:
+            session = AskSession(settings)
+            answer = session.ask(
+                collection,
+                args.question,
+                k=args.k,
+                on_token=on_token if stream else None,
+                progress=report,
+            )
     if stream:
         sys.stderr.write("\n\n")
     if args.json:

@@ -304,7 +304,11 @@ def _record_json(r: DocumentRecord) -> dict[str, Any]:
 
 def run_status(args: argparse.Namespace) -> int:
     """Handler of ``verifai status``."""
-    with Collection.open(args.collection) as collection:
+    # The catalog first: the indexes (and usearch's ONNX Runtime) load only when one is behind
+    # the catalog and must be rebuilt, e.g. after an interrupted ingest.
+    with Collection.open(args.collection, reconcile=False) as collection:
+        if not collection.is_consistent():
+            collection.reconcile()
         if args.check:
             collection.check()
         records = collection.documents()
@@ -356,7 +360,7 @@ def run_collections(args: argparse.Namespace) -> int:
     for entry in list_names():
         name = entry.folder
         try:
-            with Collection.open(name) as collection:
+            with Collection.open(name, reconcile=False) as collection:
                 rows.append(
                     {
                         "name": name,

@@ -576,9 +576,11 @@ class CachingGenerator:
         grammar: str | None = None,
         max_tokens: int | None = None,
         temperature: float = 0.0,
+        progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Iterator[str]:
-        """Replay a cached reply, or stream from the real model and remember it."""
+        """Replay a cached reply (no prompt is read: no progress), or stream from the real
+        model and remember it."""
         key = self._key(messages, grammar, max_tokens)
         hit = self._cache.get(key) if temperature == 0.0 else None
         if hit is not None:
@@ -593,7 +595,12 @@ class CachingGenerator:
         first: float | None = None
         pieces = []
         for piece in self.inner.stream(
-            messages, grammar=grammar, max_tokens=max_tokens, temperature=temperature, cancel=cancel
+            messages,
+            grammar=grammar,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            progress=progress,
+            cancel=cancel,
         ):
             if first is None:
                 first = (time.perf_counter() - t0) * 1000

@@ -8,13 +8,19 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from verifai_desktop.domain import Progress
 from verifai_desktop.errors import ModelLoadError
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.settings import ModelSettings
 
 
 class Generator(Protocol):
-    """A chat model that streams its reply, optionally under a GBNF grammar."""
+    """A chat model that streams its reply, optionally under a GBNF grammar.
+
+    A generator that reads the prompt in steps reports them to ``progress`` as stage
+    ``"read"`` (prompt tokens read of all, before the first piece); one that does not may
+    ignore ``progress``.
+    """
 
     def count_tokens(self, text: str) -> int:
         """Number of model tokens in ``text``."""
@@ -27,6 +33,7 @@ class Generator(Protocol):
         grammar: str | None = None,
         max_tokens: int | None = None,
         temperature: float = 0.0,
+        progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Iterator[str]:
         """Yield the reply to ``messages`` piece by piece."""

@@ -4,6 +4,14 @@ The model loads lazily on first use. The context is sized to the prompt (prompt 
 ``max_answer_tokens``, rounded up to 512, capped at ``settings.models.context_tokens``); the
 model is re-created only when a larger context is needed. Decoding is greedy (temperature 0)
 with a fixed seed, so an answer is reproducible.
+
+The prompt is read (prefilled) here, ``n_batch`` tokens at a time, so that reading, which on
+a CPU takes most of the time to the first token, can be reported as progress and stopped
+between batches. The reply is then sampled from the state the prompt left: llama-cpp-python's
+``Llama.generate`` skips evaluation when the tokens it is given are exactly the tokens already
+evaluated (``n_tokens == len(prompt)``, its "full prompt already cached" path), so the prompt
+is read once. The start of the prompt that the previous reply left evaluated (the system
+message, or all of a repeated question) is kept, as ``Llama.generate`` itself does.
 """
 
 from __future__ import annotations
@@ -11,16 +19,18 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifai_desktop.domain import Progress
 from verifai_desktop.errors import Cancelled, GenerationError, ModelLoadError
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.settings import ModelSettings
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama
+    from llama_cpp import Llama, StoppingCriteriaList
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +43,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 SEED = 1234
 CONTEXT_STEP_TOKENS = 512
 TEMPLATE_OVERHEAD_TOKENS = 64  # chat-template markers around the messages
+READ_STAGE = "read"
+"""Progress stage of prompt reading: ``done``/``total`` prompt tokens evaluated."""
 
 
 def round_context(needed_tokens: int, cap_tokens: int, step: int = CONTEXT_STEP_TOKENS) -> int:
@@ -50,6 +62,118 @@ def gpu_layers(requested: int) -> int:
     return -1 if bool(llama_cpp.llama_supports_gpu_offload()) else 0
 
 
+@dataclass(frozen=True, slots=True)
+class ChatPrompt:
+    """A chat rendered by the GGUF's chat template and tokenized as llama-cpp-python's
+    ``create_chat_completion`` does it (special tokens parsed).
+
+    Attributes:
+        tokens: prompt token ids, in order.
+        stop: stop strings of the template (its end-of-turn text).
+        stopping_criteria: stops on the end-of-sequence token id, or None.
+    """
+
+    tokens: tuple[int, ...]
+    stop: tuple[str, ...]
+    stopping_criteria: StoppingCriteriaList | None
+
+
+def chat_prompt(llm: Llama, messages: Sequence[ChatMessage]) -> ChatPrompt:
+    """Render and tokenize ``messages`` the way ``Llama.create_chat_completion`` does.
+
+    llama-cpp-python renders the GGUF's ``tokenizer.chat_template`` with a
+    ``Jinja2ChatFormatter`` (eos/bos token texts from the vocabulary, stop on the eos id) and
+    falls back to its ``llama-2`` format when the file has no template; the prompt is then
+    tokenized with special tokens parsed and a BOS only if the template added none. Doing the
+    same here gives the same tokens (``tests/unit/generate/test_prefill.py`` compares them with
+    ``create_chat_completion``'s own prompt count and reply).
+    """
+    import llama_cpp
+    from llama_cpp import llama_chat_format
+
+    def token_text(token: int) -> str:
+        if token == -1:
+            return ""
+        vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        return bytes(llama_cpp.llama_vocab_get_text(vocab, token)).decode("utf-8", "replace")
+
+    dicts = [m.as_dict() for m in messages]
+    template = llm.metadata.get("tokenizer.chat_template")
+    if template:
+        eos = llm.token_eos()
+        formatter = llama_chat_format.Jinja2ChatFormatter(
+            template=template,
+            eos_token=token_text(eos),
+            bos_token=token_text(llm.token_bos()),
+            stop_token_ids=[eos],
+        )
+        result = formatter(messages=dicts)  # type: ignore[arg-type]
+    else:
+        result = llama_chat_format.format_llama2(messages=dicts)
+    tokens = llm.tokenize(
+        result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+    )
+    stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
+    return ChatPrompt(tuple(tokens), tuple(stop), result.stopping_criteria)
+
+
+def _reusable_prefix(llm: Llama, tokens: Sequence[int]) -> int:
+    """How many leading ``tokens`` the context already holds and may keep.
+
+    At most ``len(tokens) - 1``: the last prompt token is always evaluated, since its logits
+    pick the first reply token. 0 for recurrent or hybrid models, whose state cannot be cut
+    back to a prefix (``Llama.generate`` makes the same choice).
+    """
+    import llama_cpp
+
+    if llama_cpp.llama_model_is_recurrent(llm.model) or llama_cpp.llama_model_is_hybrid(llm.model):
+        return 0
+    cached = llm.input_ids[: llm.n_tokens]
+    keep = 0
+    for have, want in zip(cached, tokens, strict=False):
+        if int(have) != want:
+            break
+        keep += 1
+    return max(0, min(keep, len(tokens) - 1))
+
+
+def read_prompt(
+    llm: Llama,
+    tokens: Sequence[int],
+    *,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> None:
+    """Evaluate the prompt ``tokens`` into ``llm``'s context, ``llm.n_batch`` at a time.
+
+    The longest prefix the context already holds is kept (:func:`_reusable_prefix`); the
+    rest is evaluated in batches of ``n_batch`` tokens (llama.cpp's own prompt batch size, so
+    the work is the same as one ``Llama.eval`` call). Afterwards ``llm.n_tokens ==
+    len(tokens)`` and a completion of exactly ``tokens`` samples at once.
+
+    Args:
+        llm: the loaded model.
+        tokens: the prompt, as from :func:`chat_prompt`.
+        progress: called with ``Progress("read", done, len(tokens), "tokens")`` before the
+            first batch (``done`` = tokens kept) and after each batch.
+        cancel: checked before each batch; raises :class:`~verifai_desktop.errors.Cancelled`.
+    """
+    total = len(tokens)
+    keep = _reusable_prefix(llm, tokens)
+    if keep == 0:
+        llm.reset()  # type: ignore[no-untyped-call]  # llama-cpp-python leaves it unannotated
+    else:
+        llm.n_tokens = keep  # Llama.eval drops the context's cells from n_tokens on
+    if progress:
+        progress(Progress(READ_STAGE, keep, total, "tokens"))
+    for start in range(keep, total, llm.n_batch):
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("generation")
+        llm.eval(tokens[start : start + llm.n_batch])
+        if progress:
+            progress(Progress(READ_STAGE, llm.n_tokens, total, "tokens"))
+
+
 class LlamaGenerator:
     """A GGUF chat model run by llama.cpp; implements :class:`~verifai_desktop.generate.Generator`.
 
@@ -58,6 +182,8 @@ class LlamaGenerator:
         settings: ``n_gpu_layers``, ``context_tokens``, ``max_answer_tokens``.
         lora_path: optional LoRA adapter (GGUF) applied on load.
         n_threads: CPU threads; llama.cpp's default when None.
+        n_batch: prompt tokens evaluated per batch (one progress report each); llama.cpp's
+            default (512) when None.
     """
 
     def __init__(
@@ -67,11 +193,13 @@ class LlamaGenerator:
         *,
         lora_path: Path | None = None,
         n_threads: int | None = None,
+        n_batch: int | None = None,
     ) -> None:
         self.model_path = Path(model_path)
         self.settings = settings or ModelSettings()
         self.lora_path = lora_path
         self.n_threads = n_threads
+        self.n_batch = n_batch
         self._llm: Llama | None = None
         self._n_ctx = 0
         self._lock = threading.Lock()
@@ -94,6 +222,8 @@ class LlamaGenerator:
         }
         if self.n_threads:
             kwargs["n_threads"] = self.n_threads
+        if self.n_batch:
+            kwargs["n_batch"] = self.n_batch
         if self.lora_path is not None:
             kwargs["lora_path"] = str(self.lora_path)
         log.info(
@@ -152,18 +282,23 @@ class LlamaGenerator:
         grammar: str | None = None,
         max_tokens: int | None = None,
         temperature: float = 0.0,
+        progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> Iterator[str]:
         """Stream the model's reply to ``messages``, piece by piece.
 
-        The chat template comes from the GGUF's metadata (llama-cpp-python picks it).
+        The chat template comes from the GGUF's metadata (:func:`chat_prompt`). The prompt is
+        read first, in batches, with progress (:func:`read_prompt`); the reply is then
+        sampled from that state without reading the prompt again.
 
         Args:
             messages: system/user/assistant messages.
             grammar: GBNF text constraining the output (see :mod:`.grammar`), or None.
             max_tokens: answer token limit; ``settings.max_answer_tokens`` if None.
             temperature: 0 is greedy decoding.
-            cancel: set to stop; raises :class:`~verifai_desktop.errors.Cancelled`.
+            progress: prompt reading reports, stage ``"read"`` (prompt tokens read of all).
+            cancel: set to stop, checked between prompt batches and between reply pieces;
+                raises :class:`~verifai_desktop.errors.Cancelled`.
 
         Yields:
             Text pieces in order; their concatenation is the reply.
@@ -179,20 +314,27 @@ class LlamaGenerator:
         llm = self.load(n_ctx)
         compiled = LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
         try:
-            chunks = llm.create_chat_completion(
-                messages=[m.as_dict() for m in messages],  # type: ignore[misc]
+            prompt = chat_prompt(llm, messages)
+            if len(prompt.tokens) >= llm.n_ctx():
+                raise ValueError(
+                    f"the prompt has {len(prompt.tokens)} tokens, the context {llm.n_ctx()}"
+                )
+            read_prompt(llm, prompt.tokens, progress=progress, cancel=cancel)
+            chunks = llm.create_completion(
+                prompt=list(prompt.tokens),
                 stream=True,
                 temperature=temperature,
                 top_k=1 if temperature == 0 else 40,
                 seed=SEED,
                 max_tokens=max_tokens,
+                stop=list(prompt.stop),
+                stopping_criteria=prompt.stopping_criteria,
                 grammar=compiled,
             )
             for chunk in chunks:
                 if cancel is not None and cancel.is_set():
                     raise Cancelled("generation")
-                delta = chunk["choices"][0]["delta"]  # type: ignore[index]
-                piece = delta.get("content") if isinstance(delta, dict) else None
+                piece = chunk["choices"][0]["text"]  # type: ignore[index]
                 if piece:
                     yield str(piece)
         except (Cancelled, GenerationError):

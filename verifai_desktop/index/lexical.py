@@ -73,6 +73,17 @@ def _schema() -> tantivy.Schema:
     return builder.build()
 
 
+def saved_generation(sidecar: Path) -> int:
+    """Catalog generation recorded in a lexical index's ``sidecar``; -1 when unknown.
+
+    Reads the JSON file only: Tantivy is not loaded.
+    """
+    try:
+        return int(json.loads(sidecar.read_text(encoding="utf-8"))["generation"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return -1
+
+
 class LexicalIndex:
     """A Tantivy index of chunks keyed by ``chunk_id``, stored in one folder.
 
@@ -107,10 +118,7 @@ class LexicalIndex:
     # -- generation ----------------------------------------------------------------------
     def generation(self) -> int:
         """Catalog generation of the last committed state; -1 when unknown."""
-        try:
-            return int(json.loads(self.sidecar.read_text(encoding="utf-8"))["generation"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return -1
+        return saved_generation(self.sidecar)
 
     def _write_generation(self, generation: int) -> None:
         write_private_text(self.sidecar, json.dumps({"generation": generation}))

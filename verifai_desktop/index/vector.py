@@ -55,6 +55,23 @@ def _new_index(dim: int) -> Index:
     )
 
 
+def _read_sidecar(sidecar: Path) -> dict[str, int] | None:
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+        return {"generation": int(data["generation"]), "dim": int(data["dim"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def saved_generation(sidecar: Path) -> int:
+    """Catalog generation recorded in a vector index's ``sidecar``; -1 when unknown.
+
+    Reads the JSON file only: neither usearch nor ONNX Runtime is loaded.
+    """
+    meta = _read_sidecar(sidecar)
+    return -1 if meta is None else meta["generation"]
+
+
 class VectorIndex:
     """A usearch HNSW index keyed by ``chunk_id``, saved to one file plus a generation sidecar.
 
@@ -83,16 +100,11 @@ class VectorIndex:
         return _new_index(dim)
 
     def _read_sidecar(self) -> dict[str, int] | None:
-        try:
-            data = json.loads(self.sidecar.read_text(encoding="utf-8"))
-            return {"generation": int(data["generation"]), "dim": int(data["dim"])}
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        return _read_sidecar(self.sidecar)
 
     def generation(self) -> int:
         """Catalog generation of the saved file; -1 when unknown."""
-        meta = self._read_sidecar()
-        return -1 if meta is None else meta["generation"]
+        return saved_generation(self.sidecar)
 
     def __len__(self) -> int:
         return 0 if self._index is None else len(self._index)

@@ -45,7 +45,9 @@ from verifai_desktop.index.embedder import (
     get_embedder,
 )
 from verifai_desktop.index.lexical import LexicalIndex
+from verifai_desktop.index.lexical import saved_generation as lexical_generation
 from verifai_desktop.index.vector import VectorIndex
+from verifai_desktop.index.vector import saved_generation as vector_generation
 from verifai_desktop.private import make_private_dir, tighten, write_private_text
 from verifai_desktop.settings import Settings, collections_dir, data_root
 from verifai_desktop.store.catalog import Catalog, CommitItem, DocumentRecord
@@ -143,12 +145,28 @@ class Collection:
         self.path = path
         self.embedder_name = embedder_name
         self.catalog = Catalog(path / CATALOG_FILE, create=new)
-        self.lexical = LexicalIndex(path / "lexical", path / "lexical.json")
-        self.vectors = VectorIndex(path / "vectors.usearch", path / "vectors.json")
+        # The indexes open on first use: listing a collection (`verifai status`, `collections`)
+        # reads the catalog only, and usearch would load ONNX Runtime first (index/vector.py).
+        self._lexical: LexicalIndex | None = None
+        self._vectors: VectorIndex | None = None
         self._lock = FileLock(path / "write.lock")
         self._pending_generation: int | None = None
         self._seen_generation = -1
         self._closed = False
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        """The Tantivy index (opened on first use)."""
+        if self._lexical is None:
+            self._lexical = LexicalIndex(self.path / "lexical", self.path / "lexical.json")
+        return self._lexical
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The usearch vector index (loaded on first use)."""
+        if self._vectors is None:
+            self._vectors = VectorIndex(self.path / "vectors.usearch", self.path / "vectors.json")
+        return self._vectors
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -159,6 +177,7 @@ class Collection:
         create: bool = False,
         settings: Settings | None = None,
         embedder: str | None = None,
+        reconcile: bool = True,
     ) -> Collection:
         """Open a collection by name, reconciling its indexes with the catalog if needed.
 
@@ -172,6 +191,9 @@ class Collection:
             embedder: the embedder (name or path) the collection must be built with: a new
                 collection is created with it, over ``settings``; an existing one built with
                 another raises :class:`~verifai_desktop.errors.EmbedderMismatch`.
+            reconcile: open both indexes and rebuild those behind the catalog; False opens
+                the catalog only, for reading the documents and their status (the indexes
+                still open if used). An existing collection only.
 
         Raises:
             InvalidCollectionName: bad name.
@@ -184,7 +206,9 @@ class Collection:
         """
         found = find(name)
         if found is not None:
-            return cls._open_folder(found.folder, collections_dir() / found.folder, embedder)
+            return cls._open_folder(
+                found.folder, collections_dir() / found.folder, embedder, reconcile=reconcile
+            )
         folder, display = folder_for_new(name)  # InvalidCollectionName before "not found"
         if not create:
             raise CollectionNotFound(name)
@@ -267,7 +291,13 @@ class Collection:
 
     @classmethod
     def _open_folder(
-        cls, name: str, path: Path, embedder: str | None, *, new: bool = False
+        cls,
+        name: str,
+        path: Path,
+        embedder: str | None,
+        *,
+        new: bool = False,
+        reconcile: bool = True,
     ) -> Collection:
         config_path = path / CONFIG_FILE
         try:
@@ -286,7 +316,8 @@ class Collection:
         display = config_data.get("display_name")
         if isinstance(display, str) and display:
             collection.display_name = display
-        collection.reconcile()
+        if reconcile:
+            collection.reconcile()
         collection._seen_generation = collection.catalog.generation()
         _private_parents()
         tighten(path)  # collections made before files were kept private, or by another tool
@@ -310,7 +341,8 @@ class Collection:
         try:
             if self._lock.held:
                 self.flush()
-                self.lexical.close()
+                if self._lexical is not None:
+                    self._lexical.close()
         finally:
             self._lock.release()
             self.catalog.close()
@@ -341,9 +373,13 @@ class Collection:
         return self.catalog.generation()
 
     def is_consistent(self) -> bool:
-        """True when both saved indexes reflect the catalog's current generation."""
+        """True when both saved indexes reflect the catalog's current generation (read from
+        their sidecar files: neither index is opened)."""
         gen = self.catalog.generation()
-        return self.lexical.generation() == gen and self.vectors.generation() == gen
+        return (
+            lexical_generation(self.path / "lexical.json") == gen
+            and vector_generation(self.path / "vectors.json") == gen
+        )
 
     def metadata(self, key: str) -> dict[str, object]:
         """The metadata record ``key`` (a JSON object); empty when never written or unreadable.
@@ -537,7 +573,7 @@ class Collection:
             return
         self.reconcile()
         self.lexical.reload()
-        self.vectors = VectorIndex(self.path / "vectors.usearch", self.path / "vectors.json")
+        self._vectors = None  # reloaded from the saved file on next use
         self._seen_generation = gen
 
 

@@ -73,8 +73,15 @@ class FileLock:
             when the wait ran out, at once ``write`` (or ``""``, unknown) for any other holder.
         """
         deadline = time.monotonic() + wait_s
+        looked_again = False
         while not self.try_acquire():
             holder = self.holder()
+            if holder == "" and not looked_again:
+                # Usually a moment, not a holder: the holder clears its record just before it
+                # unlocks, and a new holder records its purpose just after it locks.
+                looked_again = True
+                time.sleep(poll_s)
+                continue
             if holder != "rebuild" or time.monotonic() >= deadline:
                 return holder
             time.sleep(poll_s)

@@ -228,6 +228,7 @@ class AnswerView(QTextBrowser):
         self.hovered_index = -1
         self.focused_index = -1
         self._streaming = False
+        self._pending = False  # the view holds a progress note that the first piece replaces
         self.generated_shown = False  # the generated text of a refused answer is on show
         self.anchorClicked.connect(self.on_anchor_clicked)
         # Painted by paintEvent, word-wrapped: Qt clips a QTextEdit placeholder to one line.
@@ -265,6 +266,7 @@ class AnswerView(QTextBrowser):
         self.check = None
         self.generated_shown = False
         self._streaming = False
+        self._pending = False
         self._set_focus_index(-1)
         self.hovered_index = -1
         self.popup.hide()
@@ -276,9 +278,13 @@ class AnswerView(QTextBrowser):
         self._streaming = True
 
     def append_stream(self, text: str) -> None:
-        """Append streamed text in the neutral style."""
+        """Append streamed text in the neutral style (the first piece replaces a progress
+        note, :meth:`show_progress`)."""
         if not self._streaming:
             self.begin_stream()
+        if self._pending:
+            self.clear()
+            self._pending = False
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text, QTextCharFormat())
@@ -288,6 +294,25 @@ class AnswerView(QTextBrowser):
         """Empty the view and show ``text`` (what is being worked on) in a quiet style."""
         self.clear_answer()
         self._streaming = True
+        self._write_note(text)
+
+    def show_progress(self, text: str) -> None:
+        """Show ``text`` (e.g. ``Reading the passages… 512 of 1,830 tokens``) in a quiet
+        style while a streamed answer (:meth:`begin_stream`) has not begun; each call
+        replaces the last, and the first streamed piece replaces it. Does nothing outside a
+        stream or once its text has begun."""
+        if not self._streaming or (not self._pending and not self.document().isEmpty()):
+            return
+        self.clear()
+        self._pending = True
+        self._write_note(text)
+
+    @property
+    def progress_text(self) -> str:
+        """The progress note on show (:meth:`show_progress`), or ``""``."""
+        return self.toPlainText() if self._pending else ""
+
+    def _write_note(self, text: str) -> None:
         fmt = QTextCharFormat()
         fmt.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
         fmt.setFontItalic(True)

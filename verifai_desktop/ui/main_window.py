@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMessageBox,
+    QProgressBar,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -91,6 +92,17 @@ STAGE_TEXT = {
     "generate": "Writing the answer…",
     "verify": "Checking every sentence against its sources…",
 }
+PREPARING_TEXT = "Preparing the answer…"
+"""Answer pane note between the search and prompt reading (the generator loads, the prompt
+is built)."""
+
+
+def reading_text(done: int, total: int | None) -> str:
+    """What the answer pane and status bar say while the generator reads the prompt."""
+    of = f" of {total:,}" if total is not None else ""
+    return f"Reading the passages… {done:,}{of} tokens"
+
+
 ASK_MODE = "ask"
 CHECK_MODE = "check"
 MODES = (
@@ -224,6 +236,14 @@ class MainWindow(QMainWindow):
 
         self.model_status = QLabel("Models: not loaded (they load on the first question)")
         self.model_status.setObjectName("modelStatus")
+        # Prompt reading takes most of the wait for the first word on a CPU: shown as a bar.
+        self.read_bar = QProgressBar()
+        self.read_bar.setObjectName("readProgress")
+        self.read_bar.setFormat("%v / %m tokens")
+        self.read_bar.setMaximumWidth(220)
+        self.read_bar.setToolTip("The generator reading the passages, in tokens")
+        self.read_bar.hide()
+        self.statusBar().addPermanentWidget(self.read_bar)
         self.statusBar().addPermanentWidget(self.model_status)
         # Where the models run; filled once they load, or by the Models dialog.
         self.device_status = QLabel("")
@@ -454,8 +474,23 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def on_ask_progress(self, p: Progress) -> None:
-        """Show the stage of the running question in the status bar."""
+        """Show the stage of the running question in the status bar and, until the answer
+        streams, in the answer pane; prompt reading also as a bar of tokens read."""
         text = STAGE_TEXT.get(p.stage, p.stage)
+        if p.stage == "read":
+            text = reading_text(p.done, p.total)
+            if p.total:
+                self.read_bar.setRange(0, p.total)
+                self.read_bar.setValue(p.done)
+                self.read_bar.show()
+            self.answer_view.show_progress(text)
+        else:
+            self.read_bar.hide()
+            if p.stage == "retrieve":
+                self.answer_view.show_progress(text)
+            elif p.stage == "generate" and not p.done:
+                text = PREPARING_TEXT
+                self.answer_view.show_progress(text)
         if p.stage == "generate" and p.done:
             text = f"Writing the answer… {p.done} tokens"
         self.statusBar().showMessage(text)
@@ -485,6 +520,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def on_ask_finished(self) -> None:
         """Re-enable asking."""
+        self.read_bar.hide()
         self._update_ask_button()
         self.stop_button.setEnabled(False)
 

@@ -110,7 +110,7 @@ class _CountingGenerator:
     def count_tokens(self, text: str) -> int:
         return len(text.split())
 
-    def stream(self, messages, *, grammar=None, max_tokens=None, temperature=0.0, cancel=None):  # type: ignore[no-untyped-def]
+    def stream(self, messages, *, grammar=None, max_tokens=None, temperature=0.0, **_kw):  # type: ignore[no-untyped-def]
         self.calls += 1
         yield "An answer. "
         yield f"[{self.calls}]"
@@ -138,7 +138,7 @@ class _DecidingGenerator(_CountingGenerator):
         self.reply = reply
         self.requests: list[tuple[tuple[ChatMessage, ...], str | None, int | None]] = []
 
-    def stream(self, messages, *, grammar=None, max_tokens=None, temperature=0.0, cancel=None):  # type: ignore[no-untyped-def]
+    def stream(self, messages, *, grammar=None, max_tokens=None, temperature=0.0, **_kw):  # type: ignore[no-untyped-def]
         self.requests.append((tuple(messages), grammar, max_tokens))
         yield self.reply
 
