@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.hub_server import COMMIT, LocalHub, catalog_entry, write_catalog
+from tests.tiny_models import tiny_deberta_nli
 from verifai_desktop import hub, modelstore, offline
 from verifai_desktop.cli import main
 from verifai_desktop.domain import Progress
@@ -338,43 +339,15 @@ def test_verifier_checkpoint_needs_the_torch_extra_before_any_download(
     assert _left_in_models_dir() == []
 
 
-def _tiny_nli_checkpoint(root: Path) -> Path:
-    """A randomly initialised 2-layer DeBERTa-v2 NLI classifier with a small WordPiece vocab,
-    saved as a Hugging Face model folder (as tests/unit/verify/test_export.py builds it)."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    words = ["the", "drug", "reduces", "risk", "of", "stroke", "no", "effect", "trial", "."]
-    vocab = root / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
-    tok = transformers.BertTokenizerFast(vocab_file=str(vocab))
-    torch.manual_seed(0)
-    config = transformers.DebertaV2Config(
-        vocab_size=len(tok),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=0,
-        pad_token_id=0,
-        num_labels=3,
-        id2label={0: "NO_EVIDENCE", 1: "SUPPORT", 2: "CONTRADICT"},
-        label2id={"NO_EVIDENCE": 0, "SUPPORT": 1, "CONTRADICT": 2},
-    )
-    model = transformers.DebertaV2ForSequenceClassification(config).eval()
-    out = root / "hf"
-    model.save_pretrained(str(out))
-    tok.save_pretrained(str(out))
-    return out
-
-
 def test_verifier_is_downloaded_exported_to_onnx_and_activated_in_one_call(
     local_hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from verifai_desktop.verify.nli import get_verifier
 
     repo = "verifai-test/tiny-deberta-nli"
-    checkpoint = _tiny_nli_checkpoint(tmp_path)
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    checkpoint = tiny_deberta_nli(tmp_path)
     for f in sorted(checkpoint.iterdir()):
         local_hub.add_file(repo, f.name, f.read_bytes(), lfs=f.suffix in (".safetensors", ".bin"))
     catalog = write_catalog(

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.tiny_models import tiny_deberta_nli
 from verifai_desktop.verify.check import LABEL_ORDER
 from verifai_desktop.verify.export import export_verifier
 from verifai_desktop.verify.nli import OnnxVerifier
@@ -15,64 +16,11 @@ from verifai_desktop.verify.nli import OnnxVerifier
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-_WORDS = (
-    "the",
-    "a",
-    "drug",
-    "dose",
-    "reduces",
-    "increases",
-    "risk",
-    "of",
-    "stroke",
-    "in",
-    "patients",
-    "trial",
-    "showed",
-    "no",
-    "effect",
-    "mice",
-    "cells",
-    "cancer",
-    "not",
-)
-
 
 @pytest.fixture(scope="module")
 def tiny_deberta(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A randomly initialised 2-layer DeBERTa-v2 classifier with a 30-token WordPiece vocab."""
-    root = tmp_path_factory.mktemp("tiny_deberta")
-    vocab = root / "vocab.txt"
-    vocab.write_text(
-        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", *_WORDS]) + "\n",
-        encoding="utf-8",
-    )
-    tok = transformers.BertTokenizerFast(vocab_file=str(vocab))
-    torch.manual_seed(0)
-    config = transformers.DebertaV2Config(
-        vocab_size=len(tok),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=0,
-        relative_attention=True,
-        position_buckets=16,
-        max_relative_positions=32,
-        pos_att_type=["p2c", "c2p"],
-        position_biased_input=False,
-        pad_token_id=0,
-        num_labels=3,
-        # VerifAI's DeBERTa order, not ours: the runtime must read it from config.json.
-        id2label={0: "NO_EVIDENCE", 1: "SUPPORT", 2: "CONTRADICT"},
-        label2id={"NO_EVIDENCE": 0, "SUPPORT": 1, "CONTRADICT": 2},
-    )
-    model = transformers.DebertaV2ForSequenceClassification(config).eval()
-    hf = root / "hf"
-    model.save_pretrained(str(hf))
-    tok.save_pretrained(str(hf))
-    return hf
+    """A randomly initialised 2-layer DeBERTa-v2 classifier (``tests/tiny_models.py``)."""
+    return tiny_deberta_nli(tmp_path_factory.mktemp("tiny_deberta"))
 
 
 PAIRS = [
