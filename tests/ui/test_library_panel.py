@@ -59,7 +59,9 @@ def test_errors_say_what_to_do(qtbot: QtBot) -> None:
     report = describe_error(EncryptedDocument("/d/secret.pdf"))
     assert report.title == "Password needed"
     assert report.message.startswith("could not read secret.pdf: it is encrypted")
-    assert describe_error(ModelNotFound("qwen")).remedy.startswith("Open Settings")
+    assert describe_error(ModelNotFound("qwen")).remedy == (
+        "Open Models (Edit → Models…) to download it or choose another installed model."
+    )
     crash = describe_error(RuntimeError("boom"))
     assert crash.title == "Unexpected error" and "verifai.log" in crash.remedy
     box = show_error(None, ModelNotFound("qwen"), context="Answering the question")
