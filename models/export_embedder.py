@@ -22,9 +22,9 @@ and 300 claims against the same 5,183 abstracts; ``../shared/data/scifact/beir``
 embedders of the same chunks: sentence-transformers on PyTorch, the fp32 ONNX export and the
 int8 one. Abstracts are chunked as ``verifai ingest`` chunks them (256 word pieces, one sentence
 of overlap), every claim is scored against every chunk exactly (no HNSW), a document scores by
-its best chunk, and nDCG@10 / Recall@100 follow ``verifai_desktop.evaluate.metrics``. The int8 model is kept only
-if its nDCG@10 on the train split is within 0.005 of fp32 (issue 12; the test split is
-reported, never used for the choice). About 10-20 minutes on two busy cores::
+its best chunk, and nDCG@10 / Recall@100 follow ``verifai_desktop.evaluate.metrics``. The int8
+model is kept only if its nDCG@10 on the train split is within 0.005 of fp32 (issue 12; the test
+split is reported, never used for the choice). About 10-20 minutes on two busy cores::
 
     .venv/bin/python models/export_embedder.py --check-ndcg [--fp32 DIR] [--int8-dir DIR]
 """
