@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -372,3 +374,26 @@ def write_catalog(path: Path, *entries: str) -> Path:
     text = modelstore.CATALOG_PATH.read_text(encoding="utf-8")
     path.write_text(text + "\n" + "\n".join(entries), encoding="utf-8")
     return path
+
+
+def serve_generator(
+    hub: LocalHub,
+    catalog_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    name: str,
+    repo: str,
+    file: str,
+    data: bytes,
+    sha256: str,
+) -> LocalHub:
+    """Serve ``data`` as ``repo/file`` and make it the catalog's generator ``name`` with the
+    expected ``sha256`` (the packaged catalog plus that entry, written to ``catalog_path``)."""
+    from verifai_desktop import modelstore
+
+    hub.add_file(repo, file, data)
+    catalog = write_catalog(
+        catalog_path, catalog_entry(name, "generator", repo, file=file, sha256=sha256)
+    )
+    monkeypatch.setattr(modelstore, "CATALOG_PATH", catalog)
+    return hub

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
-from tests.hub_server import LocalHub, catalog_entry, write_catalog
+from tests.hub_server import LocalHub, serve_generator
 from verifai_desktop import hardware, hub, modelstore
 from verifai_desktop.settings import ModelSettings, load_settings, models_dir
 from verifai_desktop.ui.main_window import MainWindow
@@ -39,13 +39,16 @@ TIMEOUT_MS = 30_000
 def _serve(
     local_hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sha256: str = DATA_SHA
 ) -> LocalHub:
-    local_hub.add_file(REPO, FILE, DATA)
-    catalog = write_catalog(
+    return serve_generator(
+        local_hub,
         tmp_path / "catalog.toml",
-        catalog_entry(NAME, "generator", REPO, file=FILE, sha256=sha256),
+        monkeypatch,
+        name=NAME,
+        repo=REPO,
+        file=FILE,
+        data=DATA,
+        sha256=sha256,
     )
-    monkeypatch.setattr(modelstore, "CATALOG_PATH", catalog)
-    return local_hub
 
 
 def _open(qtbot: QtBot, runner: TaskRunner) -> ModelsDialog:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hub_server import COMMIT, LocalHub, catalog_entry, write_catalog
+from tests.hub_server import COMMIT, LocalHub, catalog_entry, serve_generator, write_catalog
 from tests.tiny_models import tiny_deberta_nli
 from verifai_desktop import hub, modelstore, offline
 from verifai_desktop.cli import main
@@ -46,13 +46,16 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def gguf_hub(local_hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LocalHub:
     """The local Hub serving one 3 MiB GGUF-named file, in a catalog entry with its sha256."""
-    local_hub.add_file(REPO, FILE, DATA)
-    catalog = write_catalog(
+    return serve_generator(
+        local_hub,
         tmp_path / "catalog.toml",
-        catalog_entry(NAME, "generator", REPO, file=FILE, sha256=DATA_SHA),
+        monkeypatch,
+        name=NAME,
+        repo=REPO,
+        file=FILE,
+        data=DATA,
+        sha256=DATA_SHA,
     )
-    monkeypatch.setattr(modelstore, "CATALOG_PATH", catalog)
-    return local_hub
 
 
 def _partial() -> Path:
