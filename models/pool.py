@@ -87,7 +87,23 @@ def load_source(pool_dir: Path, source: str) -> list[PoolPair]:
         FileNotFoundError: the file is missing.
         ValueError: a line has a label outside :data:`LABELS` or empty text.
     """
-    path = Path(pool_dir) / f"{source}.jsonl"
+    return load_jsonl(Path(pool_dir) / f"{source}.jsonl", source)
+
+
+def load_jsonl(path: Path, source: str) -> list[PoolPair]:
+    """Read pairs in the pool's JSONL format (``premise``, ``hypothesis``, ``label``, and
+    optionally ``source``, ``split``, ``id``): a pool source, or readers' judgements written
+    by ``verifai feedback export``.
+
+    Args:
+        path: the file.
+        source: source name for lines without one.
+
+    Raises:
+        FileNotFoundError: the file is missing.
+        ValueError: a line has a label outside :data:`LABELS` or empty text.
+    """
+    path = Path(path)
     out: list[PoolPair] = []
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
@@ -224,6 +240,7 @@ def build_stages(
     lrs: tuple[float, float] = (5e-5, 3e-5),
     max_lens: tuple[int, int] = (128, 192),
     limit_per_source: int | None = None,
+    extra_pairs: Sequence[PoolPair] = (),
 ) -> tuple[Stage, Stage]:
     """The two training stages of a run.
 
@@ -240,6 +257,9 @@ def build_stages(
         replay_fraction: share of stage 1 replayed in stage 2.
         epochs, lrs, max_lens: per stage.
         limit_per_source: keep at most this many pairs per source (tests, smoke runs).
+        extra_pairs: further claim + evidence pairs (``--extra``: e.g. readers' judgements
+            from ``verifai feedback export``), added to stage 2 as source ``extra``, balanced
+            like a pool source, never cut by ``limit_per_source``.
     """
     rng = random.Random(seed)
 
@@ -257,6 +277,8 @@ def build_stages(
         claims["scifact"] = balance_source(scifact_pairs, rng=rng)
     s1 = [p for name in sorted(general) for p in cut(general[name])]
     s2 = [p for name in sorted(claims) for p in cut(claims[name])]
+    if extra_pairs:
+        s2 += balance_source(extra_pairs, rng=rng)
     replay = rng.sample(s1, min(len(s1), round(replay_fraction * len(s1))))
     return (
         Stage("general_nli", tuple(normalise_weights(s1)), epochs[0], lrs[0], max_lens[0]),

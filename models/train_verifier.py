@@ -572,6 +572,15 @@ def main() -> int:
         help="stop cleanly when stage N has finished (a small checkpoint: no optimiser state)",
     )
     ap.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
+    ap.add_argument(
+        "--extra",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="JSONL",
+        help="more claim + evidence pairs in the pool's format, added to stage 2 (e.g. "
+        "readers' judgements from `verifai feedback export`); repeatable",
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "0" if args.base else "1")
@@ -588,6 +597,7 @@ def main() -> int:
         lrs=tuple(args.lr),
         max_lens=tuple(args.max_len),
         limit_per_source=args.limit_per_source,
+        extra_pairs=[p for f in args.extra for p in pl.load_jsonl(f, "extra")],
     )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "held_out_claim_ids.json").write_text(json.dumps(held_ids))

@@ -286,3 +286,38 @@ class UnsupportedExportFormat(VerifaiError):
             f"cannot save an answer as {self.path.name!r}: unknown file type "
             f"{self.path.suffix or '(no suffix)'}; use one of {', '.join(suffixes)}"
         )
+
+
+class BadRecord(VerifaiError):
+    """A saved answer, audit record or feedback file cannot be read (damaged, or written by
+    another program or a newer version)."""
+
+    def __init__(self, what: str, reason: str) -> None:
+        self.what = what
+        self.reason = reason
+        super().__init__(f"cannot read {what}: {reason}")
+
+
+class HistoryNotFound(VerifaiError):
+    """No saved answer has the id asked for, or the history is empty."""
+
+    def __init__(self, collection: str, answer_id: int | None) -> None:
+        self.collection = collection
+        self.answer_id = answer_id
+        if answer_id is None:
+            message = f"collection {collection!r} has no saved answers yet; ask a question first"
+        else:
+            message = (
+                f"collection {collection!r} has no saved answer {answer_id}; "
+                "list them with the history"
+            )
+        super().__init__(message)
+
+
+class RemoteGeneratorError(VerifaiError):
+    """An OpenAI-compatible generation server refused, failed or could not be reached."""
+
+    def __init__(self, base_url: str, reason: str) -> None:
+        self.base_url = base_url
+        self.reason = reason
+        super().__init__(f"the generation server at {base_url} failed: {reason}")

@@ -158,11 +158,22 @@ class AskSession:
 
     @property
     def generator(self) -> Generator:
-        """The generator (resolved and assembled on first use).
+        """The generator (resolved and assembled on first use): the OpenAI-compatible server
+        of ``settings.server`` when it names one, else in-process llama.cpp.
 
         Raises:
             ModelNotFound, ModelLoadError: the generator or LoRA file is missing or damaged.
         """
+        if self._generator is None and self.settings.server.base_url:
+            from verifai_desktop.generate.openai_server import ServerGenerator
+
+            server = self.settings.server
+            self._generator = ServerGenerator(server, self.settings.models)
+            self._identities["generator"] = {
+                "name": server.model,
+                "path": server.base_url,
+                "sha256": "",
+            }
         if self._generator is None:
             models = self.settings.models
             ident = modelstore.resolve(models.generator, "generator")

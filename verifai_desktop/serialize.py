@@ -1,5 +1,6 @@
 """An :class:`~verifai_desktop.domain.Answer` or :class:`~verifai_desktop.domain.Passage` as
-data and text: JSON (schema ``verifai.answer/2``), Markdown and HTML; no Qt.
+data and text: JSON (schema ``verifai.answer/3``, read back by :func:`answer_from_dict`), Markdown
+and HTML; no Qt.
 
 One schema: a passage is the same object in ``verifai ask --json`` and ``verifai search --json``
 (:func:`passage_to_dict`). Export formats are picked by file suffix (:func:`format_for_path`).
@@ -13,22 +14,28 @@ colour-blind readers a different underline style and a marker glyph per label.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from verifai_desktop.domain import (
     Answer,
     AnswerSentence,
+    ChunkId,
+    DocId,
     Evidence,
+    Location,
+    LocationKind,
+    NliLabel,
     Passage,
     SentenceLabel,
     Verdict,
 )
-from verifai_desktop.errors import UnsupportedExportFormat
+from verifai_desktop.errors import BadRecord, UnsupportedExportFormat
 from verifai_desktop.settings import Settings
 from verifai_desktop.verify import labels
 from verifai_desktop.verify.claims import strip_citations
@@ -38,9 +45,14 @@ CONFLICT_GLYPH = "\u21c4"  # ⇄ after a sentence with conflicting evidence
 CONFLICT_TITLE = "Conflicting evidence in your documents"
 CONFLICT_COLOR = "#ad1457"  # the conflict marker: a hue none of the sentence labels uses
 
-ANSWER_SCHEMA = "verifai.answer/2"
+ANSWER_SCHEMA = "verifai.answer/3"
 """Schema name written into every JSON answer (2: re-citation; ``answer`` and ``citations``
-are the corrected ones, ``generated_answer`` and ``cited_by_generator`` as generated)."""
+are the corrected ones, ``generated_answer`` and ``cited_by_generator`` as generated; 3:
+passages keep their ``sentence_spans``, so an answer read back (:func:`answer_from_dict`) is
+the answer that was verified)."""
+
+READABLE_SCHEMAS = ("verifai.answer/2", ANSWER_SCHEMA)
+"""Schemas :func:`answer_from_dict` reads (a ``/2`` passage has no sentence spans)."""
 
 UnderlineStyle = Literal["solid", "dashed", "wavy", "dotted", "none"]
 
@@ -472,7 +484,7 @@ def check_to_dict(result: CheckResult) -> dict[str, object]:
 
 
 def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
-    """One passage as in ``verifai.answer/2`` (and ``verifai search --json``).
+    """One passage as in ``verifai.answer/3`` (and ``verifai search --json``).
 
     Args:
         passage: the passage.
@@ -499,6 +511,7 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
             "raw_semantic": passage.raw_semantic,
         },
         "text": passage.text,
+        "sentence_spans": [list(span) for span in passage.sentence_spans],
         "instruction_cues": list(passage.instruction_cues),
         "is_reference": passage.is_reference,
     }
@@ -562,6 +575,140 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
 def answer_to_json(answer: Answer, settings: Settings | None = None) -> str:
     """:func:`answer_to_dict` as indented JSON text (UTF-8 characters kept), ending in a newline."""
     return json.dumps(answer_to_dict(answer, settings), indent=2, ensure_ascii=False) + "\n"
+
+
+# -- reading an answer back ------------------------------------------------------------
+
+
+def _location_from_dict(data: Mapping[str, Any]) -> Location:
+    number = data.get("number")
+    return Location(
+        LocationKind(data["kind"]), None if number is None else int(number), str(data["heading"])
+    )
+
+
+def _passage_from_dict(data: Mapping[str, Any]) -> Passage:
+    scores = data["scores"]
+    return Passage(
+        chunk_id=ChunkId(int(data["chunk_id"])),
+        doc_id=DocId(int(data["doc_id"])),
+        path=Path(data["path"]),
+        title=str(data["title"]),
+        text=str(data["text"]),
+        char_start=int(data["char_start"]),
+        char_end=int(data["char_end"]),
+        location=_location_from_dict(data["location"]),
+        sentence_spans=tuple((int(a), int(b)) for a, b in data.get("sentence_spans", ())),
+        lexical_score=scores["lexical"],
+        semantic_score=scores["semantic"],
+        fused_score=scores["fused"],
+        raw_lexical=scores["raw_lexical"],
+        raw_semantic=scores["raw_semantic"],
+        instruction_cues=tuple(data["instruction_cues"]),
+        is_reference=bool(data["is_reference"]),
+    )
+
+
+def verdict_from_dict(data: Mapping[str, Any]) -> Verdict:
+    """The inverse of :func:`verdict_to_dict`.
+
+    Raises:
+        KeyError, ValueError, TypeError: ``data`` is not a verdict as written.
+    """
+    return Verdict(
+        passage_number=int(data["passage"]),
+        label=NliLabel(data["label"]),
+        p_support=data["p_support"],
+        p_contradict=data["p_contradict"],
+        p_no_evidence=data["p_no_evidence"],
+        evidence=str(data["evidence"]),
+        evidence_span=(int(data["evidence_char_start"]), int(data["evidence_char_end"])),
+    )
+
+
+def _evidence_from_dict(data: Mapping[str, Any]) -> Evidence:
+    return Evidence(_passage_from_dict(data), verdict_from_dict(data["verdict"]))
+
+
+def _sentence_from_dict(data: Mapping[str, Any]) -> AnswerSentence:
+    recited = bool(data["recited"])
+    return AnswerSentence(
+        text=str(data["text"]),
+        char_start=int(data["char_start"]),
+        char_end=int(data["char_end"]),
+        citations=tuple(int(n) for n in data["citations"]),
+        verdicts=tuple(verdict_from_dict(v) for v in data["verdicts"]),
+        label=SentenceLabel(data["label"]),
+        invalid_citations=tuple(int(n) for n in data["invalid_citations"]),
+        cited_by_generator=tuple(int(n) for n in data["cited_by_generator"]) if recited else None,
+        generator_verdicts=(
+            tuple(verdict_from_dict(v) for v in data["generator_verdicts"]) if recited else ()
+        ),
+        generator_label=SentenceLabel(data["generator_label"]) if recited else None,
+        supported_by=tuple((int(s["passage"]), s["p_support"]) for s in data["supported_by"]),
+        conflicts=tuple(_evidence_from_dict(e) for e in data["conflicts"]),
+    )
+
+
+def answer_from_dict(data: Mapping[str, Any]) -> Answer:
+    """An answer read back from :func:`answer_to_dict`'s data (a saved answer, an audit
+    record): the same sentences, labels, verdicts, evidence and passages, so
+    ``answer_to_dict(answer_from_dict(d), settings_for(d)) == d``.
+
+    Args:
+        data: parsed JSON of schema ``verifai.answer/2`` or ``/3`` (:data:`READABLE_SCHEMAS`).
+
+    Raises:
+        BadRecord: another schema, or a field missing or of the wrong type.
+    """
+    schema = data.get("schema")
+    if schema not in READABLE_SCHEMAS:
+        raise BadRecord(
+            "the saved answer", f"its schema is {schema!r}, not one of {READABLE_SCHEMAS}"
+        )
+    try:
+        text = str(data["answer"])
+        generated = str(data["generated_answer"])
+        return Answer(
+            question=str(data["question"]),
+            text=text,
+            sentences=tuple(_sentence_from_dict(s) for s in data["sentences"]),
+            passages=tuple(_passage_from_dict(p) for p in data["passages"]),
+            abstained=bool(data["abstained"]),
+            timings_ms={str(k): v for k, v in data["timings_ms"].items()},
+            models={
+                str(role): {str(k): str(v) for k, v in ident.items()}
+                for role, ident in data["models"].items()
+            },
+            generated_text=None if generated == text else generated,
+            abstain_reason=str(data["abstain_reason"]),
+        )
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise BadRecord("the saved answer", f"{type(exc).__name__}: {exc}") from exc
+
+
+def settings_for(data: Mapping[str, Any], base: Settings | None = None) -> Settings:
+    """``base`` (default settings if None) with the verification thresholds an answer was
+    made with (its ``thresholds``), so it is shown and written again exactly as it was.
+
+    Raises:
+        BadRecord: ``thresholds`` is missing or malformed.
+    """
+    base = base or Settings()
+    try:
+        t = data["thresholds"]
+        verify = dataclasses.replace(
+            base.verify,
+            support_threshold=t["support"],
+            contradict_threshold=t["contradict"],
+            abstain_threshold=t["abstain"],
+            recite=bool(t["recite"]),
+            conflict_search=bool(t["conflict_search"]),
+            conflict_budget=int(t["conflict_budget"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadRecord("the saved answer's thresholds", f"{type(exc).__name__}: {exc}") from exc
+    return dataclasses.replace(base, verify=verify)
 
 
 # -- export formats ------------------------------------------------------------------------

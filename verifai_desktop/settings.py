@@ -180,6 +180,63 @@ class IngestSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class HistorySettings:
+    """The answer history (:mod:`verifai_desktop.store.history`).
+
+    Attributes:
+        keep: keep every verified answer in its collection's history (``history.sqlite``);
+            off: nothing is kept (audit records can then not be exported afterwards).
+    """
+
+    keep: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WatchSettings:
+    """Folder watching (:mod:`verifai_desktop.store.watch`).
+
+    Attributes:
+        enabled: the desktop app keeps the open collection in step with the folders it was
+            built from while it runs (``verifai watch`` does so in a terminal).
+        debounce_s: seconds without a further change before a burst of changes is synced
+            (an editor's save or a copy of many files becomes one sync).
+    """
+
+    enabled: bool = True
+    debounce_s: float = 2.0
+
+
+ServerConstraint = Literal["auto", "grammar", "guided_grammar", "none"]
+SERVER_CONSTRAINTS: tuple[ServerConstraint, ...] = ("auto", "grammar", "guided_grammar", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """Generation on an OpenAI-compatible server instead of in-process llama.cpp
+    (:mod:`verifai_desktop.generate.openai_server`).
+
+    Attributes:
+        base_url: the server's API root (``http://127.0.0.1:8080/v1``); ``""`` generates
+            in process with ``models.generator``. Only this host is contacted; passages leave
+            the machine when it is not local.
+        model: the model name the server knows.
+        api_key_env: environment variable holding the API key (else the system keyring's
+            ``verifai-desktop`` entry for the host; else none is sent).
+        constrain: how citations are constrained: ``grammar`` sends the GBNF citation grammar
+            (llama.cpp's server), ``guided_grammar`` sends it as vLLM guided decoding,
+            ``none`` parses citations and drops invalid ones; ``auto`` asks the server which
+            it is (llama.cpp: grammar, otherwise none).
+        timeout_s: seconds to wait for the server to start answering.
+    """
+
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "VERIFAI_API_KEY"
+    constrain: ServerConstraint = "auto"
+    timeout_s: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
 class UiSettings:
     """State the desktop app remembers."""
 
@@ -197,6 +254,9 @@ class Settings:
     generation: GenerationSettings = field(default_factory=GenerationSettings)
     verify: VerifySettings = field(default_factory=VerifySettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
     ui: UiSettings = field(default_factory=UiSettings)
 
 
@@ -242,7 +302,39 @@ def load_settings(path: Path | None = None) -> Settings:
     check_generation(settings.generation)
     check_verify(settings.verify)
     check_ingest(settings.ingest)
+    check_watch(settings.watch)
+    check_server(settings.server)
     return settings
+
+
+def check_watch(watch: WatchSettings) -> None:
+    """Validate the watch settings.
+
+    Raises:
+        SettingsError: ``debounce_s`` is not a number from 0.1 to 600 seconds.
+    """
+    if not (math.isfinite(watch.debounce_s) and 0.1 <= watch.debounce_s <= 600):
+        raise _bad("watch.debounce_s", watch.debounce_s, "use 0.1 to 600 seconds")
+
+
+def check_server(server: ServerSettings) -> None:
+    """Validate the generation server settings.
+
+    Raises:
+        SettingsError: ``base_url`` is not an ``http://`` or ``https://`` address, a server
+            is set without ``model``, ``constrain`` is unknown or ``timeout_s`` is not
+            positive.
+    """
+    if server.constrain not in SERVER_CONSTRAINTS:
+        raise _bad("server.constrain", server.constrain, f"use one of {SERVER_CONSTRAINTS}")
+    if not (math.isfinite(server.timeout_s) and server.timeout_s > 0):
+        raise _bad("server.timeout_s", server.timeout_s, "use a number of seconds above 0")
+    if not server.base_url:
+        return
+    if not server.base_url.startswith(("http://", "https://")):
+        raise _bad("server.base_url", server.base_url, "use an http:// or https:// address")
+    if not server.model:
+        raise _bad("server.model", server.model, "name the server's model")
 
 
 def _bad(key: str, value: object, allowed: str) -> SettingsError:

@@ -1,4 +1,5 @@
-"""serialize.py: the verifai.answer/2 schema, one passage schema, Markdown/HTML, export formats."""
+"""serialize.py: the verifai.answer/3 schema and reading it back, one passage schema,
+Markdown/HTML, export formats."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ ANSWER = Answer(
 
 PASSAGE_KEYS = {
     "number", "chunk_id", "doc_id", "path", "file", "title", "location", "char_start",
-    "char_end", "scores", "text", "instruction_cues", "is_reference",
+    "char_end", "scores", "text", "sentence_spans", "instruction_cues", "is_reference",
 }  # fmt: skip
 
 
@@ -89,7 +90,7 @@ def test_answer_dict_has_exactly_the_documented_keys() -> None:
         "label_counts", "passages", "timings_ms", "models", "thresholds",
     }  # fmt: skip
     assert data["generated_answer"] == data["answer"] == TEXT
-    assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/2"
+    assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/3"
     assert data["thresholds"] == {
         "support": 0.6, "contradict": 0.5, "abstain": 0.25, "recite": True,
         "conflict_search": True, "conflict_budget": 6,

@@ -17,11 +17,13 @@ from verifai_desktop.cli import (
     ask_cmd,
     check_cmd,
     eval_cmd,
+    history_cmd,
     ingest_cmd,
     models_cmd,
     repair_cmd,
     search_cmd,
     verifier_cmd,
+    watch_cmd,
 )
 from verifai_desktop.cli.common import error_hint
 from verifai_desktop.errors import Cancelled, VerifaiError
@@ -30,9 +32,11 @@ from verifai_desktop.offline import disable_telemetry, stay_offline
 
 _MODULES = (
     ingest_cmd,
+    watch_cmd,
     repair_cmd,
     search_cmd,
     ask_cmd,
+    history_cmd,
     check_cmd,
     eval_cmd,
     verifier_cmd,

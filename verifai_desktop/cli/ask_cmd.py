@@ -12,6 +12,7 @@ from pathlib import Path
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
 from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_comparison, format_report
+from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.serialize import (
@@ -23,6 +24,7 @@ from verifai_desktop.serialize import (
 )
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.history import keep_answer
 from verifai_desktop.verify.labels import sentence_probability
 
 LABEL_STYLE: dict[SentenceLabel, str] = {
@@ -231,6 +233,9 @@ def run_ask(args: argparse.Namespace) -> int:
     """
     settings = load_settings()
     stream = not args.json and not args.no_stream and sys.stderr.isatty()
+    warning = leaves_machine_warning(settings.server.base_url)
+    if warning:
+        print(f"note: {warning}", file=sys.stderr)
 
     with ask_progress(streaming=stream) as (report, end_progress):
 
@@ -248,6 +253,8 @@ def run_ask(args: argparse.Namespace) -> int:
                 on_token=on_token if stream else None,
                 progress=report,
             )
+            if settings.history.keep:
+                keep_answer(collection, answer, settings)  # verifai history, verifai audit
     if stream:
         sys.stderr.write("\n\n")
     if args.json:

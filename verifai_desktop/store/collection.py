@@ -537,7 +537,8 @@ class Collection:
         return present
 
     def remove(self, path: Path | str) -> bool:
-        """Remove one file (or every file under a folder) from the collection.
+        """Remove one file (or every file under a folder) from the collection, and stop
+        following it (folder watching).
 
         Returns:
             True when something was removed.
@@ -548,7 +549,12 @@ class Collection:
         sources = [source] if self.catalog.document(source) else []
         if not sources and not source.startswith("beir:"):
             sources = self.catalog.sources_under(Path(source))
-        return bool(self.remove_sources(sources))
+        forgotten = False
+        if not source.startswith("beir:"):
+            from verifai_desktop.store.watch import forget_roots
+
+            forgotten = forget_roots(self, Path(source))  # no longer followed
+        return bool(self.remove_sources(sources)) or forgotten
 
     def flush(self) -> None:
         """Commit the lexical index and save the vector index, then their generation sidecars."""

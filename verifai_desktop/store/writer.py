@@ -314,7 +314,9 @@ def ingest_paths(
     that cannot be listed gets a failed outcome (not stored in the catalog) and the files
     catalogued under it are kept as they are. A symbolic link found in a folder is followed
     only to a file inside the folders given, unless ``follow_external_links``; other links
-    are recorded as failed with their target, never read.
+    are recorded as failed with their target, never read. The paths are remembered as the
+    collection's roots (:func:`verifai_desktop.store.watch.remember_roots`), which folder
+    watching follows.
 
     Args:
         collection: an opened collection; this process becomes its writer.
@@ -338,7 +340,10 @@ def ingest_paths(
         Cancelled: ``cancel`` was set; every file finished before is committed.
         CollectionBusy: another process is writing the collection.
     """
+    from verifai_desktop.store.watch import remember_roots
+
     collection.acquire_write_lock()
+    remember_roots(collection, paths)  # the collection follows them (folder watching)
     run = _Run(collection, progress, cancel, max_chunks_per_file)
     walk = expand_paths(paths)
     files = walk.files

@@ -1,0 +1,165 @@
+"""store/watch.py: a collection follows its folders (real files, real watchdog observer, the
+bundled embedder); a vanished folder deletes nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from verifai_desktop.cli import main
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.watch import (
+    FolderWatcher,
+    Root,
+    roots_of,
+    sync_changes,
+    unavailable_reason,
+)
+
+INTRO = "Aspirin lowers the risk of stroke in women over fifty, a large trial found.\n"
+METHODS = "Heparin was compared with placebo in trauma patients for six months.\n"
+
+
+def _wait_for(check: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("the collection did not follow in time")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "intro.md").write_text(INTRO, encoding="utf-8")
+    (docs / "methods.txt").write_text(METHODS, encoding="utf-8")
+    return docs.resolve()
+
+
+@pytest.fixture
+def collection(folder: Path) -> Iterator[Collection]:
+    with Collection.open("watched", create=True) as c:
+        c.add_paths([folder])
+        yield c
+
+
+def _sources(c: Collection) -> dict[str, str]:
+    return {d.source: d.sha256 for d in c.documents()}
+
+
+def test_an_ingest_remembers_its_folders_and_files(collection: Collection, tmp_path: Path) -> None:
+    single = tmp_path / "single.txt"
+    single.write_text("One file on its own.\n", encoding="utf-8")
+    collection.add_paths([single, collection_folder(collection)])
+    roots = roots_of(collection)
+    assert [(r.path.name, r.is_folder) for r in roots] == [("docs", True), ("single.txt", False)]
+    assert all(r.device and r.added and r.status == "ok" for r in roots)
+    assert collection.remove(single) is True
+    assert [r.path.name for r in roots_of(collection)] == ["docs"]
+
+
+def collection_folder(c: Collection) -> Path:
+    return roots_of(c)[0].path
+
+
+def test_the_collection_follows_added_changed_and_deleted_files(
+    collection: Collection, folder: Path
+) -> None:
+    lock = threading.Lock()
+    reports = []
+
+    def on_batch(paths: set[Path]) -> None:
+        with lock:
+            reports.append(sync_changes(collection, sorted(paths)))
+
+    watcher = FolderWatcher(roots_of(collection), on_batch, debounce_s=0.3)
+    watcher.start()
+    try:
+        assert watcher.watched == [folder]
+        added = folder / "sub" / "results.md"
+        added.parent.mkdir()
+        added.write_text("Results: stroke risk fell by a quarter.\n", encoding="utf-8")
+        (folder / ".~lock.intro.md#").write_text("editor lock file", encoding="utf-8")
+        _wait_for(lambda: str(added) in _sources(collection))
+        before = _sources(collection)[str(folder / "intro.md")]
+        (folder / "intro.md").write_text(INTRO + "It was published in 2005.\n", encoding="utf-8")
+        _wait_for(lambda: _sources(collection)[str(folder / "intro.md")] != before)
+        (folder / "methods.txt").unlink()
+        _wait_for(lambda: str(folder / "methods.txt") not in _sources(collection))
+    finally:
+        watcher.stop()
+    assert sorted(Path(s).name for s in _sources(collection)) == ["intro.md", "results.md"]
+    hits = collection.lexical.search("quarter", 5)
+    assert hits, "the added file is searchable"
+    assert not any(".~lock" in s for s in _sources(collection))
+    assert roots_of(collection)[0].last_sync == reports[-1].finished
+
+
+def test_a_vanished_folder_deletes_nothing(collection: Collection, folder: Path) -> None:
+    held = _sources(collection)
+    moved = folder.with_name("docs-on-unplugged-disk")
+    folder.rename(moved)
+    try:
+        report = sync_changes(collection, [folder / "intro.md", folder / "methods.txt"])
+        assert _sources(collection) == held
+        assert report.unavailable and report.unavailable[0][0] == folder
+        assert "missing" in report.unavailable[0][1]
+        again = sync_changes(collection, None)  # a full catch-up as well
+        assert _sources(collection) == held and again.removed == ()
+        assert roots_of(collection)[0].status.startswith("missing")
+    finally:
+        moved.rename(folder)
+    back = sync_changes(collection, None)
+    assert back.unavailable == () and roots_of(collection)[0].status == "ok"
+    assert _sources(collection) == held
+
+
+def test_a_mount_point_without_its_disk_is_unavailable(folder: Path) -> None:
+    device = folder.stat().st_dev
+    assert unavailable_reason(Root(folder, True, device)) is None
+    assert "another disk" in (unavailable_reason(Root(folder, True, device + 1)) or "")
+    file_root = Root(folder / "intro.md", True, device)
+    assert unavailable_reason(file_root) == "no longer a folder"
+
+
+def test_a_folder_back_again_is_watched_and_caught_up(
+    collection: Collection, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from verifai_desktop.store import watch
+
+    monkeypatch.setattr(watch, "RECHECK_S", 0.3)
+    batches: list[set[Path]] = []
+    watcher = FolderWatcher(roots_of(collection), batches.append, debounce_s=0.2)
+    watcher.start()
+    try:
+        aside = folder.with_name("aside")
+        shutil.move(folder, aside)
+        _wait_for(lambda: watcher.watched == [], 20)
+        aside.rename(folder)
+        _wait_for(lambda: watcher.watched == [folder], 20)
+        _wait_for(lambda: any(folder in b for b in batches), 20)
+    finally:
+        watcher.stop()
+
+
+def test_verifai_watch_once_catches_up(
+    collection: Collection, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    collection.close()  # the command opens it itself
+    (folder / "late.md").write_text("Added while nobody watched.\n", encoding="utf-8")
+    (folder / "methods.txt").unlink()
+    assert main(["watch", "--collection", "watched", "--once"]) == 0
+    out = capsys.readouterr().out
+    assert f"folder: {folder}" in out
+    assert "synced: 1 added or changed, 1 removed" in out
+    with Collection.open("watched") as c:
+        assert sorted(Path(s).name for s in _sources(c)) == ["intro.md", "late.md"]
+        data = json.loads((c.path / "roots.json").read_text(encoding="utf-8"))
+        assert data["roots"][0]["path"] == str(folder)

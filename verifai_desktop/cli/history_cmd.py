@@ -1,0 +1,246 @@
+"""`verifai history`, `verifai feedback` and `verifai audit`: what was answered, what readers
+said of the verdicts, and audit records of verified answers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from verifai_desktop.audit import (
+    build_record,
+    check_record,
+    read_record,
+    write_record,
+)
+from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
+from verifai_desktop.domain import NliLabel
+from verifai_desktop.errors import HistoryNotFound
+from verifai_desktop.names import printable
+from verifai_desktop.store.collection import Collection, existing_path
+from verifai_desktop.store.history import (
+    Feedback,
+    History,
+    SavedAnswer,
+    changed_documents,
+    feedback_records,
+)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``verifai history``, ``verifai feedback`` and ``verifai audit``."""
+    p = sub.add_parser("history", help="list, show or delete the answers kept for a collection")
+    add_collection_arg(p)
+    p.add_argument("--show", type=int, metavar="ID", help="print one answer's JSON as verified")
+    p.add_argument("--delete", type=int, metavar="ID", help="forget one answer")
+    p.add_argument("--clear", action="store_true", help="forget every answer")
+    add_json_arg(p)
+    p.set_defaults(func=run_history)
+
+    fb = sub.add_parser("feedback", help="judge verdicts, and export the judgements for training")
+    fb_sub = fb.add_subparsers(dest="feedback_command", required=True, metavar="ACTION")
+    add = fb_sub.add_parser("add", help="mark a verdict right or wrong, or flag a sentence")
+    add_collection_arg(add)
+    add.add_argument("--id", type=int, required=True, help="the answer (verifai history)")
+    add.add_argument("--sentence", type=int, required=True, help="sentence number, from 1")
+    add.add_argument(
+        "--passage", type=int, default=0, help="citation number of the verdict (0: the sentence)"
+    )
+    what = add.add_mutually_exclusive_group(required=True)
+    what.add_argument("--right", action="store_true", help="the verdict is right")
+    what.add_argument(
+        "--wrong",
+        choices=[label.value for label in NliLabel] + ["unsure"],
+        metavar="LABEL",
+        help="the verdict is wrong; give the right one (SUPPORT, CONTRADICT, NO_EVIDENCE) or "
+        "'unsure'",
+    )
+    what.add_argument("--flag", action="store_true", help="flag the sentence")
+    add.add_argument("--note", default="", help="a comment kept with the judgement")
+    add.set_defaults(func=run_feedback_add)
+    export = fb_sub.add_parser(
+        "export", help="write the judgements as premise/hypothesis/label JSONL for training"
+    )
+    add_collection_arg(export)
+    export.add_argument("--jsonl", type=Path, required=True, help="file to write")
+    export.set_defaults(func=run_feedback_export)
+
+    au = sub.add_parser("audit", help="export and check audit records of verified answers")
+    au_sub = au.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
+    ex = au_sub.add_parser("export", help="write an answer's audit record (JSON and HTML)")
+    add_collection_arg(ex)
+    which = ex.add_mutually_exclusive_group(required=True)
+    which.add_argument("--last", action="store_true", help="the newest answer")
+    which.add_argument("--id", type=int, help="the answer with this id (verifai history)")
+    ex.add_argument(
+        "--output", "-o", type=Path, required=True, help="the JSON file (the HTML goes beside it)"
+    )
+    ex.set_defaults(func=run_audit_export)
+    ck = au_sub.add_parser(
+        "check", help="confirm every quoted span still reads the same in the same document"
+    )
+    ck.add_argument("record", type=Path, help="an audit record (JSON)")
+    ck.add_argument(
+        "--no-collection",
+        action="store_true",
+        help="compare with the files only, not with the collection's catalog",
+    )
+    add_json_arg(ck)
+    ck.set_defaults(func=run_audit_check)
+
+
+def _history(collection: str) -> History:
+    return History(existing_path(collection))
+
+
+def _saved(history: History, collection: str, answer_id: int | None) -> SavedAnswer:
+    saved = history.last() if answer_id is None else history.get(answer_id)
+    if saved is None:
+        raise HistoryNotFound(collection, answer_id)
+    return saved
+
+
+def run_history(args: argparse.Namespace) -> int:
+    """List the kept answers (newest first), or show, delete or clear them."""
+    with _history(args.collection) as history:
+        if args.show is not None:
+            sys.stdout.write(_saved(history, args.collection, args.show).answer_json)
+            return 0
+        if args.delete is not None:
+            if not history.delete(args.delete):
+                raise HistoryNotFound(args.collection, args.delete)
+            print(f"forgot answer {args.delete}")
+            return 0
+        if args.clear:
+            print(f"forgot {history.clear()} answers")
+            return 0
+        saved = history.answers()
+        counts = {a.answer_id: len(history.feedback(a.answer_id)) for a in saved}
+    if args.json:
+        print_json(
+            [
+                {
+                    "id": a.answer_id,
+                    "created": a.created,
+                    "question": a.question,
+                    "labels": a.data().get("label_counts", {}),
+                    "abstained": a.data().get("abstained", False),
+                    "changed_documents": [c.path for c in changed_documents(a)],
+                    "feedback": counts[a.answer_id],
+                    "answer": a.data(),
+                }
+                for a in saved
+            ]
+        )
+        return 0
+    if not saved:
+        print(f"no answers kept for {args.collection!r} yet")
+        return 0
+    for a in saved:
+        labels = a.data().get("label_counts", {})
+        summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in labels.items() if n)
+        changed = changed_documents(a)
+        note = f"  [{len(changed)} document(s) changed since]" if changed else ""
+        print(f"{a.answer_id:>4}  {a.when()}  {printable(a.question)}")
+        print(f"      {summary or 'abstained'}{note}")
+    return 0
+
+
+def run_feedback_add(args: argparse.Namespace) -> int:
+    """Record a judgement of one verdict of a kept answer."""
+    with _history(args.collection) as history:
+        saved = _saved(history, args.collection, args.id)
+        answer = saved.answer()
+        index = args.sentence - 1
+        if not 0 <= index < len(answer.sentences):
+            print(
+                f"error: answer {args.id} has {len(answer.sentences)} sentences; "
+                f"--sentence {args.sentence} is not one of them",
+                file=sys.stderr,
+            )
+            return 1
+        sentence = answer.sentences[index]
+        verdict = next((v for v in sentence.verdicts if v.passage_number == args.passage), None)
+        if args.passage and verdict is None:
+            cited = ", ".join(str(v.passage_number) for v in sentence.verdicts) or "none"
+            print(
+                f"error: sentence {args.sentence} has no verdict on passage [{args.passage}] "
+                f"(cited: {cited})",
+                file=sys.stderr,
+            )
+            return 1
+        shown = verdict.label.value if verdict is not None else sentence.label.value
+        if args.right:
+            fb = Feedback(args.id, index, args.passage, shown, "right", note=args.note)
+        elif args.wrong is not None:
+            label = None if args.wrong == "unsure" else NliLabel(args.wrong)
+            fb = Feedback(args.id, index, args.passage, shown, "wrong", label, args.note)
+        else:
+            fb = Feedback(args.id, index, args.passage, shown, "flagged", note=args.note)
+        history.set_feedback(fb)
+    print(f"kept: answer {args.id}, sentence {args.sentence}, passage {args.passage}: {fb.verdict}")
+    return 0
+
+
+def run_feedback_export(args: argparse.Namespace) -> int:
+    """Write the collection's judgements as training pairs (``models/train_verifier.py
+    --extra``)."""
+    with _history(args.collection) as history:
+        records, skipped = feedback_records(history, collection=args.collection)
+    args.jsonl.parent.mkdir(parents=True, exist_ok=True)
+    with args.jsonl.open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(
+        f"wrote {len(records)} training pairs to {args.jsonl}"
+        + (f"; {skipped} judgements teach no label (flags, 'wrong' without one)" if skipped else "")
+    )
+    return 0
+
+
+def run_audit_export(args: argparse.Namespace) -> int:
+    """Write the audit record of a kept answer as JSON plus an HTML view."""
+    with _history(args.collection) as history:
+        saved = _saved(history, args.collection, None if args.last else args.id)
+    record = build_record(saved, collection=args.collection)
+    json_path, html_path = write_record(record, args.output)
+    print(
+        f"audit record of answer {saved.answer_id} ({len(record['quotes'])} quoted spans): "
+        f"{json_path}, {html_path}"
+    )
+    return 0
+
+
+def run_audit_check(args: argparse.Namespace) -> int:
+    """Check an audit record against the documents (and the collection); exit 1 when
+    something changed."""
+    record = read_record(args.record)
+    catalog = None
+    if not args.no_collection:
+        with Collection.open(str(record["collection"]), reconcile=False) as collection:
+            catalog = {d.source: d.sha256 for d in collection.documents()}
+    report = check_record(record, catalog_sha256=catalog)
+    if args.json:
+        print_json(
+            {
+                "ok": report.ok,
+                "quotes_checked": report.quotes_checked,
+                "documents_checked": report.documents_checked,
+                "problems": [
+                    {"kind": p.kind, "path": p.path, "quote": p.quote_id, "detail": p.detail}
+                    for p in report.problems
+                ],
+            }
+        )
+    elif report.ok:
+        print(
+            f"ok: {report.quotes_checked} quoted spans in {report.documents_checked} documents "
+            "read the same, in documents with the same sha256"
+        )
+    else:
+        print(f"changed: {len(report.problems)} finding(s)")
+        for p in report.problems:
+            where = f" ({p.quote_id})" if p.quote_id else ""
+            print(f"  {p.kind}: {printable(p.path)}{where}: {printable(p.detail)}")
+    return 0 if report.ok else 1

@@ -1,0 +1,449 @@
+"""Folder watching: a collection follows the folders and files it was built from.
+
+A collection remembers its *roots*, the folders and files given to an ingest
+(:func:`remember_roots`, called by every ingest of paths). :class:`FolderWatcher` watches them
+with watchdog (inotify, FSEvents, ReadDirectoryChangesW), gathers changes until none has come
+for ``debounce_s`` seconds, and hands the batch to :func:`sync_changes`, which re-ingests added
+and changed files and removes deleted ones through the collection's single writer
+(:meth:`Collection.add_paths`, :meth:`Collection.remove_sources`), incrementally: an unchanged
+file is skipped by size and mtime, or sha256.
+
+A root that cannot be reached (a disk unmounted, a network share gone, a folder renamed) is
+reported as unavailable and nothing under it is removed: a vanished folder is never taken for
+"every file deleted". A root counts as unavailable when it is missing, no longer a folder, on
+another device than when it was added (the empty mount point of a disk not mounted).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from verifai_desktop.store.walk import FOLDER_SUFFIXES
+
+if TYPE_CHECKING:
+    from verifai_desktop.store.collection import Collection
+    from verifai_desktop.store.writer import IngestReport
+
+log = logging.getLogger(__name__)
+
+ROOTS_KEY = "roots"
+"""Collection metadata key of the roots (``roots.json`` in the collection folder)."""
+
+RECHECK_S = 10.0
+"""Seconds between checks that an unavailable root is back (or an available one gone)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """A folder or file a collection was built from.
+
+    Attributes:
+        path: absolute, resolved path.
+        is_folder: a folder (watched recursively) or a single file.
+        device: ``st_dev`` of the path when it was added (0 when unknown).
+        added: when it was first ingested (ISO 8601, UTC).
+        last_sync: when the collection was last brought in step with it ('' never).
+        status: ``"ok"``, or why it could not be synced last time.
+    """
+
+    path: Path
+    is_folder: bool
+    device: int = 0
+    added: str = ""
+    last_sync: str = ""
+    status: str = "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (as stored in ``roots.json``)."""
+        return {
+            "path": str(self.path),
+            "is_folder": self.is_folder,
+            "device": self.device,
+            "added": self.added,
+            "last_sync": self.last_sync,
+            "status": self.status,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Root:
+        """The inverse of :meth:`as_dict`; raises ``KeyError``/``TypeError`` when malformed."""
+        return cls(
+            Path(data["path"]),
+            bool(data["is_folder"]),
+            int(data.get("device", 0)),
+            str(data.get("added", "")),
+            str(data.get("last_sync", "")),
+            str(data.get("status", "ok")),
+        )
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def read_roots(metadata: dict[str, object]) -> list[Root]:
+    """The roots in a collection's ``roots`` metadata record (malformed entries skipped)."""
+    out = []
+    entries = metadata.get("roots", [])
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            out.append(Root.from_dict(entry))
+        except (KeyError, TypeError, ValueError):
+            log.warning("ignoring a malformed root entry: %r", entry)
+    return out
+
+
+def roots_of(collection: Collection) -> list[Root]:
+    """The folders and files ``collection`` was built from."""
+    return read_roots(collection.metadata(ROOTS_KEY))
+
+
+def _save_roots(collection: Collection, roots: Sequence[Root]) -> None:
+    collection.set_metadata(ROOTS_KEY, {"roots": [r.as_dict() for r in roots]})
+
+
+def remember_roots(collection: Collection, paths: Sequence[Path]) -> None:
+    """Add the existing ``paths`` to the collection's roots (resolved; a path already under a
+    folder root adds nothing). Needs the write lock (the ingest holds it)."""
+    roots = roots_of(collection)
+    changed = False
+    for raw in paths:
+        path = Path(raw).expanduser().resolve()
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if any(r.path == path or (r.is_folder and path.is_relative_to(r.path)) for r in roots):
+            continue
+        is_folder = path.is_dir()
+        if is_folder:  # a new folder root takes in the roots below it
+            roots = [r for r in roots if not r.path.is_relative_to(path)]
+        roots.append(Root(path, is_folder, st.st_dev, _now(), _now()))
+        changed = True
+    if changed:
+        _save_roots(collection, roots)
+
+
+def forget_roots(collection: Collection, path: Path) -> bool:
+    """Stop following ``path`` and every root under it (the user removed it from the
+    collection). Returns True when a root was forgotten."""
+    forms = {Path(path).expanduser().absolute(), Path(path).expanduser().resolve()}
+    roots = roots_of(collection)
+    keep = [r for r in roots if not any(r.path.is_relative_to(p) for p in forms)]
+    if len(keep) == len(roots):
+        return False
+    _save_roots(collection, keep)
+    return True
+
+
+def unavailable_reason(root: Root) -> str | None:
+    """Why ``root`` cannot be synced now, or None when it can: it is missing, no longer a
+    folder, or on another device than when it was added (the empty mount point of a disk not
+    mounted, which would otherwise read as "every file deleted")."""
+    try:
+        st = root.path.stat()
+    except FileNotFoundError:
+        return "missing (a disk or share not connected, or the folder moved?)"
+    except OSError as exc:
+        return f"cannot be reached ({(exc.strerror or str(exc)).lower()})"
+    if root.is_folder and not root.path.is_dir():
+        return "no longer a folder"
+    if root.device and st.st_dev != root.device:
+        return "on another disk than when it was added (a disk not mounted?)"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What one sync did.
+
+    Attributes:
+        ingest: the ingest of added and changed files (None when there was none).
+        removed: sources removed because their file was deleted.
+        unavailable: roots that could not be synced, with the reason; nothing under them
+            was removed.
+        finished: when the sync ended (ISO 8601, UTC).
+    """
+
+    ingest: IngestReport | None
+    removed: tuple[str, ...] = ()
+    unavailable: tuple[tuple[Path, str], ...] = ()
+    finished: str = field(default_factory=_now)
+
+    def summary(self) -> str:
+        """One line for people: ``"2 added or changed, 1 removed; /mnt/usb: missing (...)"``."""
+        from verifai_desktop.store.writer import Outcome
+
+        parts = []
+        if self.ingest is not None:
+            written = sum(
+                1
+                for o in self.ingest.outcomes
+                if o.status not in (Outcome.SKIPPED, Outcome.REMOVED)
+            )
+            parts.append(f"{written} added or changed")
+        removed = len(self.removed) + (
+            self.ingest.count(Outcome.REMOVED) if self.ingest is not None else 0
+        )
+        parts.append(f"{removed} removed")
+        text = ", ".join(parts)
+        for path, reason in self.unavailable:
+            text += f"; {path}: {reason}"
+        return text
+
+
+def _under(path: Path, roots: Iterable[Root]) -> Root | None:
+    for root in roots:
+        if path == root.path or (root.is_folder and path.is_relative_to(root.path)):
+            return root
+    return None
+
+
+def _wanted(path: Path) -> bool:
+    """A file a folder walk would pick up (editors' temporary and hidden files are not)."""
+    return not path.name.startswith(".") and path.suffix.lower() in FOLDER_SUFFIXES
+
+
+def sync_changes(
+    collection: Collection,
+    changed: Iterable[Path] | None = None,
+    *,
+    progress: Callable[[Any], None] | None = None,
+    cancel: threading.Event | None = None,
+    **ingest_options: Any,
+) -> SyncReport:
+    """Bring ``collection`` in step with its roots.
+
+    Args:
+        collection: an opened collection; this process becomes its writer.
+        changed: paths reported changed, added or deleted (files or folders), or None to
+            rescan every root (catching up on what happened while nobody watched).
+        progress: passed to the ingest.
+        cancel: when set, the ingest stops between files (what was done is committed).
+        **ingest_options: passed to :meth:`Collection.add_paths` (``timeout_s``,
+            ``max_chunks_per_file``, ``follow_external_links``).
+
+    Returns:
+        What was ingested and removed, and which roots were unavailable.
+
+    Raises:
+        CollectionBusy: another process is writing the collection.
+        Cancelled: ``cancel`` was set.
+    """
+    collection.acquire_write_lock()
+    roots = roots_of(collection)
+    sources = [Path(d.source) for d in collection.documents() if not d.source.startswith("beir:")]
+    ok: list[Root] = []
+    unavailable: list[tuple[Path, str]] = []
+    for root in roots:
+        reason = unavailable_reason(root)
+        if reason is None:
+            ok.append(root)
+        else:
+            unavailable.append((root.path, reason))
+            log.warning("%s: %s; nothing under it is removed", root.path, reason)
+    if changed is None:
+        to_ingest = [r.path for r in ok]
+        gone: list[str] = []
+    else:
+        to_ingest, gone = _plan(changed, ok, sources)
+    report = (
+        collection.add_paths(to_ingest, progress=progress, cancel=cancel, **ingest_options)
+        if to_ingest
+        else None
+    )
+    removed = tuple(collection.remove_sources(gone)) if gone else ()
+    stamp = _now()
+    reasons = dict(unavailable)
+    _save_roots(
+        collection,
+        [
+            Root(
+                r.path,
+                r.is_folder,
+                r.device,
+                r.added,
+                r.last_sync if r.path in reasons else stamp,
+                reasons.get(r.path, "ok"),
+            )
+            for r in roots
+        ],
+    )
+    return SyncReport(report, removed, tuple(unavailable), stamp)
+
+
+def _plan(
+    changed: Iterable[Path], roots: Sequence[Root], sources: Sequence[Path]
+) -> tuple[list[Path], list[str]]:
+    """Which paths to ingest and which sources to remove for a batch of changes."""
+    to_ingest: dict[Path, None] = {}
+    gone: dict[str, None] = {}
+    for raw in changed:
+        path = Path(raw)
+        if _under(path, roots) is None:
+            continue  # outside every available root: not ours, or its disk is gone
+        try:
+            is_dir = path.is_dir()
+            exists = is_dir or path.exists()
+        except OSError:
+            continue  # cannot tell: leave it as it is
+        if is_dir:
+            to_ingest[path] = None  # a folder moved in or created: walk it
+        elif exists:
+            if _wanted(path):
+                to_ingest[path] = None
+        else:
+            for s in sources:
+                if (s == path or s.is_relative_to(path)) and not os.path.lexists(s):
+                    gone[str(s)] = None
+    return list(to_ingest), list(gone)
+
+
+class FolderWatcher:
+    """Watches roots with watchdog and calls ``on_batch`` with each debounced batch of paths.
+
+    ``on_batch`` runs on the watcher's own thread, one batch at a time; the paths are the
+    files and folders created, changed, deleted or moved (both ends of a move). Roots that
+    disappear are watched again when they come back, and their path is put in a batch then.
+
+    Args:
+        roots: what to watch.
+        on_batch: called with each batch (a set of absolute paths).
+        debounce_s: seconds without a new change before a batch is handed over.
+        on_error: called with an exception raised by ``on_batch`` (logged if None); the
+            watcher goes on.
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[Root],
+        on_batch: Callable[[set[Path]], None],
+        *,
+        debounce_s: float = 2.0,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        from watchdog.observers import Observer
+
+        self.roots = list(roots)
+        self.debounce_s = debounce_s
+        self._on_batch = on_batch
+        self._on_error = on_error
+        self._observer = Observer()
+        self._pending: set[Path] = set()
+        self._last_event = 0.0
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._watched: dict[Path, Any] = {}
+        self._thread = threading.Thread(target=self._run, name="verifai-watch", daemon=True)
+
+    @property
+    def watched(self) -> list[Path]:
+        """The roots being watched now (the others are unavailable)."""
+        return sorted(self._watched)
+
+    def start(self) -> None:
+        """Start watching (returns at once)."""
+        self._schedule_available()
+        self._observer.start()
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop watching; waits up to ``timeout_s`` for a batch being synced to finish."""
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        self._observer.stop()
+        self._observer.join(timeout_s)
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+
+    def notify(self, path: Path) -> None:
+        """Queue ``path`` as changed (what the event handler does for each event)."""
+        with self._cond:
+            self._pending.add(Path(path))
+            self._last_event = time.monotonic()
+            self._cond.notify_all()
+
+    def _schedule_available(self) -> list[Path]:
+        """Watch every root that exists and is not watched yet; returns those added."""
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def __init__(self, root: Root) -> None:
+                self.root = root
+
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in ("opened", "closed_no_write"):
+                    return
+                for raw in (event.src_path, getattr(event, "dest_path", "")):
+                    if not raw:
+                        continue
+                    path = Path(os.fsdecode(raw))
+                    if self.root.is_folder or path == self.root.path:
+                        watcher.notify(path)
+
+        added = []
+        for root in self.roots:
+            if root.path in self._watched:
+                continue
+            target = root.path if root.is_folder else root.path.parent
+            if not target.is_dir():
+                continue
+            try:
+                self._watched[root.path] = self._observer.schedule(
+                    Handler(root), str(target), recursive=root.is_folder
+                )
+            except OSError as exc:
+                log.warning("cannot watch %s: %s", root.path, exc)
+                continue
+            added.append(root.path)
+        return added
+
+    def _drop_missing(self) -> None:
+        folders = {r.path for r in self.roots if r.is_folder}
+        for path in list(self._watched):
+            target = path if path in folders else path.parent
+            if not target.is_dir():
+                watch = self._watched.pop(path)
+                with contextlib.suppress(KeyError, OSError):
+                    self._observer.unschedule(watch)
+
+    def _run(self) -> None:
+        next_check = time.monotonic() + RECHECK_S
+        while not self._stop.is_set():
+            with self._cond:
+                now = time.monotonic()
+                quiet = now - self._last_event
+                if self._pending and quiet >= self.debounce_s:
+                    batch, self._pending = self._pending, set()
+                else:
+                    batch = set()
+                    wait = self.debounce_s - quiet if self._pending else RECHECK_S
+                    self._cond.wait(max(0.05, min(wait, next_check - now)))
+            if batch:
+                self._deliver(batch)
+            if time.monotonic() >= next_check and not self._stop.is_set():
+                next_check = time.monotonic() + RECHECK_S
+                self._drop_missing()
+                for path in self._schedule_available():
+                    self.notify(path)  # back again: catch up with what changed meanwhile
+
+    def _deliver(self, batch: set[Path]) -> None:
+        try:
+            self._on_batch(batch)
+        except Exception as exc:  # a failed sync must not end watching
+            if self._on_error is not None:
+                self._on_error(exc)
+            else:
+                log.exception("folder sync failed")
