@@ -1,14 +1,23 @@
 """The settings dialog edits the verification settings of issue 11 (re-citation, the
-contradiction search and its budget, abstention by evidence) and saves them as TOML."""
+contradiction search and its budget, abstention by evidence) and those of issue 16 (answer
+history, folder watching, an OpenAI-compatible generation server, with the warning that
+passages leave the machine) and saves them as TOML."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtWidgets import QFormLayout, QLabel
+from PySide6.QtWidgets import QFormLayout, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from verifai_desktop.settings import MAX_CONFLICT_BUDGET, Settings, load_settings
+from verifai_desktop.generate.openai_server import leaves_machine_warning
+from verifai_desktop.settings import (
+    MAX_CONFLICT_BUDGET,
+    SERVER_CONSTRAINTS,
+    Settings,
+    load_settings,
+)
+from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.settings_dialog import SettingsDialog
 
 
@@ -98,3 +107,86 @@ def test_verify_settings_are_named_in_the_apps_words(qtbot: QtBot) -> None:
     assert "contradict" in dialog.conflict_search.toolTip()
     assert "each sentence" in dialog.conflict_budget.toolTip()
     assert "cited" in dialog.recite.toolTip()
+
+
+def test_history_watch_and_server_settings_round_trip_through_toml(qtbot: QtBot) -> None:
+    base = load_settings()
+    assert (base.history.keep, base.watch.enabled, base.server.base_url) == (True, True, "")
+    dialog = _dialog(qtbot, base)
+    assert (dialog.keep_history.isChecked(), dialog.watch.isChecked()) == (True, True)
+    assert dialog.server_constrain.currentText() == "auto"
+    assert [dialog.server_constrain.itemText(i) for i in range(4)] == list(SERVER_CONSTRAINTS)
+    assert dialog.server_warning.isHidden()  # generated on this computer
+
+    dialog.keep_history.setChecked(False)
+    dialog.watch.setChecked(False)
+    dialog.server_url.setText("http://127.0.0.1:8080/v1")
+    dialog.server_model.setText("qwen2.5-3b")
+    dialog.server_key_env.setText("MY_KEY")
+    dialog.server_constrain.setCurrentText("grammar")
+    assert dialog.server_warning.isHidden()  # a local server: nothing leaves
+    dialog.accept()
+    assert dialog.result_settings is not None
+    saved = load_settings()
+    assert (saved.history.keep, saved.watch.enabled) == (False, False)
+    assert (
+        saved.server.base_url,
+        saved.server.model,
+        saved.server.api_key_env,
+        saved.server.constrain,
+    ) == ("http://127.0.0.1:8080/v1", "qwen2.5-3b", "MY_KEY", "grammar")
+    assert saved == dataclasses.replace(dialog.result_settings, ui=saved.ui)
+
+    again = _dialog(qtbot, saved)
+    assert (again.keep_history.isChecked(), again.watch.isChecked()) == (False, False)
+    assert (again.server_url.text(), again.server_model.text()) == (
+        "http://127.0.0.1:8080/v1",
+        "qwen2.5-3b",
+    )
+    assert again.server_constrain.currentText() == "grammar"
+
+
+def test_a_remote_server_is_warned_of_and_a_bad_one_is_refused(qtbot: QtBot) -> None:
+    dialog = _dialog(qtbot, load_settings())
+    dialog.server_url.setText("https://llm.example.com/v1")
+    assert not dialog.server_warning.isHidden()
+    assert dialog.server_warning.text() == "⚠ " + leaves_machine_warning(
+        "https://llm.example.com/v1"
+    )
+    assert "leave this machine" in dialog.server_warning.text()
+
+    # No model named: refused with the setting named, the dialog stays open.
+    dialog.accept()
+    assert dialog.result_settings is None
+    (box,) = [b for b in dialog.findChildren(QMessageBox, "errorBox") if b.isVisible()]
+    assert box.windowTitle() == "Invalid setting"
+    assert box.text() == (
+        "Checking the settings: invalid setting server.model: ''; name the server's model"
+    )
+    assert dialog.pages.currentIndex() == dialog.server_page_index
+    box.close()
+    dialog.server_url.setText("llm.example.com")
+    dialog.server_model.setText("big")
+    dialog.accept()
+    boxes = [b for b in dialog.findChildren(QMessageBox, "errorBox") if b.isVisible()]
+    assert [b.text() for b in boxes] == [
+        "Checking the settings: invalid setting server.base_url: 'llm.example.com'; "
+        "use an http:// or https:// address"
+    ]
+    boxes[0].close()
+    assert load_settings().server.base_url == ""  # nothing was saved
+
+    # Accepted, the window says so plainly for as long as it is set.
+    dialog.server_url.setText("https://llm.example.com/v1")
+    dialog.accept()
+    assert dialog.result_settings is not None
+    window = MainWindow(offer_sample=False)
+    qtbot.addWidget(window)
+    assert window.server_warning.isVisibleTo(window)
+    assert window.server_warning.text() == dialog.server_warning.text()
+    window.apply_settings(Settings())
+    assert not window.server_warning.isVisibleTo(window)
+    window.apply_settings(dialog.result_settings)
+    assert window.server_warning.text().startswith(
+        "⚠ Answers are generated by the server at llm.example.com"
+    )

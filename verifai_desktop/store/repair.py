@@ -2,7 +2,8 @@
 
 The files the damaged catalog still names (row by row when whole-table reads fail) are
 ingested into a fresh collection built in a staging folder beside it
-(``collections/.repair-<name>``); only when that is complete are the two folders swapped, in one
+(``collections/.repair-<name>``), which keeps the damaged one's answer history and the folders it
+follows (:data:`CARRIED_OVER`); only when that is complete are the two folders swapped, in one
 atomic ``renameat2(RENAME_EXCHANGE)`` on Linux (two renames elsewhere), and the damaged one
 deleted. A repair that fails or is cancelled leaves the damaged collection as it was.
 """
@@ -149,6 +150,39 @@ def _swap_in(staging: Path, path: Path) -> None:
     os.rename(aside, staging)
 
 
+CARRIED_OVER = ("roots.json",)
+"""Records of a collection that are not derived from its documents and survive a repair as
+they are (plus ``history.sqlite``, copied with SQLite's backup API)."""
+
+
+def _carry_over(damaged: Path, staging: Path) -> None:
+    """Copy what a rebuild cannot recreate into the staging folder: the roots that folder
+    watching follows and the answer history. A record that cannot be read is logged and left
+    behind; the repair goes on."""
+    from verifai_desktop.private import create_private_file
+    from verifai_desktop.store.history import HISTORY_FILE
+
+    for name in CARRIED_OVER:
+        try:
+            shutil.copy2(damaged / name, staging / name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            log.warning("repair: %s not carried over: %s", name, exc)
+    source = damaged / HISTORY_FILE
+    if not source.is_file():
+        return
+    try:
+        create_private_file(staging / HISTORY_FILE)
+        with (
+            contextlib.closing(sqlite3.connect(source)) as old,
+            contextlib.closing(sqlite3.connect(staging / HISTORY_FILE)) as new,
+        ):
+            old.backup(new)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        log.warning("repair: the answer history could not be carried over: %s", exc)
+
+
 def repair_collection(
     name: str,
     *,
@@ -209,6 +243,7 @@ def repair_collection(
             with Collection.create_at(
                 path.name, staging, embedder, display_name=display_name
             ) as fresh:
+                _carry_over(path, staging)
                 report = fresh.add_paths(
                     todo,
                     passwords=passwords,

@@ -386,6 +386,8 @@ class FolderWatcher:
             def on_any_event(self, event: FileSystemEvent) -> None:
                 if event.event_type in ("opened", "closed_no_write"):
                     return
+                if event.is_directory and event.event_type == "modified":
+                    return  # a folder's own entry changed: its files report themselves
                 for raw in (event.src_path, getattr(event, "dest_path", "")):
                     if not raw:
                         continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QUrl, Signal, Slot
@@ -42,7 +43,7 @@ from PySide6.QtGui import (
     QTextDocumentFragment,
     QTextFormat,
 )
-from PySide6.QtWidgets import QMenu, QTextBrowser, QTextEdit, QWidget
+from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QTextBrowser, QTextEdit, QWidget
 
 from verifai_desktop.domain import Answer, AnswerSentence, NliLabel, SentenceLabel, Verdict
 from verifai_desktop.serialize import (
@@ -56,8 +57,9 @@ from verifai_desktop.serialize import (
     claim_text,
     recitation_note,
 )
+from verifai_desktop.store.history import Feedback, FeedbackVerdict
 from verifai_desktop.ui.claim_check import BACK_HREF, build_check_html, evidence_for_href
-from verifai_desktop.ui.evidence_popup import EvidencePopup, build_evidence_html
+from verifai_desktop.ui.evidence_popup import LABEL_NAMES, EvidencePopup, build_evidence_html
 from verifai_desktop.verify.conflicts import CheckResult
 
 PROP_SENTENCE = int(QTextFormat.Property.UserProperty) + 1  # int: sentence index
@@ -83,6 +85,13 @@ UNSUPPORTED_NOTE = (
 GENERATED_NOTE = (
     "The generated answer, shown as verified: none of its sentences is supported by the "
     "passages given."
+)
+FLAG_ACTION_TEXT = "Flag this sentence…"
+CLEAR_FEEDBACK_TEXT = "Clear my marks on this sentence"
+NOT_SURE_TEXT = "Not sure"
+FEEDBACK_OFF_TIP = (
+    "Marks are kept with the answer in the collection's history: turn on "
+    "“Keep every verified answer” in Settings"
 )
 NO_VERDICT_NOTE = "No passage given supports it."
 EVIDENCE_SENTENCES = 4  # sentences whose closest evidence an unsupported answer lists
@@ -204,6 +213,10 @@ class AnswerView(QTextBrowser):
         back_requested(): the link back from a claim check to the answer was clicked.
         generated_toggled(bool): the generated text of an answer refused by evidence was
             shown (True) or hidden (False).
+        feedback_given(Feedback): the reader judged a verdict or flagged a sentence of the
+            shown answer (kept in the history as :attr:`history_id`).
+        feedback_withdrawn(int, int): the reader withdrew their judgements of a sentence:
+            its index, and the citation number (-1: every judgement of the sentence).
     """
 
     sentence_hovered = Signal(int)
@@ -213,6 +226,8 @@ class AnswerView(QTextBrowser):
     evidence_activated = Signal(object)
     back_requested = Signal()
     generated_toggled = Signal(bool)
+    feedback_given = Signal(object)
+    feedback_withdrawn = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -230,6 +245,10 @@ class AnswerView(QTextBrowser):
         self._streaming = False
         self._pending = False  # the view holds a progress note that the first piece replaces
         self.generated_shown = False  # the generated text of a refused answer is on show
+        # The shown answer's id in its collection's history (None: not kept, no feedback)
+        # and the reader's judgements of it.
+        self.history_id: int | None = None
+        self.feedback: tuple[Feedback, ...] = ()
         self.anchorClicked.connect(self.on_anchor_clicked)
         # Painted by paintEvent, word-wrapped: Qt clips a QTextEdit placeholder to one line.
         self.hint_text = ANSWER_HINT
@@ -265,6 +284,8 @@ class AnswerView(QTextBrowser):
         self.answer = None
         self.check = None
         self.generated_shown = False
+        self.history_id = None
+        self.feedback = ()
         self._streaming = False
         self._pending = False
         self._set_focus_index(-1)
@@ -617,11 +638,36 @@ class AnswerView(QTextBrowser):
         rect = self.cursorRect(cursor)
         return QPoint(rect.right() + 2, rect.center().y())
 
+    def set_history(self, history_id: int | None, feedback: Sequence[Feedback] = ()) -> None:
+        """Say whether the shown answer is kept in the history (its id, or None) and what the
+        reader said of its verdicts; a card on show is redrawn with them."""
+        self.history_id = history_id
+        self.feedback = tuple(feedback) if history_id is not None else ()
+        index = self.focused_index if self.focused_index >= 0 else self.hovered_index
+        if (
+            self.popup.isVisible()
+            and self.answer is not None
+            and 0 <= index < len(self.answer.sentences)
+        ):
+            self.popup.show_html(self.hover_html(index), self.popup.pos() - QPoint(12, 16))
+
+    def feedback_of(self, index: int, passage: int) -> Feedback | None:
+        """The reader's judgement of sentence ``index``'s verdict on passage ``passage``
+        (0: the sentence as a whole, a flag), or None."""
+        return next(
+            (f for f in self.feedback if f.sentence == index and f.passage == passage), None
+        )
+
     def hover_html(self, index: int) -> str:
         """Rich text of the hover card for sentence ``index`` of the shown answer."""
         if self.answer is None:
             raise IndexError("no answer shown")
-        return build_evidence_html(self.answer, index)
+        return build_evidence_html(
+            self.answer,
+            index,
+            feedback=self.feedback,
+            feedback_hint=self.history_id is not None,
+        )
 
     def hover_text(self, index: int) -> str:
         """The hover card as plain text."""
@@ -779,7 +825,119 @@ class AnswerView(QTextBrowser):
                 menu.insertSeparator(first)
             else:
                 menu.addAction(action)
+            self._add_feedback_actions(menu, index)
         return menu
+
+    def _add_feedback_actions(self, menu: QMenu, index: int) -> None:
+        """Put the feedback actions for sentence ``index`` after "Check across my documents"
+        (the menu's first action): per cited verdict "[n] verdict is right" and "[n] verdict
+        is wrong ▸ Should be: …", then "Flag this sentence…"; disabled when the answer is not
+        kept in the history. The reader's current marks are checked."""
+        assert self.answer is not None
+        sentence = self.answer.sentences[index]
+        after = menu.actions()[1] if len(menu.actions()) > 1 else None
+        enabled = self.history_id is not None
+        added: list[QAction] = []
+        if after is None:
+            menu.addSeparator()
+
+        def add(action: QAction) -> None:
+            action.setEnabled(enabled)
+            if not enabled:
+                action.setToolTip(FEEDBACK_OFF_TIP)
+                action.setStatusTip(FEEDBACK_OFF_TIP)
+            if after is not None:
+                menu.insertAction(after, action)
+            else:
+                menu.addAction(action)
+            added.append(action)
+
+        for verdict in sentence.verdicts:
+            n = verdict.passage_number
+            mine = self.feedback_of(index, n)
+            shown = verdict.label
+            right = QAction(f"[{n}] verdict is right", menu)
+            right.setObjectName(f"feedbackRight{n}")
+            right.setCheckable(True)
+            right.setChecked(mine is not None and mine.verdict == "right")
+            right.triggered.connect(
+                lambda _c=False, n=n, shown=shown: self._judge(index, n, shown.value, "right")
+            )
+            add(right)
+            wrong_menu = QMenu(f"[{n}] verdict is wrong", menu)
+            wrong_menu.setObjectName(f"feedbackWrong{n}")
+            choices: list[tuple[str, NliLabel | None]] = [
+                (f"Should be: {LABEL_NAMES[label]}", label) for label in NliLabel
+            ]
+            choices.append((NOT_SURE_TEXT, None))
+            for text, label in choices:
+                choice = QAction(text, wrong_menu)
+                choice.setObjectName(f"feedbackWrong{n}_{label.value if label else 'unsure'}")
+                choice.setCheckable(True)
+                choice.setChecked(
+                    mine is not None and mine.verdict == "wrong" and mine.label == label
+                )
+                choice.setEnabled(label is not shown)  # "wrong, should be what it is" is no mark
+                choice.triggered.connect(
+                    lambda _c=False, n=n, shown=shown, label=label: self._judge(
+                        index, n, shown.value, "wrong", label
+                    )
+                )
+                wrong_menu.addAction(choice)
+            wrong_menu.menuAction().setObjectName(f"feedbackWrong{n}Action")
+            add(wrong_menu.menuAction())
+        flagged = self.feedback_of(index, 0)
+        flag = QAction(FLAG_ACTION_TEXT, menu)
+        flag.setObjectName("feedbackFlag")
+        flag.setCheckable(True)
+        flag.setChecked(flagged is not None and flagged.verdict == "flagged")
+        flag.triggered.connect(lambda: self._flag(index))
+        add(flag)
+        if any(f.sentence == index for f in self.feedback):
+            clear = QAction(CLEAR_FEEDBACK_TEXT, menu)
+            clear.setObjectName("feedbackClear")
+            clear.triggered.connect(lambda: self.feedback_withdrawn.emit(index, -1))
+            add(clear)
+        if after is not None:
+            menu.insertSeparator(added[0])
+
+    def _judge(
+        self,
+        index: int,
+        passage: int,
+        shown: str,
+        verdict: FeedbackVerdict,
+        label: NliLabel | None = None,
+    ) -> None:
+        if self.history_id is None:
+            return
+        mine = self.feedback_of(index, passage)
+        if mine is not None and mine.verdict == verdict and mine.label == label:
+            self.feedback_withdrawn.emit(index, passage)  # chosen again: taken back
+            return
+        self.feedback_given.emit(Feedback(self.history_id, index, passage, shown, verdict, label))
+
+    def _flag(self, index: int) -> None:
+        if self.history_id is None or self.answer is None:
+            return
+        note = self.ask_note(index)
+        if note is None:
+            return
+        shown = self.answer.sentences[index].label.value
+        self.feedback_given.emit(Feedback(self.history_id, index, 0, shown, "flagged", note=note))
+
+    def ask_note(self, index: int) -> str | None:
+        """Ask for an optional note when flagging sentence ``index``; None when cancelled
+        (a dialog; tests replace this method)."""
+        current = self.feedback_of(index, 0)
+        value, ok = QInputDialog.getText(
+            self,
+            "Flag this sentence",
+            "What is wrong with it? (optional)",
+            QLineEdit.EchoMode.Normal,
+            current.note if current is not None else "",
+        )
+        return value.strip() if ok else None
 
     def _show_context_menu(self, pos: QPoint, *, keyboard: bool) -> None:
         menu = self.context_menu(pos, keyboard=keyboard)

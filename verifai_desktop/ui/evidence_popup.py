@@ -5,12 +5,13 @@ elsewhere in the documents that contradict it."""
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from verifai_desktop.domain import Answer, Evidence, Passage, Verdict
+from verifai_desktop.domain import Answer, Evidence, NliLabel, Passage, Verdict
 from verifai_desktop.serialize import (
     CONFLICT_COLOR,
     CONFLICT_GLYPH,
@@ -21,6 +22,7 @@ from verifai_desktop.serialize import (
     sentence_probability,
     verdict_summary,
 )
+from verifai_desktop.store.history import Feedback
 
 EVIDENCE_OPEN = '<span style="background-color:#fff176;font-weight:600;">'
 """Opening tag around the evidence sentence in the hover HTML (tests look for it)."""
@@ -29,6 +31,31 @@ CITATION_NOTE_COLOR = "#1a5fb4"  # the re-citation note
 CONTEXT_CHARS = 260  # passage characters kept on each side of the evidence sentence
 CONFLICT_CONTEXT_CHARS = 140  # less around a conflict's sentence: the card lists several
 CARD_CONFLICTS = 3  # conflicts shown in full in a card; the sources panel lists them all
+FEEDBACK_COLOR = "#5a3d8a"  # the reader's own marks on a card
+FEEDBACK_HINT = "Right-click to mark a verdict right or wrong, or to flag the sentence."
+"""The card's last line when the shown answer is kept in the history (feedback possible)."""
+LABEL_NAMES: dict[NliLabel, str] = {
+    NliLabel.SUPPORT: "Supports",
+    NliLabel.CONTRADICT: "Contradicts",
+    NliLabel.NO_EVIDENCE: "No evidence",
+}
+"""How a verdict label is named in feedback menus and on the card."""
+
+
+def feedback_line(feedback: Feedback) -> str:
+    """One reader's judgement in words: ``"You marked [2] wrong: should be Supports"``,
+    ``"You marked [1] right"``, ``"You flagged this sentence: the dose is wrong"``."""
+    if feedback.verdict == "flagged":
+        text = "You flagged this sentence"
+    elif feedback.verdict == "right":
+        text = f"You marked [{feedback.passage}] right"
+    elif feedback.label is not None:
+        text = f"You marked [{feedback.passage}] wrong: should be {LABEL_NAMES[feedback.label]}"
+    else:
+        text = f"You marked [{feedback.passage}] wrong (not sure what it should be)"
+    if feedback.note:
+        text += f" — “{feedback.note}”" if feedback.verdict != "flagged" else f": {feedback.note}"
+    return text
 
 
 def excerpt_with_evidence(
@@ -99,7 +126,13 @@ def conflict_html(evidence: Evidence) -> str:
     )
 
 
-def build_evidence_html(answer: Answer, index: int) -> str:
+def build_evidence_html(
+    answer: Answer,
+    index: int,
+    *,
+    feedback: Sequence[Feedback] = (),
+    feedback_hint: bool = False,
+) -> str:
     """Rich text for the hover card of ``answer.sentences[index]``.
 
     Shows the label with its glyph and probability (the strongest verdict's); for a re-cited
@@ -108,7 +141,16 @@ def build_evidence_html(answer: Answer, index: int) -> str:
     passage with the deciding evidence window wrapped in
     :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`; last, under :data:`CONFLICT_TITLE`, the
     passages that contradict the sentence (``sentence.conflicts``, the first
-    :data:`CARD_CONFLICTS` in full), each with its contradicting window highlighted.
+    :data:`CARD_CONFLICTS` in full), each with its contradicting window highlighted. Last,
+    the reader's own judgements of this sentence (:func:`feedback_line`) and, with
+    ``feedback_hint``, :data:`FEEDBACK_HINT`.
+
+    Args:
+        answer: the answer.
+        index: 0-based sentence index.
+        feedback: judgements of the answer kept in its history (those of other sentences
+            are ignored).
+        feedback_hint: the answer is kept in the history, so its verdicts can be judged.
 
     Raises:
         IndexError: ``index`` is not a sentence of ``answer``.
@@ -144,6 +186,17 @@ def build_evidence_html(answer: Answer, index: int) -> str:
                 f"<p style='margin:0 0 4px 10px;color:#555'>and {more} more "
                 f"{'passage' if more == 1 else 'passages'}.</p>"
             )
+    mine = [fb for fb in feedback if fb.sentence == index]
+    if mine:
+        parts.append(
+            f"<p style='margin:8px 0 0 0;color:{FEEDBACK_COLOR}'>"
+            + "<br>".join(html.escape(feedback_line(fb)) for fb in mine)
+            + "</p>"
+        )
+    if feedback_hint:
+        parts.append(
+            f"<p style='margin:6px 0 0 0;color:#777'><i>{html.escape(FEEDBACK_HINT)}</i></p>"
+        )
     return "".join(parts)
 
 

@@ -11,8 +11,10 @@ encrypted PDF's password is asked by emitting a
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
@@ -45,6 +47,7 @@ from verifai_desktop.store.collection import (
 )
 from verifai_desktop.store.naming import CollectionName, list_names
 from verifai_desktop.store.repair import RepairReport, repair_collection
+from verifai_desktop.store.watch import Root, SyncReport, roots_of, sync_changes, unavailable_reason
 from verifai_desktop.store.writer import IngestReport, Outcome, ingest_paths
 from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
 from verifai_desktop.ui.errors import show_error
@@ -57,6 +60,46 @@ log = logging.getLogger(__name__)
 
 PROGRESS_DELAY_MS = 600  # show progress only for work that is not instant (STYLE.md)
 MAX_LISTED_MISSING = 8  # file names listed in a repair summary; the tooltip has them all
+MAX_LISTED_ROOTS = 6  # folders listed under the documents; the tooltip has them all
+WATCHING_TITLE = "Watching for changes:"
+NOT_WATCHING_TITLE = "Built from (watching is off in Settings):"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchedRoot:
+    """A folder or file the current collection was built from, as the panel lists it.
+
+    Attributes:
+        root: the root as the collection remembers it (path, last sync, last status).
+        unavailable: why it cannot be reached now ('' when it can), from
+            :func:`~verifai_desktop.store.watch.unavailable_reason`.
+    """
+
+    root: Root
+    unavailable: str = ""
+
+
+def sync_time(iso: str, *, today: dt.date | None = None) -> str:
+    """Local time of an ISO 8601 stamp: ``"14:03"`` today, else ``"2026-11-25 14:03"``;
+    ``""`` when empty or unreadable."""
+    try:
+        moment = dt.datetime.fromisoformat(iso).astimezone()
+    except ValueError:
+        return ""
+    if moment.date() == (today or dt.date.today()):
+        return moment.strftime("%H:%M")
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def root_line(watched: WatchedRoot) -> str:
+    """One line of the folders list: ``"/docs (synced 14:03)"``, ``"/docs (not synced yet)"``
+    or ``"/mnt/usb: missing (a disk or share not connected, or the folder moved?)"``."""
+    root = watched.root
+    reason = watched.unavailable or (root.status if root.status != "ok" else "")
+    if reason:
+        return f"{root.path}: {reason}"
+    when = sync_time(root.last_sync)
+    return f"{root.path} (synced {when})" if when else f"{root.path} (not synced yet)"
 
 
 class LibraryPanel(QWidget):
@@ -70,6 +113,11 @@ class LibraryPanel(QWidget):
         busy_changed(bool): a write started (True) or all writes ended (False).
         password_requested(PasswordQuestion): an encrypted PDF needs its password; answer the
             question to ingest it again with it.
+        roots_changed(str, object): the folders and files the named collection was built
+            from were read (a list of :class:`WatchedRoot`), after every change of its
+            documents.
+        synced(str, object): a sync of the named collection with its folders ended with this
+            ``SyncReport``.
     """
 
     collection_changed = Signal(str)
@@ -77,6 +125,8 @@ class LibraryPanel(QWidget):
     ingest_finished = Signal(object)
     busy_changed = Signal(bool)
     password_requested = Signal(object)
+    roots_changed = Signal(str, object)
+    synced = Signal(str, object)
 
     def __init__(
         self,
@@ -103,7 +153,11 @@ class LibraryPanel(QWidget):
         self._progress_task: Task[IngestReport] | Task[RepairReport] | None = None
         self._repairing: set[str] = set()  # collections whose repair is queued or running
         self._writes = 0
+        self._syncs = 0  # of the writes, syncs with the folders (run unasked)
         self._chunks_done = 0
+        self.roots: list[WatchedRoot] = []
+        self.sync_task: Task[SyncReport] | None = None
+        self.sync_note = ""  # the last sync's outcome, under the folders
 
         title = QLabel("Collections")
         title.setObjectName("sectionTitle")
@@ -188,6 +242,13 @@ class LibraryPanel(QWidget):
         self.summary_frame.setVisible(False)
         self.drop_hint = QLabel("Drop files or folders here to add them.")
         self.drop_hint.setStyleSheet("color:#667")
+        # The folders (and files) the collection follows, each with its last sync or why it
+        # cannot be reached.
+        self.roots_label = QLabel("")
+        self.roots_label.setObjectName("watchedRoots")
+        self.roots_label.setWordWrap(True)
+        self.roots_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.roots_label.setVisible(False)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -198,6 +259,7 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.docs_title)
         layout.addWidget(self.table, 1)
         layout.addLayout(docs_bar)
+        layout.addWidget(self.roots_label)
         layout.addWidget(self.drop_hint)
         layout.addWidget(self.progress_frame)
         layout.addWidget(self.summary_frame)
@@ -272,6 +334,9 @@ class LibraryPanel(QWidget):
         if changed:
             self.rows = []
             self._fill_table()
+            self.roots = []
+            self.sync_note = ""
+            self.show_roots()
             self.collection_changed.emit(name)
         if name:
             self.reload_documents()
@@ -398,6 +463,101 @@ class LibraryPanel(QWidget):
             return
         self.rows = rows
         self._fill_table()
+        self.reload_roots()
+
+    # ----- folders followed ----------------------------------------------------------------
+
+    def reload_roots(self) -> Task[list[WatchedRoot]] | None:
+        """Read the folders and files the current collection was built from, and whether each
+        can be reached now (queued behind any write); :attr:`roots_changed` carries them."""
+        name = self.current
+        if not name:
+            return None
+        task = self.host.query("list roots", name, _watched_roots)
+        task.succeeded.connect(lambda roots: self._on_roots(name, roots))
+        # The documents were just read from the same collection; a failure here is logged.
+        task.failed.connect(lambda exc: log.warning("cannot read the roots of %s: %s", name, exc))
+        return task
+
+    def _on_roots(self, name: str, roots: list[WatchedRoot]) -> None:
+        if name != self.current:
+            return
+        self.roots = roots
+        self.show_roots()
+        self.roots_changed.emit(name, roots)
+
+    def show_roots(self) -> None:
+        """List the folders followed under the documents: watched or not (the setting), each
+        with its last sync time or why it cannot be reached; then the last sync's outcome."""
+        if not self.roots:
+            self.roots_label.setText("")
+            self.roots_label.setVisible(False)
+            return
+        watching = self._settings().watch.enabled
+        lines = [root_line(r) for r in self.roots]
+        shown = lines[:MAX_LISTED_ROOTS]
+        if len(lines) > len(shown):
+            shown.append(f"and {len(lines) - len(shown)} more")
+        if self.sync_note:
+            shown.append(self.sync_note)
+        title = WATCHING_TITLE if watching else NOT_WATCHING_TITLE
+        self.roots_label.setText("\n".join([title, *shown]))
+        self.roots_label.setToolTip("\n".join(lines))
+        self.roots_label.setVisible(True)
+
+    def roots_text(self) -> list[str]:
+        """The folders list's lines as shown (title first)."""
+        text = self.roots_label.text()
+        return text.split("\n") if text else []
+
+    def sync(self, changed: Iterable[Path] | None, name: str | None = None) -> Task[SyncReport]:
+        """Bring collection ``name`` (default: the current one) in step with its folders, on
+        the single writer like an ingest: added and changed files among ``changed`` are
+        indexed, deleted ones removed; ``None`` rescans every folder. A folder that cannot be
+        reached is reported and nothing under it removed. A failure is shown under the
+        folders, not in a dialog (syncs run unasked)."""
+        name = self.current if name is None else name
+        paths = None if changed is None else sorted({Path(p) for p in changed})
+        ingest_settings = self._settings().ingest
+        passwords = {Path(source): pw for source, pw in self.passwords.items()}
+
+        def op(col: Collection, ctx: TaskContext) -> SyncReport:
+            return sync_changes(
+                col,
+                paths,
+                progress=ctx.progress,
+                cancel=ctx.cancel,
+                passwords=passwords,
+                follow_external_links=ingest_settings.follow_external_links,
+                max_chunks_per_file=ingest_settings.max_chunks_per_file,
+            )
+
+        task = self._write(
+            self.host.collection_op("sync folders", name, op),
+            context=f"Syncing “{self.display_name(name)}” with its folders",
+            report_errors=False,
+        )
+        self.sync_task = task
+        self._syncs += 1
+        task.finished.connect(self._on_sync_finished)
+        task.succeeded.connect(lambda report: self._on_synced(name, report))
+        task.failed.connect(lambda exc: self._on_sync_failed(name, exc))
+        return task
+
+    def _on_sync_finished(self) -> None:
+        self._syncs -= 1
+
+    def _on_synced(self, name: str, report: SyncReport) -> None:
+        if name == self.current:
+            self.sync_note = f"Last sync {sync_time(report.finished)}: {report.summary()}"
+            self.show_roots()
+        self.synced.emit(name, report)
+
+    def _on_sync_failed(self, name: str, exc: BaseException) -> None:
+        log.warning("syncing %s with its folders failed: %s", name, exc)
+        if name == self.current:
+            self.sync_note = f"Last sync failed: {exc}"
+            self.show_roots()
 
     def _fill_table(self) -> None:
         self.table.set_rows(self.rows)
@@ -701,14 +861,16 @@ class LibraryPanel(QWidget):
 
     # ----- plumbing ------------------------------------------------------------------------
 
-    def _write(self, task: Task[T], *, context: str) -> Task[T]:
-        """Count ``task`` (a write just submitted to the host) as busy until it finishes."""
+    def _write(self, task: Task[T], *, context: str, report_errors: bool = True) -> Task[T]:
+        """Count ``task`` (a write just submitted to the host) as busy until it finishes; a
+        failure is shown in a dialog unless ``report_errors`` is False."""
         self._writes += 1
         if self._writes == 1:
             self.busy_changed.emit(True)
-        task.failed.connect(
-            lambda exc: show_error(self.window(), exc, context=context, repair=self.repair)
-        )
+        if report_errors:
+            task.failed.connect(
+                lambda exc: show_error(self.window(), exc, context=context, repair=self.repair)
+            )
         task.finished.connect(self._on_write_finished)
         self._update_buttons()
         return task
@@ -721,8 +883,15 @@ class LibraryPanel(QWidget):
 
     @property
     def busy(self) -> bool:
-        """True while a write (create, ingest, remove, rename, delete) is queued or running."""
+        """True while a write (create, ingest, remove, rename, delete, sync) is queued or
+        running."""
         return self._writes > 0
+
+    @property
+    def busy_with_user_work(self) -> bool:
+        """True while a write the user asked for is queued or running (a sync with the
+        folders, run unasked, stops at quit without asking: it catches up next time)."""
+        return self._writes > self._syncs
 
     def _update_buttons(self) -> None:
         has = bool(self.current)
@@ -792,3 +961,7 @@ def _create(col: Collection, ctx: TaskContext) -> None:
 
 def _document_rows(col: Collection, ctx: TaskContext) -> list[DocumentRow]:
     return document_rows(col.documents())
+
+
+def _watched_roots(col: Collection, ctx: TaskContext) -> list[WatchedRoot]:
+    return [WatchedRoot(r, unavailable_reason(r) or "") for r in roots_of(col)]

@@ -1,5 +1,6 @@
-"""The main window: library on the left, question and verified answer in the middle, sources
-and the document view on the right, model status in the status bar.
+"""The main window: library on the left, question and verified answer in the middle, sources,
+the document view and the history of past questions on the right, model status in the status
+bar.
 
 The question box has two modes: Ask (a verified answer) and Check a claim (what every document
 of the collection says about a statement, :meth:`AskSession.check_claim`); an answer sentence's
@@ -10,12 +11,19 @@ so the window opens at once and models load, with a visible status, on the first
 Collection work goes through one :class:`~verifai_desktop.ui.operations.CollectionHost` (one
 open collection, ops run on the worker, results on the UI thread); window state is assigned on
 the UI thread only.
+
+Each verified answer is kept in its collection's history (``settings.history.keep``) on the
+worker that answered it; the History tab reopens past answers as they were verified, the
+answer's context menu takes the reader's marks on its verdicts, and File → Export audit record
+writes the shown answer's audit record. While ``settings.watch.enabled``, the open collection
+follows its folders (:class:`~verifai_desktop.ui.watching.FolderFollower`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +56,7 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop.domain import Answer, Evidence, Progress
 from verifai_desktop.errors import Cancelled, SettingsError, VerifaiError
+from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.hardware import Hardware
 from verifai_desktop.serialize import (
     CHECK_VERDICT_TEXT,
@@ -61,6 +70,7 @@ from verifai_desktop.serialize import (
 )
 from verifai_desktop.settings import Settings, load_settings, save_settings
 from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.history import Feedback, keep_answer
 from verifai_desktop.ui.answer_view import (
     ANSWER_HINT,
     CHECK_HINT,
@@ -70,6 +80,7 @@ from verifai_desktop.ui.answer_view import (
 )
 from verifai_desktop.ui.document_view import DocumentView
 from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.history_panel import HistoryPanel, OpenedAnswer, changes_note
 from verifai_desktop.ui.library_panel import LibraryPanel
 from verifai_desktop.ui.models_dialog import ModelsDialog
 from verifai_desktop.ui.operations import CollectionHost
@@ -78,6 +89,7 @@ from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.settings_dialog import SettingsDialog
 from verifai_desktop.ui.sources_panel import SourcesPanel
 from verifai_desktop.ui.tasks import Task, TaskContext, TaskRunner
+from verifai_desktop.ui.watching import FolderFollower
 from verifai_desktop.verify.claims import strip_citations
 from verifai_desktop.verify.conflicts import CheckResult
 from verifai_desktop.verify.labels import label_counts
@@ -121,6 +133,17 @@ RUN_TEXT = {ASK_MODE: "Ask", CHECK_MODE: "Check"}
 ANSWER_STATUS = "Answer verified. Hover or Tab through sentences for evidence."
 NOT_SUPPORTED_SUMMARY = "Not supported"  # summary line of an answer refused by evidence
 CHECKING_TEXT = "Searching your documents for passages that support or contradict the claim…"
+AUDIT_TIP = (
+    "Save the shown answer's audit record: every sentence with its verdicts, every quoted span "
+    "with its document's sha256 and offsets, the models and settings (JSON, with an HTML view)"
+)
+AUDIT_OFF_TIP = (
+    "Only answers kept in the history have an audit record: turn on “Keep every verified "
+    "answer” in Settings"
+)
+NOTE_STYLE = "color:#334;background:#eef2f8;padding:4px;border-radius:3px"
+CHANGED_STYLE = "color:#7a3e00;background:#fff1d6;padding:4px;border-radius:3px"
+WARNING_STYLE = "color:#8a4b00;background:#fff4e0;padding:4px;border-radius:3px"
 
 
 class MainWindow(QMainWindow):
@@ -152,6 +175,10 @@ class MainWindow(QMainWindow):
         self._generated_shown = False
         self._session: AskSession | None = None
         self._models_ready = False  # set on the UI thread once a question was answered
+        # (collection folder, answer id) of the shown answer in its history; None when the
+        # answer on show is not kept (history off, or deleted since).
+        self.history_ref: tuple[str, int] | None = None
+        self._marks: tuple[Feedback, ...] = ()  # the reader's marks on the shown answer
         self.host = CollectionHost(self.runner, lambda: self.settings, self)
 
         self.library = LibraryPanel(
@@ -189,6 +216,19 @@ class MainWindow(QMainWindow):
         ask_row.addWidget(self.ask_button)
         ask_row.addWidget(self.stop_button)
         self.answer_view = AnswerView()
+        # Over a reopened answer: when it was verified and which documents changed since.
+        self.reopened_note = QLabel("")
+        self.reopened_note.setObjectName("reopenedNote")
+        self.reopened_note.setWordWrap(True)
+        self.reopened_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.reopened_note.hide()
+        # Passages leave the machine when the generation server is not local: said plainly
+        # for as long as it is so.
+        self.server_warning = QLabel("")
+        self.server_warning.setObjectName("serverWarning")
+        self.server_warning.setWordWrap(True)
+        self.server_warning.setStyleSheet(WARNING_STYLE)
+        self.server_warning.hide()
         self.legend = LegendView()
         self.answer_info = QLabel("")
         self.answer_info.setObjectName("answerInfo")
@@ -211,8 +251,10 @@ class MainWindow(QMainWindow):
         middle = QWidget()
         ml = QVBoxLayout(middle)
         ml.setContentsMargins(6, 6, 6, 6)
+        ml.addWidget(self.server_warning)
         ml.addLayout(mode_row)
         ml.addLayout(ask_row)
+        ml.addWidget(self.reopened_note)
         ml.addWidget(self.answer_view, 1)
         ml.addWidget(self.legend)
         ml.addLayout(out_row)
@@ -222,6 +264,10 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.sources, "Sources")
         self.tabs.addTab(self.document_view, "Document")
+        self.history = HistoryPanel(self.runner)
+        self.tabs.addTab(self.history, "History")
+        self.history.keeping = self.settings.history.keep
+        self.follower = FolderFollower(self.library, lambda: self.settings, self)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.library)
@@ -252,6 +298,7 @@ class MainWindow(QMainWindow):
         self.models_dialog: ModelsDialog | None = None
         self._build_actions()
         self._connect_signals()
+        self._show_server_warning()
         self._restore_state()
 
     # ----- construction --------------------------------------------------------------------
@@ -275,6 +322,13 @@ class MainWindow(QMainWindow):
         self.copy_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.export_action = QAction(icon("export"), "Export answer…", self)
         self.export_action.setShortcut(QKeySequence.StandardKey.Save)
+        self.audit_action = QAction(icon("export"), "Export audit record…", self)
+        self.audit_action.setObjectName("auditAction")
+        self.audit_action.setToolTip(AUDIT_TIP)
+        self.audit_action.setStatusTip(AUDIT_TIP)
+        self.history_action = QAction("Past questions", self)
+        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        self.history_action.setToolTip("Show the History tab: past questions of the collection")
         self.settings_action = QAction(icon("settings"), "Settings…", self)
         self.settings_action.setShortcut(QKeySequence.StandardKey.Preferences)
         self.models_action = QAction(icon("models"), "Models…", self)
@@ -297,8 +351,10 @@ class MainWindow(QMainWindow):
             self.add_files_action,
             self.add_folder_action,
             self.export_action,
+            self.audit_action,
         ):
             file_menu.addAction(a)
+        file_menu.addAction(self.history_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = self.menuBar().addMenu("&Edit")
@@ -307,6 +363,7 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self.models_action)
         self.copy_action.setEnabled(False)
         self.export_action.setEnabled(False)
+        self.audit_action.setEnabled(False)
 
     def _connect_signals(self) -> None:
         self.question.returnPressed.connect(self.on_question_return_pressed)
@@ -333,6 +390,13 @@ class MainWindow(QMainWindow):
         self.answer_view.back_requested.connect(self.on_back_requested)
         self.sources.source_activated.connect(self.on_citation_activated)
         self.sources.conflict_activated.connect(self.on_evidence_activated)
+        self.answer_view.feedback_given.connect(self.on_feedback_given)
+        self.answer_view.feedback_withdrawn.connect(self.on_feedback_withdrawn)
+        self.audit_action.triggered.connect(self.on_audit_clicked)
+        self.history_action.triggered.connect(lambda: self.tabs.setCurrentWidget(self.history))
+        self.history.answer_opened.connect(self.on_history_opened)
+        self.history.answers_deleted.connect(self.on_answers_deleted)
+        self.history.feedback_changed.connect(self.on_feedback_changed)
 
     def _restore_state(self) -> None:
         ui = self.settings.ui
@@ -429,16 +493,22 @@ class MainWindow(QMainWindow):
             return None
         session = self._ask_session()
         prepare = not self._models_ready
+        settings = self.settings
+        kept: list[int] = []  # the answer's history id, written on the worker before it ends
 
         def op(col: Collection, ctx: TaskContext) -> Answer:
             if prepare:
                 _load_models(session, ctx)
-            return session.ask(
+            answer = session.ask(
                 col, question, on_token=ctx.on_token, progress=ctx.progress, cancel=ctx.cancel
             )
+            if settings.history.keep:
+                kept.extend(_keep(col, answer, settings))
+            return answer
 
         self.answer = None
         self.check_result = None
+        self._forget_history_ref()
         self.answer_view.begin_stream()
         self.sources.clear()
         # The previous answer's page would read as a source of the new one.
@@ -453,7 +523,9 @@ class MainWindow(QMainWindow):
         task.text_streamed.connect(self.answer_view.append_stream)
         task.progressed.connect(self.on_ask_progress)
         task.status_changed.connect(self.on_model_status)
-        task.succeeded.connect(self.on_answer_ready)
+        task.succeeded.connect(
+            lambda answer: self.on_answer_ready(answer, kept=(name, kept[0]) if kept else None)
+        )
         task.failed.connect(
             lambda exc: show_error(
                 self, exc, context="Answering the question", repair=self.library.repair
@@ -500,16 +572,25 @@ class MainWindow(QMainWindow):
         """Show model loading in the permanent status label."""
         self.model_status.setText(f"Models: {message}")
 
-    @Slot(object)
-    def on_answer_ready(self, answer: Answer) -> None:
-        """Render the verified answer and its sources; after the first, show the devices."""
+    def on_answer_ready(self, answer: Answer, *, kept: tuple[str, int] | None = None) -> None:
+        """Render the verified answer and its sources; after the first, show the devices.
+
+        Args:
+            answer: the answer.
+            kept: (collection folder, history id) when it was kept in the history.
+        """
         self.answer = answer
         first = not self._models_ready
         self._models_ready = True
         if first:
             self.detect_devices()
-        self.answer_view.show_answer(answer)
+        self.history_ref = kept
+        self._marks = ()
+        self.reopened_note.hide()
+        self._show_answer(answer)
         self.sources.set_answer(answer)
+        if kept is not None and kept[0] == self.history.collection:
+            self.history.refresh(select=kept[1])
         self._set_answer_actions(True)
         self.answer_info.setText(answer_summary(answer))
         names = [str(m.get("name", "")) for m in answer.models.values() if m.get("name")]
@@ -585,6 +666,7 @@ class MainWindow(QMainWindow):
         self.check_result = None
         if not keep:
             self.answer = None
+            self._forget_history_ref()
             self.sources.clear("The passages of the check are listed in the answer area.")
             self.document_view.clear()
             self.tabs.setCurrentWidget(self.sources)
@@ -642,7 +724,7 @@ class MainWindow(QMainWindow):
         if self.answer is None:
             return
         self.check_result = None
-        self.answer_view.show_answer(self.answer, show_generated=self._generated_shown)
+        self._show_answer(self.answer, show_generated=self._generated_shown)
         self._set_answer_actions(True)
         self.answer_info.setText(answer_summary(self.answer))
 
@@ -688,6 +770,48 @@ class MainWindow(QMainWindow):
             w.setEnabled(enabled)
         self.copy_action.setEnabled(enabled)
         self.export_action.setEnabled(enabled)
+        audit = enabled and self.history_ref is not None
+        self.audit_action.setEnabled(audit)
+        self.audit_action.setToolTip(AUDIT_TIP if audit or not enabled else AUDIT_OFF_TIP)
+
+    def export_audit(self, path: Path) -> tuple[Path, Path]:
+        """Write the shown answer's audit record to ``path`` (JSON) and beside it (HTML).
+
+        Returns:
+            The JSON and HTML files written.
+
+        Raises:
+            HistoryNotFound: the answer is no longer in its history.
+            OSError: the files cannot be written.
+        """
+        assert self.history_ref is not None
+        name, answer_id = self.history_ref
+        return self.history.export_audit(name, answer_id, path)
+
+    @Slot()
+    def on_audit_clicked(self) -> None:
+        """Ask where to save the shown answer's audit record and write it (JSON and HTML)."""
+        if self.history_ref is None or self.answer is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self,
+            "Export audit record",
+            str(Path.home() / f"audit-{self.history_ref[1]}.json"),
+            "Audit record (*.json)",
+        )
+        if not path:
+            return
+        target = Path(path)
+        if target.suffix.lower() != ".json":
+            target = target.with_name(target.name + ".json")
+        try:
+            json_path, html_path = self.export_audit(target)
+        except (OSError, VerifaiError) as exc:
+            show_error(self, exc, context=f"Saving the audit record {target.name}")
+            return
+        self.statusBar().showMessage(
+            f"Audit record saved: {json_path} (readable view: {html_path.name})", 15000
+        )
 
     @Slot()
     def on_copy_clicked(self) -> None:
@@ -739,11 +863,91 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def on_collection_changed(self, name: str) -> None:
-        """Follow the current collection."""
+        """Follow the current collection (its history is listed)."""
         shown = self.library.display_name(name)
         self.setWindowTitle(f"VerifAI Desktop — {shown}" if name else "VerifAI Desktop")
         self._update_ask_button()
         self._update_placeholder()
+        self.history.set_collection(name, shown)
+
+    # ----- history and feedback ------------------------------------------------------------
+
+    def _show_answer(self, answer: Answer, *, show_generated: bool = False) -> None:
+        """Render ``answer`` with its history id (feedback on or off) and its marks."""
+        self.answer_view.show_answer(answer, show_generated=show_generated)
+        ref = self.history_ref
+        marks = self._marks if ref is not None else ()
+        self.answer_view.set_history(ref[1] if ref is not None else None, marks)
+
+    def _forget_history_ref(self) -> None:
+        self.history_ref = None
+        self._marks = ()
+        self.reopened_note.hide()
+        self.audit_action.setEnabled(False)
+
+    @Slot(object)
+    def on_history_opened(self, opened: OpenedAnswer) -> None:
+        """Show a past answer as it was verified: colours, hover cards, sources, the reader's
+        marks; a note says when it was made and which quoted documents changed since."""
+        if self.working:
+            self.statusBar().showMessage(
+                "Wait for the running question or check to end, then choose it again.", 8000
+            )
+            return
+        self.answer = opened.answer
+        self.check_result = None
+        self._generated_shown = False
+        self.history_ref = (opened.collection, opened.saved.answer_id)
+        self._marks = opened.feedback
+        self._show_answer(opened.answer)
+        self.sources.set_answer(opened.answer)
+        self.document_view.clear()
+        self._set_answer_actions(True)
+        self.answer_info.setText(answer_summary(opened.answer))
+        self.reopened_note.setText(changes_note(opened.saved.when(), opened.changes))
+        self.reopened_note.setStyleSheet(CHANGED_STYLE if opened.changes else NOTE_STYLE)
+        self.reopened_note.show()
+        self.question.setText(opened.saved.question)
+        self.statusBar().showMessage(
+            f"Answer of {opened.saved.when()} reopened as it was verified.", 8000
+        )
+
+    @Slot(str, object)
+    def on_answers_deleted(self, name: str, answer_ids: tuple[int, ...] | None) -> None:
+        """Answers were deleted from a history: the shown one, if among them, is no longer
+        kept (no marks, no audit record); it stays on screen."""
+        ref = self.history_ref
+        if ref is None or ref[0] != name or (answer_ids is not None and ref[1] not in answer_ids):
+            return
+        self._forget_history_ref()
+        self.answer_view.set_history(None)
+        self._set_answer_actions(self.answer is not None and self.check_result is None)
+        self.statusBar().showMessage("The answer on show was deleted from the history.", 8000)
+
+    @Slot(object)
+    def on_feedback_given(self, feedback: Feedback) -> None:
+        """Keep the reader's mark with the shown answer in its history."""
+        if self.history_ref is None:
+            return
+        name, answer_id = self.history_ref
+        self.history.store_feedback(name, dataclasses.replace(feedback, answer_id=answer_id))
+
+    @Slot(int, int)
+    def on_feedback_withdrawn(self, sentence: int, passage: int) -> None:
+        """Forget the reader's marks on a sentence (``passage`` -1: all of them)."""
+        if self.history_ref is None:
+            return
+        name, answer_id = self.history_ref
+        self.history.withdraw_feedback(name, answer_id, sentence, passage)
+
+    @Slot(str, int, object)
+    def on_feedback_changed(self, name: str, answer_id: int, marks: tuple[Feedback, ...]) -> None:
+        """The marks of an answer changed: the shown answer's cards show them."""
+        if self.history_ref != (name, answer_id):
+            return
+        self._marks = marks
+        self.answer_view.set_history(answer_id, marks)
+        self.statusBar().showMessage("Your marks are kept with the answer.", 5000)
 
     @Slot(str)
     def on_documents_changed(self, name: str) -> None:
@@ -818,12 +1022,21 @@ class MainWindow(QMainWindow):
         self.device_status.setToolTip("\n".join(hw.lines()))
 
     def apply_settings(self, settings: Settings) -> None:
-        """Use ``settings`` from now on (a new ask session, so changed models load afresh)."""
+        """Use ``settings`` from now on (a new ask session, so changed models load afresh);
+        folder watching, the history note and the server warning follow them."""
         self.settings = dataclasses.replace(settings, ui=self.settings.ui)
         if not self.working:
             self._session = None  # the next question builds AskSession(settings) afresh
             self._models_ready = False
             self.model_status.setText("Models: not loaded (settings changed)")
+        self.follower.apply_settings()
+        self.history.set_keeping(self.settings.history.keep)
+        self._show_server_warning()
+
+    def _show_server_warning(self) -> None:
+        warning = leaves_machine_warning(self.settings.server.base_url)
+        self.server_warning.setText(f"⚠ {warning}" if warning else "")
+        self.server_warning.setVisible(bool(warning))
 
     def save_state(self) -> Path:
         """Save window geometry, panel widths and the current collection with the settings
@@ -844,13 +1057,14 @@ class MainWindow(QMainWindow):
         self.library.dropEvent(e)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
-        if self.library.busy and not self._confirm_quit():
+        if self.library.busy_with_user_work and not self._confirm_quit():
             event.ignore()
             return
         try:
             self.save_state()
         except OSError as exc:
             log.warning("could not save window state: %s", exc)
+        self.follower.stop()
         self.runner.shutdown(timeout_ms=10000)
         self.host.close()
         self.answer_view.popup.hide()
@@ -916,6 +1130,16 @@ def _to_base64(data: QByteArray) -> str:
 
 def _from_base64(text: str) -> QByteArray:
     return QByteArray.fromBase64(text.encode("ascii"))
+
+
+def _keep(col: Collection, answer: Answer, settings: Settings) -> list[int]:
+    """Keep ``answer`` in ``col``'s history (on the worker that answered); ``[id]``, or ``[]``
+    when it could not be kept (logged: the answer is still shown)."""
+    try:
+        return [keep_answer(col, answer, settings)]
+    except (VerifaiError, OSError, sqlite3.Error) as exc:
+        log.warning("could not keep the answer in the history: %s", exc)
+        return []
 
 
 def _load_models(session: AskSession, ctx: TaskContext) -> None:

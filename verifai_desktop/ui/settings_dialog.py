@@ -15,15 +15,27 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from verifai_desktop.errors import SettingsError
+from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.serialize import CONFLICT_GLYPH, UNSUPPORTED_TEXT
-from verifai_desktop.settings import MAX_CONFLICT_BUDGET, SEARCH_MODES, Settings, save_settings
+from verifai_desktop.settings import (
+    MAX_CONFLICT_BUDGET,
+    SEARCH_MODES,
+    SERVER_CONSTRAINTS,
+    Settings,
+    check_server,
+    check_watch,
+    save_settings,
+)
 from verifai_desktop.ui.errors import show_error
 
 
@@ -72,6 +84,28 @@ ABSTAIN_UNSUPPORTED_TIP = (
     f"“{UNSUPPORTED_TEXT}” and show the closest evidence; the generated answer is "
     "shown only on request"
 )
+
+KEEP_HISTORY_TEXT = "Keep every verified answer in the collection's history"
+KEEP_HISTORY_TIP = (
+    "Past questions are listed in the History tab, reopen as they were verified, take your "
+    "marks on verdicts and can be exported as audit records; kept in the collection's folder"
+)
+WATCH_TEXT = "Follow the folders of the open collection"
+WATCH_TIP = (
+    "While the app runs, files added to or changed in the folders a collection was built from "
+    "are indexed and deleted ones removed; a folder on a disk that is not connected is left "
+    "as it was"
+)
+SERVER_TITLE = "Generation server (OpenAI-compatible)"
+SERVER_URL_TIP = (
+    "API root of a vLLM, Ollama, llama.cpp or NIM server, e.g. http://127.0.0.1:8080/v1; "
+    "empty: answers are generated on this computer with the generator above"
+)
+CONSTRAINT_TIP = (
+    "How citations are kept valid: grammar (llama.cpp's server), guided_grammar (vLLM), "
+    "none (invalid citations are dropped), auto (asks the server)"
+)
+WARNING_STYLE = "color:#8a4b00;background:#fff4e0;padding:4px;border-radius:3px"
 
 
 class SettingsDialog(QDialog):
@@ -172,15 +206,64 @@ class SettingsDialog(QDialog):
         vf.addRow(self.abstain_unsupported)
         self.conflict_search.toggled.connect(self.conflict_budget.setEnabled)
 
+        self.keep_history = _check(KEEP_HISTORY_TEXT, settings.history.keep, KEEP_HISTORY_TIP)
+        self.watch = _check(WATCH_TEXT, settings.watch.enabled, WATCH_TIP)
+        data_box = QGroupBox("History and folders")
+        df = QFormLayout(data_box)
+        df.addRow(self.keep_history)
+        df.addRow(self.watch)
+
+        srv = settings.server
+        self.server_url = QLineEdit(srv.base_url)
+        self.server_url.setPlaceholderText("empty: generate on this computer")
+        self.server_url.setToolTip(SERVER_URL_TIP)
+        self.server_model = QLineEdit(srv.model)
+        self.server_model.setToolTip("The model name the server knows")
+        self.server_key_env = QLineEdit(srv.api_key_env)
+        self.server_key_env.setToolTip(
+            "Environment variable holding the API key (else the system keyring's "
+            "verifai-desktop entry for the host; else no key is sent)"
+        )
+        self.server_constrain = QComboBox()
+        self.server_constrain.addItems(list(SERVER_CONSTRAINTS))
+        self.server_constrain.setCurrentText(srv.constrain)
+        self.server_constrain.setToolTip(CONSTRAINT_TIP)
+        self.server_warning = QLabel("")
+        self.server_warning.setObjectName("serverWarning")
+        self.server_warning.setWordWrap(True)
+        self.server_warning.setStyleSheet(WARNING_STYLE)
+        server_box = QGroupBox(SERVER_TITLE)
+        sf = QFormLayout(server_box)
+        sf.addRow("Base URL:", self.server_url)
+        sf.addRow("Model:", self.server_model)
+        sf.addRow("API key variable:", self.server_key_env)
+        sf.addRow("Citations:", self.server_constrain)
+        sf.addRow(self.server_warning)
+        self.server_url.textChanged.connect(self.on_server_url_changed)
+        self.on_server_url_changed(srv.base_url)
+
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        # Two pages: the dialog would be taller than a laptop screen with every group on one.
+        answers_page = QWidget()
+        ap = QVBoxLayout(answers_page)
+        ap.addWidget(models_box)
+        ap.addWidget(retrieval_box)
+        ap.addWidget(verify_box)
+        ap.addStretch(1)
+        server_page = QWidget()
+        sp = QVBoxLayout(server_page)
+        sp.addWidget(server_box)
+        sp.addWidget(data_box)
+        sp.addStretch(1)
+        self.pages = QTabWidget()
+        self.pages.addTab(answers_page, "Models and verification")
+        self.server_page_index = self.pages.addTab(server_page, "Server, history, folders")
         layout = QVBoxLayout(self)
-        layout.addWidget(models_box)
-        layout.addWidget(retrieval_box)
-        layout.addWidget(verify_box)
+        layout.addWidget(self.pages)
         layout.addWidget(buttons)
 
     def edited_settings(self) -> Settings:
@@ -216,11 +299,35 @@ class SettingsDialog(QDialog):
                 conflict_budget=self.conflict_budget.value(),
                 abstain_unsupported=self.abstain_unsupported.isChecked(),
             ),
+            history=dataclasses.replace(s.history, keep=self.keep_history.isChecked()),
+            watch=dataclasses.replace(s.watch, enabled=self.watch.isChecked()),
+            server=dataclasses.replace(
+                s.server,
+                base_url=self.server_url.text().strip(),
+                model=self.server_model.text().strip(),
+                api_key_env=self.server_key_env.text().strip(),
+                constrain=self.server_constrain.currentText(),  # type: ignore[arg-type]
+            ),
         )
 
+    @Slot(str)
+    def on_server_url_changed(self, text: str) -> None:
+        """Say plainly, under the server fields, when passages would leave the machine."""
+        warning = leaves_machine_warning(text.strip())
+        self.server_warning.setText(f"⚠ {warning}" if warning else "")
+        self.server_warning.setVisible(bool(warning))
+
     def accept(self) -> None:
-        """Save the edited settings and close; on failure show the error and stay open."""
+        """Check and save the edited settings and close; on an invalid value or a failure to
+        save, show the error and stay open."""
         settings = self.edited_settings()
+        try:
+            check_server(settings.server)
+            check_watch(settings.watch)
+        except SettingsError as exc:
+            self.pages.setCurrentIndex(self.server_page_index)
+            show_error(self, exc, context="Checking the settings")
+            return
         try:
             save_settings(settings)
         except OSError as exc:

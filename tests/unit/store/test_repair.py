@@ -152,3 +152,24 @@ def test_a_cancelled_repair_leaves_the_old_collection_untouched(
     assert sorted(p.name for p in collections_dir().iterdir()) == ["r"]
     with Collection.open("r") as col:
         assert len(col.documents()) == 3
+
+
+def test_repair_keeps_the_answer_history_and_the_folders_followed(
+    tmp_path: Path, fake_settings: Settings
+) -> None:
+    from tests.unit.test_serialize import ANSWER
+    from verifai_desktop.store.history import History
+    from verifai_desktop.store.watch import roots_of
+
+    folder, catalog = _build(tmp_path, fake_settings, n=3)
+    path = collections_dir() / "r"
+    with History(path) as history:
+        kept = history.add(ANSWER, fake_settings, {"/docs/aspirin.pdf": "a" * 64})
+        before = history.get(kept)
+    _damage_chunk_pages(catalog)
+    repair_collection("r", settings=fake_settings)
+    with Collection.open("r") as col:
+        roots = roots_of(col)
+    assert [(r.path, r.is_folder) for r in roots] == [(folder.resolve(), True)]
+    with History(path) as history:
+        assert history.get(kept) == before
