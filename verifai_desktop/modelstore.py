@@ -643,13 +643,13 @@ def _wanted_files(files: Sequence[hub.RemoteFile]) -> tuple[hub.RemoteFile, ...]
 
 def export_missing(entry: CatalogEntry) -> MissingExtra | None:
     """The error a download of ``entry`` would stop with because its export needs the
-    ``torch`` extra, or None (no export, or PyTorch and transformers are installed).
+    ``torch`` extra, or None (no export, or PyTorch, transformers and onnx are installed).
 
     Checked before anything is downloaded; imports nothing.
     """
     if entry.export != EXPORT_ONNX_VERIFIER:
         return None
-    for module in ("torch", "transformers"):
+    for module in ("torch", "transformers", "onnx"):
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
@@ -658,7 +658,7 @@ def export_missing(entry: CatalogEntry) -> MissingExtra | None:
             return MissingExtra(
                 f"downloading {entry.name} and exporting it to ONNX",
                 "torch",
-                "PyTorch and transformers",
+                "PyTorch, transformers and onnx",
             )
     return None
 

@@ -201,8 +201,8 @@ def test_deberta_verifier_without_torch_says_which_extra(
     )
     dialog.select(name)
     needs = (
-        f"downloading {name} and exporting it to ONNX needs PyTorch and transformers, which is "
-        "not installed; install the 'torch' extra: pip install 'verifai-desktop[torch]'"
+        f"downloading {name} and exporting it to ONNX needs PyTorch, transformers and onnx, "
+        "which is not installed; install the 'torch' extra: pip install 'verifai-desktop[torch]'"
     )
     assert not dialog.download_button.isEnabled()
     assert dialog.download_button.text() == "Download, export to ONNX and use"

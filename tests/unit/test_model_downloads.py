@@ -327,8 +327,8 @@ def test_verifier_checkpoint_needs_the_torch_extra_before_any_download(
     for module in ("torch", "transformers"):
         monkeypatch.setitem(sys.modules, module, None)
     message = (
-        "downloading verifai-deberta-scifact and exporting it to ONNX needs PyTorch and "
-        "transformers, which is not installed; install the 'torch' extra: "
+        "downloading verifai-deberta-scifact and exporting it to ONNX needs PyTorch, "
+        "transformers and onnx, which is not installed; install the 'torch' extra: "
         "pip install 'verifai-desktop[torch]'"
     )
     with pytest.raises(MissingExtra) as info:

@@ -82,14 +82,15 @@ def export_verifier(
         ModelNotFound: ``hf_dir`` is not a folder with a ``config.json``.
         ModelLoadError: the checkpoint cannot be loaded, has no ``id2label`` for 3 classes,
             or its tokenizer cannot be saved as ``tokenizer.json``.
-        MissingExtra: PyTorch or transformers is not installed (the ``torch`` extra).
+        MissingExtra: PyTorch, transformers or onnx is not installed (the ``torch`` extra).
     """
     try:
+        import onnx  # noqa: F401 (torch.onnx.export needs it, and says so only midway)
         import torch
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
     except ImportError as exc:
         raise MissingExtra(
-            "exporting a verifier to ONNX", "torch", "PyTorch and transformers"
+            "exporting a verifier to ONNX", "torch", "PyTorch, transformers and onnx"
         ) from exc
 
     hf_dir = Path(hf_dir)

@@ -29,7 +29,7 @@ def test_export_verifier_names_the_torch_extra(
 ) -> None:
     assert main(["models", "export-verifier", str(tmp_path), str(tmp_path / "out")]) == 1
     assert capsys.readouterr().err == (
-        "error: exporting a verifier to ONNX needs PyTorch and transformers, which is not "
+        "error: exporting a verifier to ONNX needs PyTorch, transformers and onnx, which is not "
         f"installed; {EXTRA}\n"
     )
     assert not (tmp_path / "out").exists()
