@@ -209,8 +209,8 @@ def test_verifai_check_json_names_both_documents(
     assert HOLDER in data["supporting"][0]["verdict"]["evidence"]
     assert data["contradicting"][0]["verdict"]["evidence"].strip() == CONTRADICTION
     passage_keys = {"number", "chunk_id", "doc_id", "path", "file", "title", "location",
-                    "char_start", "char_end", "scores", "text", "instruction_cues",
-                    "is_reference", "verdict"}  # fmt: skip
+                    "char_start", "char_end", "scores", "text", "sentence_spans",
+                    "instruction_cues", "is_reference", "verdict"}  # fmt: skip
     assert set(data["supporting"][0]) == passage_keys
     ev = data["contradicting"][0]
     start, end = ev["verdict"]["evidence_char_start"], ev["verdict"]["evidence_char_end"]

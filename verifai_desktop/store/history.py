@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from verifai_desktop.store.collection import Collection
 
 HISTORY_FILE = "history.sqlite"
+BUSY_TIMEOUT_S = 10.0
+"""Seconds to wait for another writer of the history (a thread or process) to finish."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -178,6 +180,28 @@ class DocumentChange:
     reason: Literal["changed", "missing"]
 
 
+def _enable_wal(db: sqlite3.Connection) -> None:
+    """Put the database in WAL mode. Switching a new database's journal mode returns "database
+    is locked" at once, without SQLite's busy wait, while another connection opens it too; so
+    the switch is retried for :data:`BUSY_TIMEOUT_S` seconds (a database already in WAL mode
+    needs none).
+
+    Raises:
+        sqlite3.OperationalError: still locked after the wait.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+                return
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class History:
     """The answer history of one collection folder.
 
@@ -188,20 +212,29 @@ class History:
 
     Raises:
         IndexCorrupt: ``history.sqlite`` is not a readable SQLite database.
+        BadRecord: another writer kept it locked for :data:`BUSY_TIMEOUT_S` seconds.
     """
 
     def __init__(self, folder: Path) -> None:
         self.path = Path(folder) / HISTORY_FILE
         try:
             create_private_file(self.path)
+            # The timeout comes first: another thread or process may be writing (WAL).
             self._db = sqlite3.connect(
-                str(self.path), isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
+                str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                check_same_thread=False,
+            )  # fmt: skip
+            _enable_wal(self._db)
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.execute("PRAGMA secure_delete=ON")
-            self._db.execute("PRAGMA busy_timeout=10000")
             self._db.executescript(_SCHEMA)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise BadRecord(
+                    "the answer history",
+                    f"it stayed locked by another program for {BUSY_TIMEOUT_S:.0f} s; try again",
+                ) from exc
+            raise IndexCorrupt(self.path, str(exc)) from exc
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(self.path, str(exc)) from exc
 
