@@ -13,6 +13,7 @@ same at the same offsets, in a document with the same sha256, or lists what chan
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import html
 import json
@@ -111,7 +112,7 @@ def build_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
         q = _quote("", role, passage, verdict, saved.documents.get(str(passage.path), ""))
         key = (q.path, q.char_start, q.char_end, q.evidence_start, q.evidence_end)
         if key not in quotes:
-            quotes[key] = Quote(f"q{len(quotes) + 1}", *_fields(q)[1:])
+            quotes[key] = dataclasses.replace(q, quote_id=f"q{len(quotes) + 1}")
         return quotes[key].quote_id
 
     sentences = []
@@ -161,13 +162,6 @@ def build_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
         "settings": dict(saved.settings),
         "answer_record": data,
     }
-
-
-def _fields(q: Quote) -> tuple[Any, ...]:
-    return (
-        q.quote_id, q.role, q.path, q.sha256, q.location, q.char_start, q.char_end, q.text,
-        q.evidence_start, q.evidence_end, q.evidence,
-    )  # fmt: skip
 
 
 def _quote_dict(q: Quote) -> dict[str, Any]:
@@ -484,8 +478,3 @@ def write_record(record: Mapping[str, Any], output: Path) -> tuple[Path, Path]:
     json_path.write_text(record_to_json(record), encoding="utf-8")
     html_path.write_text(record_to_html(record), encoding="utf-8")
     return json_path, html_path
-
-
-def current_hashes(documents: Sequence[Any]) -> dict[str, str]:
-    """Path -> sha256 of catalog records (``Collection.documents()``)."""
-    return {d.source: d.sha256 for d in documents}

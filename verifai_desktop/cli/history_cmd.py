@@ -95,9 +95,11 @@ def _history(collection: str) -> History:
 
 
 def _saved(history: History, collection: str, answer_id: int | None) -> SavedAnswer:
-    saved = history.last() if answer_id is None else history.get(answer_id)
+    if answer_id is not None:
+        return history.require(answer_id)
+    saved = history.last()
     if saved is None:
-        raise HistoryNotFound(collection, answer_id)
+        raise HistoryNotFound(collection, None)
     return saved
 
 
@@ -118,21 +120,22 @@ def run_history(args: argparse.Namespace) -> int:
         saved = history.answers()
         counts = {a.answer_id: len(history.feedback(a.answer_id)) for a in saved}
     if args.json:
-        print_json(
-            [
+        entries = []
+        for a in saved:
+            data = a.data()
+            entries.append(
                 {
                     "id": a.answer_id,
                     "created": a.created,
                     "question": a.question,
-                    "labels": a.data().get("label_counts", {}),
-                    "abstained": a.data().get("abstained", False),
+                    "labels": data.get("label_counts", {}),
+                    "abstained": data.get("abstained", False),
                     "changed_documents": [c.path for c in changed_documents(a)],
                     "feedback": counts[a.answer_id],
-                    "answer": a.data(),
+                    "answer": data,
                 }
-                for a in saved
-            ]
-        )
+            )
+        print_json(entries)
         return 0
     if not saved:
         print(f"no answers kept for {args.collection!r} yet")

@@ -114,11 +114,6 @@ class ServerGenerator:
         self._constrain = server.constrain
         self.invalid_constraint = ""  # the server refused the grammar: why (for the log)
 
-    @property
-    def model_path(self) -> str:
-        """``model@host``: how answers name this generator."""
-        return f"{self.server.model}@{server_host(self.server.base_url)}"
-
     def count_tokens(self, text: str) -> int:
         """Estimated tokens of ``text`` (:data:`CHARS_PER_TOKEN`; the server's tokenizer is
         not at hand)."""

@@ -302,6 +302,17 @@ class History:
         """The saved answer ``answer_id``, or None."""
         return next(self._rows("WHERE answer_id = ?", (answer_id,)), None)
 
+    def require(self, answer_id: int) -> SavedAnswer:
+        """The saved answer ``answer_id``.
+
+        Raises:
+            HistoryNotFound: there is none.
+        """
+        saved = self.get(answer_id)
+        if saved is None:
+            raise HistoryNotFound(self.path.parent.name, answer_id)
+        return saved
+
     def last(self) -> SavedAnswer | None:
         """The newest saved answer, or None when the history is empty."""
         return next(self._rows("ORDER BY answer_id DESC LIMIT 1"), None)
@@ -331,8 +342,7 @@ class History:
             raise ValueError(f"feedback verdict {feedback.verdict!r}; use {FEEDBACK_VERDICTS}")
         if feedback.label is not None and feedback.verdict != "wrong":
             raise ValueError("a correct label goes with a 'wrong' verdict only")
-        if self.get(feedback.answer_id) is None:
-            raise HistoryNotFound(self.path.parent.name, feedback.answer_id)
+        self.require(feedback.answer_id)
         self._db.execute(
             "INSERT OR REPLACE INTO feedback(answer_id, sentence, passage, shown, verdict, label, "
             "note, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -386,9 +396,14 @@ def quoted_documents(answer: Answer, sha256_of: Mapping[str, str]) -> dict[str, 
         answer: the answer.
         sha256_of: the catalogued sha256 of each source (missing sources get ``""``).
     """
+    return {p: sha256_of.get(p, "") for p in _quoted_paths(answer)}
+
+
+def _quoted_paths(answer: Answer) -> list[str]:
+    """The documents ``answer`` quotes (its passages', then its conflicts'), each once."""
     paths = [str(p.path) for p in answer.passages]
     paths += [str(e.passage.path) for s in answer.sentences for e in s.conflicts]
-    return {p: sha256_of.get(p, "") for p in dict.fromkeys(paths)}
+    return list(dict.fromkeys(paths))
 
 
 def changed_documents(saved: SavedAnswer) -> list[DocumentChange]:
@@ -433,12 +448,11 @@ def feedback_records(history: History, *, collection: str = "") -> tuple[list[di
     answers: dict[int, Answer] = {}
     for fb in history.feedback():
         label = fb.training_label
-        saved = history.get(fb.answer_id)
-        if label is None or saved is None:
+        if label is None:
             skipped += 1
             continue
         if fb.answer_id not in answers:
-            answers[fb.answer_id] = saved.answer()
+            answers[fb.answer_id] = history.require(fb.answer_id).answer()
         answer = answers[fb.answer_id]
         if not 0 <= fb.sentence < len(answer.sentences):
             skipped += 1
@@ -468,10 +482,8 @@ def keep_answer(collection: Collection, answer: Answer, settings: Settings) -> i
     Raises:
         IndexCorrupt: the history file is damaged.
     """
-    paths = [str(p.path) for p in answer.passages]
-    paths += [str(e.passage.path) for s in answer.sentences for e in s.conflicts]
     sha: dict[str, str] = {}
-    for path in dict.fromkeys(paths):
+    for path in _quoted_paths(answer):
         record = collection.catalog.document(path)
         sha[path] = record.sha256 if record is not None else ""
     with History(collection.path) as history:

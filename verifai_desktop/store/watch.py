@@ -241,7 +241,6 @@ def sync_changes(
     """
     collection.acquire_write_lock()
     roots = roots_of(collection)
-    sources = [Path(d.source) for d in collection.documents() if not d.source.startswith("beir:")]
     ok: list[Root] = []
     unavailable: list[tuple[Path, str]] = []
     for root in roots:
@@ -255,6 +254,9 @@ def sync_changes(
         to_ingest = [r.path for r in ok]
         gone: list[str] = []
     else:
+        sources = [
+            Path(d.source) for d in collection.documents() if not d.source.startswith("beir:")
+        ]
         to_ingest, gone = _plan(changed, ok, sources)
     report = (
         collection.add_paths(to_ingest, progress=progress, cancel=cancel, **ingest_options)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from verifai_desktop.domain import Answer, Evidence, NliLabel, Passage, Verdict
 from verifai_desktop.serialize import (
+    CHECK_VERDICT_TEXT,
     CONFLICT_COLOR,
     CONFLICT_GLYPH,
     CONFLICT_TITLE,
@@ -35,11 +36,10 @@ FEEDBACK_COLOR = "#5a3d8a"  # the reader's own marks on a card
 FEEDBACK_HINT = "Right-click to mark a verdict right or wrong, or to flag the sentence."
 """The card's last line when the shown answer is kept in the history (feedback possible)."""
 LABEL_NAMES: dict[NliLabel, str] = {
-    NliLabel.SUPPORT: "Supports",
-    NliLabel.CONTRADICT: "Contradicts",
-    NliLabel.NO_EVIDENCE: "No evidence",
+    NliLabel(label): text.capitalize() for label, text in CHECK_VERDICT_TEXT.items()
 }
-"""How a verdict label is named in feedback menus and on the card."""
+"""How a verdict label is named in feedback menus and on the card ("Supports"): the words of
+a claim check's document verdicts."""
 
 
 def feedback_line(feedback: Feedback) -> str:

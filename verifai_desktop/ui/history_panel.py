@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop.audit import build_record, write_record
 from verifai_desktop.domain import Answer
-from verifai_desktop.errors import HistoryNotFound
 from verifai_desktop.store.collection import existing_path
 from verifai_desktop.store.history import (
     DocumentChange,
@@ -299,9 +298,7 @@ class HistoryPanel(QWidget):
         name = self.collection
 
         def read(history: History) -> OpenedAnswer:
-            saved = history.get(answer_id)
-            if saved is None:
-                raise HistoryNotFound(name, answer_id)
+            saved = history.require(answer_id)
             return OpenedAnswer(
                 name,
                 saved,
@@ -416,13 +413,7 @@ class HistoryPanel(QWidget):
             OSError: the files cannot be written.
         """
 
-        def get(history: History) -> SavedAnswer:
-            saved = history.get(answer_id)
-            if saved is None:
-                raise HistoryNotFound(collection, answer_id)
-            return saved
-
-        saved = with_history(collection, get)
+        saved = with_history(collection, lambda history: history.require(answer_id))
         return write_record(build_record(saved, collection=collection), output)
 
     # ----- plumbing ------------------------------------------------------------------------
