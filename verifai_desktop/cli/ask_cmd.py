@@ -9,7 +9,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
+from verifai_desktop.cli.common import (
+    add_collection_arg,
+    add_json_arg,
+    non_negative_int,
+    positive_int,
+    print_json,
+)
 from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_comparison, format_report
 from verifai_desktop.generate.openai_server import leaves_machine_warning
@@ -75,6 +81,13 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         type=int,
         default=None,
         help="abstracts to index (default: all in the file)",
+    )
+    p.add_argument(
+        "--skip",
+        type=non_negative_int,
+        default=0,
+        help="questions passed over before the ones asked (default: %(default)s; the first 40 "
+        "are the reported set, choices are made on later ones)",
     )
     p.add_argument("--collection", default="pubmedqa-eval", help="collection to build/reuse")
     p.add_argument(
@@ -347,6 +360,7 @@ def run_eval_answers(args: argparse.Namespace) -> int:
             limit=args.limit,
             k=args.k,
             corpus_limit=args.corpus_limit,
+            skip=args.skip,
             collection_name=args.collection,
             settings=run_settings,
             progress=_stderr_progress(not args.json),

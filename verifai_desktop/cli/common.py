@@ -30,19 +30,32 @@ def error_hint(exc: VerifaiError) -> str:
     return ""
 
 
+def _at_least(text: str, least: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{value} is below {least}; give {least} or more")
+    return value
+
+
 def positive_int(text: str) -> int:
     """An argparse ``type``: a whole number of 1 or more (else a usage error, exit 2).
 
     Raises:
         argparse.ArgumentTypeError: ``text`` is not an integer or is below 1.
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1; give 1 or more")
-    return value
+    return _at_least(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse ``type``: a whole number of 0 or more (else a usage error, exit 2).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not an integer or is below 0.
+    """
+    return _at_least(text, 0)
 
 
 def add_collection_arg(parser: argparse.ArgumentParser) -> None:

@@ -665,6 +665,7 @@ def evaluate_pubmedqa(
     limit: int = 30,
     k: int = 5,
     corpus_limit: int | None = None,
+    skip: int = 0,
     collection_name: str = "pubmedqa-eval",
     settings: Settings,
     progress: Callable[[Progress], None] | None = None,
@@ -673,13 +674,17 @@ def evaluate_pubmedqa(
     use_cache: bool = True,
     held_out: bool = False,
 ) -> AnswersReport:
-    """Ask the first ``limit`` PubMedQA questions over a collection of the abstracts.
+    """Ask ``limit`` PubMedQA questions, after the first ``skip``, over a collection of abstracts.
 
     Args:
         path: ``ori_pqal.json``.
         limit: questions asked (file order).
         k: passages per question.
-        corpus_limit: abstracts indexed (file order; at least the ``limit`` asked); all if None.
+        corpus_limit: abstracts indexed (file order; at least up to the last question asked);
+            all if None.
+        skip: questions passed over before the ones asked. The first 40 are the reported
+            set; choices (the answer prompt, ``benchmarks/answer_prompt.py``) are made on
+            questions after them (``skip=40``).
         collection_name: collection built (or reused when unchanged).
         settings: the settings in effect; abstention is switched off for the run (see the
             module docstring).
@@ -700,8 +705,8 @@ def evaluate_pubmedqa(
         Cancelled: ``cancel`` was set.
     """
     items = load_pubmedqa(path)
-    corpus = items if corpus_limit is None else items[: max(corpus_limit, limit)]
-    asked = items[:limit]
+    corpus = items if corpus_limit is None else items[: max(corpus_limit, skip + limit)]
+    asked = items[skip : skip + limit]
     held: frozenset[str] = frozenset()
     if held_out:
         corpus, held = held_out_corpus(corpus, asked)

@@ -90,6 +90,44 @@ class PRF:
 
 
 @dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """Where the gold (claim, abstract) pairs of a split are lost, in counts of pairs.
+
+    Attributes:
+        gold: gold evidence pairs.
+        checked: the gold abstract was among the candidates verified (the recall ceiling of
+            the candidate search at the budget).
+        right_label: checked, and its verdict is the gold label (at any strength).
+        no_evidence: checked, but the verifier found neither support nor contradiction.
+        wrong_label: checked, and labelled the opposite of the gold label.
+    """
+
+    gold: int
+    checked: int
+    right_label: int
+    no_evidence: int
+    wrong_label: int
+
+
+def diagnose(
+    claims: Sequence[SciFactClaim], predictions: Sequence[Sequence[Prediction]]
+) -> Diagnosis:
+    """Count where each gold pair ends: not a candidate, no evidence, wrong or right label."""
+    gold = checked = right = none = wrong = 0
+    for claim, preds in zip(claims, predictions, strict=True):
+        by_doc = {p.doc_id: p.label for p in preds}
+        for doc_id, label in claim.gold.items():
+            gold += 1
+            if doc_id not in by_doc:
+                continue
+            checked += 1
+            right += by_doc[doc_id] == label
+            none += by_doc[doc_id] == "NO_EVIDENCE"
+            wrong += by_doc[doc_id] not in (label, "NO_EVIDENCE")
+    return Diagnosis(gold, checked, right, none, wrong)
+
+
+@dataclass(frozen=True, slots=True)
 class CheckReport:
     """The evaluation of one split.
 
@@ -102,6 +140,7 @@ class CheckReport:
         result: the reported split at ``chosen_strength`` (or 0.5 when not tuned).
         sweep: the reported split at every threshold (for information; not used to choose).
         seconds_per_claim: mean wall time of one check.
+        diagnosis: where the reported split's gold pairs are lost.
     """
 
     split: str
@@ -112,6 +151,7 @@ class CheckReport:
     result: PRF
     sweep: tuple[PRF, ...]
     seconds_per_claim: float
+    diagnosis: Diagnosis | None = None
 
 
 def load_claims(path: Path) -> tuple[SciFactClaim, ...]:
@@ -298,6 +338,7 @@ def evaluate_check(
         result=score(claims, preds, chosen if chosen is not None else 0.5),
         sweep=sweep,
         seconds_per_claim=seconds,
+        diagnosis=diagnose(claims, preds),
     )
 
 
@@ -323,6 +364,22 @@ def format_report(report: CheckReport) -> str:
         "",
     ]
     lines += ["Anchors (test split): " + "; ".join(f"{n} {f:.2f}" for n, f in ANCHORS), ""]
+    d = report.diagnosis
+    if d is not None and d.gold:
+
+        def pct(n: int) -> str:
+            return f"{n} ({100 * n / d.gold:.1f}%)"
+
+        lines += [
+            f"Where the {d.gold} gold (claim, abstract) pairs end (any strength)",
+            "",
+            "| not among the candidates verified | no evidence found | opposite label "
+            "| gold label |",
+            "|---|---|---|---|",
+            f"| {pct(d.gold - d.checked)} | {pct(d.no_evidence)} | {pct(d.wrong_label)} "
+            f"| {pct(d.right_label)} |",
+            "",
+        ]
     for title, rows in (("Tuning (train)", report.tuning), (f"Sweep ({report.split}, for "
                         "information only)", report.sweep)):  # fmt: skip
         if not rows:

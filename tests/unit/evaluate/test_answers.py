@@ -263,3 +263,27 @@ def test_eval_answers_runs_each_generator_on_the_same_questions(
     assert main([*argv, "--json"]) == 0  # no --generator: the settings' one, one report
     assert calls == [("qwen2.5-coder-0.5b-instruct-q4_k_m", qa, 40, 5)]
     assert json.loads(capsys.readouterr().out)["sentences_per_answer"] == 2.0
+
+
+def test_eval_answers_skip_asks_a_later_slice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from verifai_desktop.cli import ask_cmd, main
+    from verifai_desktop.settings import Settings
+
+    calls: list[tuple[int, int]] = []
+
+    def fake_eval(path: Path, *, limit: int, skip: int, settings: Settings, **_: object) -> object:
+        calls.append((skip, limit))
+        return _report(settings.models.generator, RESULTS)
+
+    monkeypatch.setattr(ask_cmd, "evaluate_pubmedqa", fake_eval)
+    argv = ["eval", "answers", "--pubmedqa", str(tmp_path / "pq.json"), "--json"]
+    assert main([*argv, "--skip", "40", "--limit", "60"]) == 0
+    assert main(argv) == 0
+    assert calls == [(40, 60), (0, 30)]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--skip", "-1"])
+    assert exc.value.code == 2
+    assert "-1 is below 0; give 0 or more" in capsys.readouterr().err
