@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
-from verifai_desktop.generate.prompt import build_answer_prompt
+from verifai_desktop.generate.prompt import SYSTEM_PROMPT, build_answer_prompt
 
 
 def _words(text: str) -> int:
@@ -62,3 +63,11 @@ def test_long_passages_cut_at_sentences_question_kept() -> None:
         assert cut.endswith(" …")
         kept = cut[: -len(" …")]
         assert full.startswith(kept) and kept.endswith("words.")  # whole sentences only
+
+
+def test_system_prompt_gives_no_cited_example_sentence():
+    # The bundled 0.5B answered 14 of 60 PubMedQA dev questions with the example sentence
+    # "The method was tested on 40 patients. [2]" of the earlier prompt
+    # (benchmarks/answer_prompt.py).
+    assert not re.search(r"[.!?]\s*\[\d+\]", SYSTEM_PROMPT)
+    assert "for example" not in SYSTEM_PROMPT.lower()
