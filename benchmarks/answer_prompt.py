@@ -26,6 +26,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 from verifai_desktop import pipeline
 from verifai_desktop.evaluate.answers import AnswersReport, evaluate_pubmedqa
@@ -123,20 +124,15 @@ def main() -> int:
         )
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"load before: {load}", file=sys.stderr)
-    original = prompt.build_answer_prompt
     rows = []
-    try:
-        for name, system_prompt in CANDIDATES.items():
-            print(f"candidate: {name}", file=sys.stderr, flush=True)
-            pipeline.build_answer_prompt = functools.partial(  # type: ignore[assignment]
-                original, system_prompt=system_prompt
-            )
+    for name, system_prompt in CANDIDATES.items():
+        print(f"candidate: {name}", file=sys.stderr, flush=True)
+        with_prompt = functools.partial(prompt.build_answer_prompt, system_prompt=system_prompt)
+        with mock.patch.object(pipeline, "build_answer_prompt", with_prompt):
             report = evaluate_pubmedqa(
                 args.pubmedqa, limit=args.limit, k=args.k, skip=args.skip, settings=settings
             )
-            rows.append(row(name, system_prompt, report))
-    finally:
-        pipeline.build_answer_prompt = original
+        rows.append(row(name, system_prompt, report))
     print(
         f"PubMedQA PQA-L questions {args.skip + 1}..{args.skip + args.limit} (dev slice), "
         f"k={args.k}, generator {settings.models.generator}, verifier {settings.models.verifier}"
