@@ -50,14 +50,7 @@ CANDIDATES: dict[str, str] = {
         "Do not use knowledge from outside the passages. If the passages do not answer the "
         "question, say that in one sentence and cite the closest passage. " + _TAIL
     ),
-    "no example sentence": (
-        "You answer questions using only the numbered passages you are given. "
-        "Write a short answer of one to five sentences. "
-        "End every sentence with the number of the passage it comes from in square "
-        "brackets; cite two passages as [1][3]. Never cite a passage number that was not "
-        "given. Do not use knowledge from outside the passages. If the passages do not "
-        "answer the question, say so and cite the passage that comes closest. " + _TAIL
-    ),
+    "no example sentence": prompt.SYSTEM_PROMPT,
     "no example, answer first": (
         "You answer questions using only the numbered passages you are given. "
         "Begin with the direct answer to the question, then give the evidence for it, in one "

@@ -151,7 +151,7 @@ class CheckReport:
     result: PRF
     sweep: tuple[PRF, ...]
     seconds_per_claim: float
-    diagnosis: Diagnosis | None = None
+    diagnosis: Diagnosis
 
 
 def load_claims(path: Path) -> tuple[SciFactClaim, ...]:
@@ -365,7 +365,7 @@ def format_report(report: CheckReport) -> str:
     ]
     lines += ["Anchors (test split): " + "; ".join(f"{n} {f:.2f}" for n, f in ANCHORS), ""]
     d = report.diagnosis
-    if d is not None and d.gold:
+    if d.gold:
 
         def pct(n: int) -> str:
             return f"{n} ({100 * n / d.gold:.1f}%)"
