@@ -29,7 +29,8 @@ from pathlib import Path
 from unittest import mock
 
 from verifai_desktop import pipeline
-from verifai_desktop.evaluate.answers import AnswersReport, evaluate_pubmedqa
+from verifai_desktop.evaluate.answer_metrics import AnswersReport
+from verifai_desktop.evaluate.answers import evaluate_pubmedqa
 from verifai_desktop.generate import prompt
 from verifai_desktop.settings import load_settings
 

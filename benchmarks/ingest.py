@@ -61,13 +61,13 @@ from verifai_desktop.domain import (  # noqa: E402 - after the sys.path entry
     LocationKind,
     Section,
 )
-from verifai_desktop.index.embedder import EMBED_BATCH_SIZE  # noqa: E402
-from verifai_desktop.index.onnx_embedder import OnnxEmbedder  # noqa: E402
+from verifai_desktop.index.onnx_embedder import EMBED_BATCH_SIZE, OnnxEmbedder  # noqa: E402
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document  # noqa: E402
 from verifai_desktop.ingest.parse import parse_file  # noqa: E402
 from verifai_desktop.modelstore import BUNDLED_EMBEDDER_DIR  # noqa: E402
 from verifai_desktop.settings import load_settings  # noqa: E402
 from verifai_desktop.store.collection import Collection  # noqa: E402
+from verifai_desktop.store.sources import BENCHMARK_SOURCE_PREFIX  # noqa: E402
 from verifai_desktop.store.writer import IngestReport, Outcome  # noqa: E402
 
 SHARED = Path(os.environ.get("VERIFAI_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -186,7 +186,7 @@ def _scifact_docs(path: Path, limit: int | None) -> Iterator[tuple[str, Document
                 break
             row = json.loads(line)
             text = f"{row['title']}\n\n{row['text']}".strip()
-            key = f"beir:{row['_id']}"
+            key = f"{BENCHMARK_SOURCE_PREFIX}{row['_id']}"
             section = Section(0, len(text), Location(LocationKind.SECTION, None, row["title"]))
             yield key, Document(Path(key), DocFormat.TXT, row["title"], text, (section,))
 

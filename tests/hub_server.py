@@ -395,5 +395,5 @@ def serve_generator(
     catalog = write_catalog(
         catalog_path, catalog_entry(name, "generator", repo, file=file, sha256=sha256)
     )
-    monkeypatch.setattr(modelstore, "CATALOG_PATH", catalog)
+    monkeypatch.setattr(modelstore.catalog, "CATALOG_PATH", catalog)
     return hub

@@ -1,6 +1,7 @@
 """Audit records of verified answers: what was answered, from which exact text, by which models.
 
-An audit record (schema :data:`AUDIT_SCHEMA`, JSON, with a readable HTML view) holds the
+An audit record (schema :data:`AUDIT_SCHEMA`, JSON; its readable HTML view and the export of
+both files are :mod:`verifai_desktop.audit_view`'s) holds the
 question and answer, every sentence with its verdicts and probabilities, and every quoted span:
 each cited passage and each conflicting passage with its document's path and sha256, its
 location and its character offsets into the document's extracted text, and inside it the
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from verifai_desktop import __version__
-from verifai_desktop.domain import Passage, SentenceLabel, Verdict
+from verifai_desktop.codec import answer_to_dict, settings_for
+from verifai_desktop.domain import Passage, Verdict
 from verifai_desktop.errors import BadRecord, ParseError
-from verifai_desktop.serialize import LABEL_STYLES, answer_to_dict, settings_for
 from verifai_desktop.store.history import SavedAnswer
+from verifai_desktop.store.sources import is_file_source
 
 AUDIT_SCHEMA = "verifai.audit/1"
 """Schema name of every audit record."""
@@ -42,7 +43,7 @@ class Quote:
         quote_id: ``q1``, ``q2``, ... (verdicts in the record point at it).
         role: ``cited`` (a passage a sentence cites) or ``conflict`` (a passage that
             contradicts a sentence).
-        path: the document's path (or ``beir:`` key).
+        path: the document's path (or benchmark key, :mod:`verifai_desktop.store.sources`).
         sha256: the document's sha256 when the answer was made ('' when unknown).
         location: the human location label (``"p. 3"``).
         char_start: start of the passage in the document's extracted text (characters).
@@ -151,7 +152,7 @@ def build_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
         "question": answer.question,
         "answer": answer.text,
         "abstained": answer.abstained,
-        "abstain_reason": answer.abstain_reason,
+        "abstain_reason": answer.abstain_reason.value,
         "sentences": sentences,
         "quotes": [_quote_dict(q) for q in quotes.values()],
         "documents": [
@@ -300,7 +301,7 @@ def check_record(
     with ParserPool(timeout_s=timeout_s) as pool:
         for path, items in by_path.items():
             recorded = str(items[0].get("sha256", ""))
-            if path.startswith("beir:"):
+            if not is_file_source(path):
                 continue  # pre-parsed corpora have no file to read again
             if catalog_sha256 is not None:
                 held = catalog_sha256.get(path)
@@ -374,107 +375,3 @@ def _compare(path: str, quote: Mapping[str, Any], text: str) -> list[Problem]:
 def _short(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# -- HTML view -----------------------------------------------------------------------------
-
-
-def record_to_html(record: Mapping[str, Any]) -> str:
-    """A readable, self-contained HTML page of an audit record: the question, each sentence
-    coloured by its label with its verdicts, every quoted span with its document, sha256,
-    location, offsets and the evidence highlighted, then models, thresholds and settings."""
-    e = html.escape
-    quotes = {q["id"]: q for q in record["quotes"]}
-    rows = []
-    for s in record["sentences"]:
-        style = LABEL_STYLES[SentenceLabel(s["label"])]
-        prob = "" if s["probability"] is None else f" (p = {s['probability']:.2f})"
-        verdicts = "".join(
-            f"<li>[{v['passage']}] {e(v['label'])} — support {v['p_support']:.2f}, contradict "
-            f"{v['p_contradict']:.2f}, no evidence {v['p_no_evidence']:.2f}"
-            f"{' — ' + e(v['quote']) if v['quote'] else ''}</li>"
-            for v in s["verdicts"]
-        )
-        conflicts = "".join(
-            f"<li>contradicts: {e(c['quote'])} (contradict {c['p_contradict']:.2f})</li>"
-            for c in s["conflicts"]
-        )
-        rows.append(
-            f"<tr><td>{s['index'] + 1}</td><td style='color:{style.color_hex}'>"
-            f"{style.glyph} {e(s['text'])}</td><td>{e(style.title)}{prob}</td>"
-            f"<td><ul>{verdicts}{conflicts}</ul></td></tr>"
-        )
-    quote_rows = []
-    for q in quotes.values():
-        start = q["evidence_char_start"] - q["char_start"]
-        end = q["evidence_char_end"] - q["char_start"]
-        body = (
-            e(q["text"][:start]) + "<mark>" + e(q["text"][start:end]) + "</mark>"
-            + e(q["text"][end:])
-        )  # fmt: skip
-        quote_rows.append(
-            f"<tr><td id='{e(q['id'])}'>{e(q['id'])}</td><td>{e(q['role'])}</td>"
-            f"<td>{e(q['path'])}<br><small>{e(q['location'])} · characters "
-            f"{q['char_start']} to {q['char_end']}<br>sha256 <code>{e(q['sha256'])}</code>"
-            f"</small></td><td>{body}</td></tr>"
-        )
-    models = "".join(
-        f"<tr><td>{e(role)}</td><td>{e(m.get('name', ''))}</td>"
-        f"<td><code>{e(m.get('sha256', ''))}</code></td></tr>"
-        for role, m in record["models"].items()
-    )
-    thresholds = "".join(
-        f"<tr><td>{e(k)}</td><td>{e(str(v))}</td></tr>" for k, v in record["thresholds"].items()
-    )
-    settings = e(json.dumps(record["settings"], indent=2, ensure_ascii=False))
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>Audit record: {e(record["question"])}</title>
-<style>
-body {{ font-family: sans-serif; max-width: 70em; margin: 2em auto; line-height: 1.4; }}
-table {{ border-collapse: collapse; width: 100%; margin-bottom: 1.5em; }}
-td, th {{ border: 1px solid #ccc; padding: 4px 6px; vertical-align: top; text-align: left; }}
-mark {{ background: #fff176; }} code {{ font-size: 0.85em; word-break: break-all; }}
-</style></head><body>
-<h1>Audit record</h1>
-<p><b>Question:</b> {e(record["question"])}</p>
-<p><b>Answer:</b> {e(record["answer"])}</p>
-<p>Collection <b>{e(record["collection"])}</b>, answer {record["answer_id"]},
-answered {e(record["answered_at"])} by VerifAI Desktop {e(record["app_version"])};
-exported {e(record["exported_at"])}.{
-        " Abstained: " + e(record["abstain_reason"]) if record["abstained"] else ""
-    }</p>
-<h2>Sentences</h2>
-<table><tr><th>#</th><th>Sentence</th><th>Label</th><th>Verdicts</th></tr>
-{"".join(rows)}</table>
-<h2>Quoted text</h2>
-<table><tr><th>Id</th><th>Role</th><th>Document</th><th>Passage (evidence marked)</th></tr>
-{"".join(quote_rows)}</table>
-<h2>Models</h2>
-<table><tr><th>Role</th><th>Model</th><th>sha256</th></tr>{models}</table>
-<h2>Thresholds</h2>
-<table>{thresholds}</table>
-<h2>Settings</h2>
-<pre>{settings}</pre>
-</body></html>
-"""
-
-
-def write_record(record: Mapping[str, Any], output: Path) -> tuple[Path, Path]:
-    """Write the record as JSON to ``output`` and its HTML view beside it (same name,
-    ``.html``; an ``output`` ending in ``.html`` gets the JSON as ``.json``).
-
-    Returns:
-        ``(json_path, html_path)``.
-
-    Raises:
-        OSError: a file cannot be written.
-    """
-    output = Path(output)
-    if output.suffix.lower() in (".html", ".htm"):
-        json_path, html_path = output.with_suffix(".json"), output
-    else:
-        json_path, html_path = output, output.with_suffix(".html")
-    json_path.write_text(record_to_json(record), encoding="utf-8")
-    html_path.write_text(record_to_html(record), encoding="utf-8")
-    return json_path, html_path

@@ -8,10 +8,28 @@ sees them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NewType
+from typing import Literal, NewType
+
+CITATION_NUMBERS = r"\d+(?:\s*[,;]\s*\d+)*"
+"""Regular expression of the numbers inside one citation marker (``1``, ``1, 3``, ``1; 3``)."""
+
+CITATION_RE = re.compile(rf"\[\s*({CITATION_NUMBERS})\s*\]")
+"""One bracketed group of citation numbers in an answer: ``[1]``, ``[1, 3]``, ``[1; 3]``,
+``[ 2 ]``; the one pattern every reader of citation markers uses (verification, history, the
+answer view). Group 1 holds the numbers."""
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without citation markers (:data:`CITATION_RE`), spacing before punctuation
+    repaired: the claim an answer sentence makes."""
+    stripped = CITATION_RE.sub("", text)
+    stripped = re.sub(r"\s+([.,;:!?])", r"\1", stripped)
+    return re.sub(r"\s{2,}", " ", stripped).strip()
+
 
 DocId = NewType("DocId", int)
 """Row id of a document in a collection's catalog (SQLite ``documents.doc_id``)."""
@@ -222,6 +240,14 @@ class SentenceLabel(enum.StrEnum):
     UNREFERENCED = "unreferenced"
 
 
+def label_counts(labels: Iterable[SentenceLabel]) -> dict[SentenceLabel, int]:
+    """How many sentences carry each label (every label present, zeros included)."""
+    counts = dict.fromkeys(SentenceLabel, 0)
+    for label in labels:
+        counts[label] += 1
+    return counts
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """An answer sentence used as an NLI hypothesis against one cited passage (the premise).
@@ -268,6 +294,24 @@ class Verdict:
         }[self.label]
 
 
+def label_probability(label: SentenceLabel, verdicts: Sequence[Verdict]) -> float:
+    """The probability that backs a sentence's label, for display (0..1).
+
+    ``supported``: the weakest P(SUPPORT) of its citations; ``partially_supported``: the
+    strongest P(SUPPORT); ``contradicted``: the strongest P(CONTRADICT); ``no_evidence``: the
+    strongest P(NO_EVIDENCE); ``unreferenced`` (or no verdicts): 0.
+    """
+    if not verdicts or label is SentenceLabel.UNREFERENCED:
+        return 0.0
+    if label is SentenceLabel.SUPPORTED:
+        return min(v.p_support for v in verdicts)
+    if label is SentenceLabel.PARTIALLY_SUPPORTED:
+        return max(v.p_support for v in verdicts)
+    if label is SentenceLabel.CONTRADICTED:
+        return max(v.p_contradict for v in verdicts)
+    return max(v.p_no_evidence for v in verdicts)
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """One passage of the collection and the verifier's verdict on a claim against it.
@@ -310,7 +354,7 @@ class AnswerSentence:
             passages were verified, ``verify.recite`` off).
         conflicts: passages that contradict the sentence although its label is not
             ``contradicted``: passages given but not cited, and passages elsewhere in the
-            collection (contradiction search, :mod:`verifai_desktop.verify.conflicts`),
+            collection (contradiction search, :mod:`verifai_desktop.contradictions`),
             strongest P(CONTRADICT) first.
     """
 
@@ -333,9 +377,28 @@ class AnswerSentence:
         return self.cited_by_generator is not None
 
     @property
+    def claim(self) -> str:
+        """The claim the sentence makes: its text without citation markers (the NLI
+        hypothesis, :func:`strip_citations`)."""
+        return strip_citations(self.text)
+
+    @property
     def generator_citations(self) -> tuple[int, ...]:
         """The citations as the generator wrote them."""
         return self.citations if self.cited_by_generator is None else self.cited_by_generator
+
+
+class AbstainReason(enum.StrEnum):
+    """Why an answer was declined (``Answer.abstain_reason``; its value is what the JSON of an
+    answer, the history and the audit record hold)."""
+
+    NONE = ""
+    """Not abstained."""
+    RETRIEVAL = "retrieval"
+    """Nothing retrieved was close enough; nothing was generated (``sentences`` empty)."""
+    UNSUPPORTED = "unsupported"
+    """Refused by evidence: an answer was generated and verified but no sentence is supported,
+    so it is shown only on request (``sentences`` and ``text`` kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,10 +415,7 @@ class Answer:
         models: identity of each model used (role -> name and sha256).
         generated_text: the answer as generated when re-citation changed its citation
             markers (``text`` carries the corrected ones); ``None`` when unchanged.
-        abstain_reason: ``"retrieval"``: nothing retrieved was close enough, nothing was
-            generated (``sentences`` empty); ``"unsupported"``: an answer was generated and
-            verified but no sentence is supported, so it is shown only on request
-            (``sentences`` and ``text`` kept); ``""`` when not abstained.
+        abstain_reason: why it abstained (:class:`AbstainReason`), ``NONE`` when not.
     """
 
     question: str
@@ -366,7 +426,40 @@ class Answer:
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     models: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     generated_text: str | None = None
-    abstain_reason: str = ""
+    abstain_reason: AbstainReason = AbstainReason.NONE
+
+    @property
+    def refused_by_evidence(self) -> bool:
+        """Whether an answer was generated but declined because no sentence is supported."""
+        return self.abstained and self.abstain_reason == AbstainReason.UNSUPPORTED
+
+    @property
+    def not_found(self) -> bool:
+        """Whether it abstained because nothing retrieved was close enough (nothing written)."""
+        return self.abstained and not self.refused_by_evidence
+
+    def closest_verdict(self, sentence: AnswerSentence) -> Verdict | None:
+        """The strongest verdict on ``sentence`` against a passage given to the generator.
+
+        Candidates are the verdicts on its citations, on the generator's own citations when it
+        was re-cited, and on the passages given that contradict it (``conflicts`` numbered in
+        the answer); strength is ``max(P(SUPPORT), P(CONTRADICT))``, as
+        :attr:`Evidence.strength`.
+
+        Returns:
+            The verdict, or ``None`` when the sentence has none (it cites no passage).
+        """
+        candidates = [
+            *sentence.verdicts,
+            *sentence.generator_verdicts,
+            *(ev.verdict for ev in sentence.conflicts),
+        ]
+        given = [v for v in candidates if 1 <= v.passage_number <= len(self.passages)]
+        return max(given, key=lambda v: max(v.p_support, v.p_contradict), default=None)
+
+    def label_counts(self) -> dict[SentenceLabel, int]:
+        """How many of its sentences carry each label (:func:`label_counts`)."""
+        return label_counts(s.label for s in self.sentences)
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,3 +479,56 @@ class Progress:
     total: int | None
     unit: str = ""
     message: str = ""
+
+
+CheckLabel = Literal["SUPPORT", "CONTRADICT", "NO_EVIDENCE"]
+"""What one document says about a claim, as a whole (:class:`DocumentVerdict`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentVerdict:
+    """What one document says about a claim: the label of its strongest passage.
+
+    Attributes:
+        doc_id: catalog id.
+        path: source file.
+        title: document title.
+        label: ``SUPPORT`` or ``CONTRADICT`` when its strongest passage (highest
+            :attr:`Evidence.strength`) passes that label's threshold, else ``NO_EVIDENCE``.
+        evidence: that strongest passage.
+    """
+
+    doc_id: DocId
+    path: Path
+    title: str
+    label: CheckLabel
+    evidence: Evidence
+
+    @property
+    def probability(self) -> float:
+        """The probability of :attr:`label`, from the strongest passage's verdict (0..1)."""
+        v = self.evidence.verdict
+        if self.label == "SUPPORT":
+            return v.p_support
+        if self.label == "CONTRADICT":
+            return v.p_contradict
+        return v.p_no_evidence
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The collection's evidence on one claim (``verifai check``, the app's claim check).
+
+    Attributes:
+        claim: the claim checked.
+        supporting: passages with P(SUPPORT) >= the support threshold, strongest first.
+        contradicting: passages with P(CONTRADICT) >= the contradict threshold, strongest first.
+        documents: one verdict per document among the candidates, decided ones first.
+        candidates: passages verified (the budget's worth).
+    """
+
+    claim: str
+    supporting: tuple[Evidence, ...]
+    contradicting: tuple[Evidence, ...]
+    documents: tuple[DocumentVerdict, ...]
+    candidates: int

@@ -214,6 +214,14 @@ class GenerationError(VerifaiError):
     """The language model failed while writing an answer."""
 
 
+class EmptyClaim(VerifaiError):
+    """A claim to check has no word left once its citation markers are removed."""
+
+    def __init__(self, claim: str) -> None:
+        self.claim = claim
+        super().__init__(f"nothing to check in {claim!r}: type a statement with words")
+
+
 class SettingsError(VerifaiError):
     """The settings file or a setting value is invalid."""
 

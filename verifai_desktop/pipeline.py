@@ -17,26 +17,34 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop import modelstore
-from verifai_desktop.domain import Answer, AnswerSentence, Passage, Progress, SentenceLabel
-from verifai_desktop.errors import Cancelled, ModelNotFound, SettingsError
+from verifai_desktop.contradictions import check_claim, find_conflicts
+from verifai_desktop.domain import (
+    AbstainReason,
+    Answer,
+    AnswerSentence,
+    CheckResult,
+    Passage,
+    Progress,
+    SentenceLabel,
+    strip_citations,
+)
+from verifai_desktop.errors import Cancelled, EmptyClaim, ModelNotFound, SettingsError
 from verifai_desktop.generate import Generator, make_generator, uses_gpu
 from verifai_desktop.generate.grammar import citation_grammar
 from verifai_desktop.generate.passages import dedupe_passages
 from verifai_desktop.generate.prompt import AnswerPrompt, build_answer_prompt
 from verifai_desktop.modelstore import Role
-from verifai_desktop.retrieve import Retriever
+from verifai_desktop.retrieve import PassageRetriever, Retriever
 from verifai_desktop.settings import Settings, check_generation, check_retrieval, check_verify
-from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.base import CollectionStore
 from verifai_desktop.verify.answer import verify_answer
 from verifai_desktop.verify.check import Verifier
-from verifai_desktop.verify.claims import Splitter, strip_citations
-from verifai_desktop.verify.conflicts import CheckResult, check_claim, find_conflicts
+from verifai_desktop.verify.claims import Splitter
 from verifai_desktop.verify.nli import get_verifier
 
 log = logging.getLogger(__name__)
@@ -47,18 +55,11 @@ PROMPT_MARGIN_TOKENS = 128  # room for the chat template around the messages
 DEDUPE_SPARE = 2
 """Retrieval fetches this many times ``k`` passages, so that ``k`` remain after
 near-duplicates are dropped (:func:`~verifai_desktop.generate.passages.dedupe_passages`)."""
+PREPARE_STAGE = "prepare"
+"""The :class:`Progress` stage of :meth:`AskSession.prepare`, in models."""
 
 
-class PassageRetriever(Protocol):
-    """Finds passages for a query in one collection (a ``retrieve.Retriever``)."""
-
-    def search(self, query: str, *, k: int, include_references: bool = True) -> tuple[Passage, ...]:
-        """The top-k passages, best first; without reference-list chunks when
-        ``include_references`` is False (still k of them when the collection has them)."""
-        ...
-
-
-RetrieverFactory = Callable[[Collection, Settings], PassageRetriever]
+RetrieverFactory = Callable[[CollectionStore, Settings], PassageRetriever]
 
 
 def best_semantic(passages: Sequence[Passage]) -> float | None:
@@ -86,6 +87,29 @@ def supported_anywhere(sentences: Sequence[AnswerSentence]) -> bool:
     )
 
 
+def _has_words(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
+
+
+def claim_to_check(claim: str) -> str:
+    """The text of ``claim`` that is checked: citation markers removed. The one validation of
+    a claim, for :meth:`AskSession.check_claim` and the front ends before they start a check.
+
+    Args:
+        claim: any statement, e.g. a sentence of an answer (``"Heparin reduced DVT [2]."``).
+
+    Returns:
+        The claim without citation markers (``"Heparin reduced DVT."``).
+
+    Raises:
+        EmptyClaim: no letter or digit is left to check.
+    """
+    text = strip_citations(claim)
+    if not _has_words(text):
+        raise EmptyClaim(claim)
+    return text
+
+
 def _identity(name: str, role: Role) -> dict[str, str]:
     """``{name, path, sha256}`` of a model, or just its name when the catalog cannot place it."""
     try:
@@ -100,6 +124,9 @@ class _Lazy:
 
     def __init__(self, session: AskSession) -> None:
         self._session = session
+
+    def load(self) -> None:
+        self._session.verifier.load()
 
     def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
         return self._session.verifier.classify(pairs)
@@ -145,7 +172,7 @@ class AskSession:
         self._generator = generator
         self._verifier = verifier
         self._retriever_factory = retriever_factory
-        self._retrievers: dict[int, tuple[Collection, PassageRetriever]] = {}
+        self._retrievers: dict[int, tuple[CollectionStore, PassageRetriever]] = {}
         self._splitter = splitter
         self._identities: dict[str, dict[str, str]] = {}
         if generator is not None:
@@ -199,7 +226,7 @@ class AskSession:
             self._identities["verifier"] = _identity(name, "verifier")
         return self._verifier
 
-    def retriever(self, collection: Collection) -> PassageRetriever:
+    def retriever(self, collection: CollectionStore) -> PassageRetriever:
         """The retriever of ``collection`` (cached per collection object).
 
         The default retriever records the collection's embedder as the session's ``embedder``
@@ -225,11 +252,48 @@ class AskSession:
         """Role -> {name, path, sha256} of every model used so far."""
         return {role: dict(ident) for role, ident in self._identities.items()}
 
+    def prepare(
+        self,
+        *,
+        generator: bool = True,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        """Resolve the models before the first question, so that a missing one fails at once.
+
+        The generator is located (its file resolved in the model store, or the server's client
+        made); the llama.cpp model itself loads on its first prompt, sized to it. The verifier
+        loads (:meth:`Verifier.load`). Both stay with the session for the questions after.
+
+        Args:
+            generator: locate the generator too (an answer needs it; a claim check does not).
+            progress: reports stage :data:`PREPARE_STAGE`, in models: before each step, its
+                ``message`` says what is happening (``"locating the generator…"``,
+                ``"loading the verifier…"``); then done == total, without a message.
+            cancel: set to stop before the next step.
+
+        Raises:
+            ModelNotFound, ModelLoadError: a model is missing or damaged.
+            Cancelled: ``cancel`` was set.
+        """
+        steps: list[tuple[str, Callable[[], object]]] = []
+        if generator:
+            steps.append(("locating the generator…", lambda: self.generator))
+        steps.append(("loading the verifier…", lambda: self.verifier.load()))
+        for done, (message, step) in enumerate(steps):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("loading the models")
+            if progress:
+                progress(Progress(PREPARE_STAGE, done, len(steps), "models", message))
+            step()
+        if progress:
+            progress(Progress(PREPARE_STAGE, len(steps), len(steps), "models"))
+
     # -- asking ---------------------------------------------------------------------------
 
     def ask(
         self,
-        collection: Collection,
+        collection: CollectionStore,
         question: str,
         *,
         k: int | None = None,
@@ -250,7 +314,7 @@ class AskSession:
         re-cite those their citations do not support (``settings.verify.recite``,
         :mod:`verifai_desktop.verify.answer`); search the whole collection for passages that
         contradict each sentence (``settings.verify.conflict_search``); abstain by evidence
-        (``abstain_reason = "unsupported"``) when no sentence is supported
+        (``AbstainReason.UNSUPPORTED``) when no sentence is supported
         (``settings.verify.abstain_unsupported``). ``Answer.passages`` are the passages given,
         numbered as in the prompt.
 
@@ -280,7 +344,7 @@ class AskSession:
 
     def ask_detailed(
         self,
-        collection: Collection,
+        collection: CollectionStore,
         question: str,
         *,
         k: int | None = None,
@@ -293,10 +357,10 @@ class AskSession:
             return self._ask(collection, question, k, on_token, progress, cancel)
 
     def check_claim(
-        self, collection: Collection, claim: str, *, budget: int | None = None
+        self, collection: CollectionStore, claim: str, *, budget: int | None = None
     ) -> CheckResult:
         """Search ``collection`` for passages that support or contradict ``claim``
-        (:func:`~verifai_desktop.verify.conflicts.check_claim`).
+        (:func:`~verifai_desktop.contradictions.check_claim`).
 
         Args:
             collection: an open collection.
@@ -309,19 +373,15 @@ class AskSession:
         Raises:
             ModelNotFound, ModelLoadError: the verifier or the embedder is missing or damaged.
             SettingsError: ``budget`` is below 1 or a setting is out of range.
-            ValueError: ``claim`` has no words.
+            EmptyClaim: ``claim`` has no words (:func:`claim_to_check`).
         """
         check_verify(self.settings.verify)
         budget = self.settings.verify.conflict_budget if budget is None else budget
         if budget < 1:
             raise SettingsError("budget", f"{budget!r}; verify 1 or more passages")
-        text = strip_citations(claim)
-        if not any(ch.isalnum() for ch in text):
-            raise ValueError("the claim has no words to check")
+        text = claim_to_check(claim)
         with self._lock:
             retriever = self.retriever(collection)
-            if not isinstance(retriever, Retriever):
-                retriever = Retriever(collection, self.settings.retrieval)
             return check_claim(retriever, self.verifier, text, self.settings.verify, budget=budget)
 
     def _check(self, cancel: threading.Event | None) -> None:
@@ -330,7 +390,7 @@ class AskSession:
 
     def _ask(
         self,
-        collection: Collection,
+        collection: CollectionStore,
         question: str,
         k: int | None,
         on_token: Callable[[str], None] | None,
@@ -383,7 +443,7 @@ class AskSession:
                 abstained=True,
                 timings_ms=timings,
                 models=self.model_identities(),
-                abstain_reason="retrieval",
+                abstain_reason=AbstainReason.RETRIEVAL,
             )
             return AskResult(answer, None)
 
@@ -440,7 +500,7 @@ class AskSession:
         )
         sentences = verified.sentences
         retriever = self.retriever(collection)
-        if settings.verify.conflict_search and isinstance(retriever, Retriever):
+        if settings.verify.conflict_search:
             report("verify", 1, 2, "steps", "searching the collection for contradictions")
             self._check(cancel)
             sentences = self._search_conflicts(retriever, sentences, passages)
@@ -459,24 +519,24 @@ class AskSession:
             timings_ms=timings,
             models=self.model_identities(),
             generated_text=verified.generated_text,
-            abstain_reason="unsupported" if unsupported else "",
+            abstain_reason=AbstainReason.UNSUPPORTED if unsupported else AbstainReason.NONE,
         )
         return AskResult(answer, prompt)
 
     def _search_conflicts(
         self,
-        retriever: Retriever,
+        retriever: PassageRetriever,
         sentences: Sequence[AnswerSentence],
         passages: Sequence[Passage],
     ) -> tuple[AnswerSentence, ...]:
         """Add to each sentence the passages elsewhere in the collection that contradict it
-        (:func:`~verifai_desktop.verify.conflicts.find_conflicts`, one verifier batch)."""
+        (:func:`~verifai_desktop.contradictions.find_conflicts`, one verifier batch)."""
         v = self.settings.verify
         claims = [strip_citations(s.text) for s in sentences]
-        todo = [i for i, claim in enumerate(claims) if any(ch.isalnum() for ch in claim)]
+        todo = [i for i, claim in enumerate(claims) if _has_words(claim)]
         found = find_conflicts(
             retriever,
-            self.verifier,
+            _Lazy(self),  # loads the verifier only if the search finds candidates
             [claims[i] for i in todo],
             v,
             budget=v.conflict_budget,

@@ -9,8 +9,12 @@ Modes:
         ``rrf_k = 60`` (Cormack, Clarke & Buettcher, SIGIR 2009).
     ``lexical`` / ``semantic``: one engine alone.
 
-The dense engine finds candidates in the int8 HNSW graph, then rescores them with the exact
-float32 cosine kept in the catalog. Ties are broken by ascending chunk id.
+Both engines are the store's (:class:`~verifai_desktop.store.base.CollectionStore`): its BM25
+search and its vector search, which in the embedded store finds candidates in the int8 HNSW
+graph and rescores them with the exact float32 cosine kept in the catalog. Ties are broken by
+ascending chunk id. A passage carries what the store recorded about its chunk at ingest: the
+reference-list tag and the prompt-injection cues
+(:attr:`~verifai_desktop.store.records.ChunkRecord.instruction_cues`).
 """
 
 from __future__ import annotations
@@ -20,21 +24,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.domain import ChunkId, DocId, Passage
 from verifai_desktop.index.embedder import Embedder
-from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.settings import RetrievalSettings, SearchMode, check_retrieval
-from verifai_desktop.store.catalog import ChunkRecord
-from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.base import CollectionStore, ScoredChunk
+from verifai_desktop.store.records import ChunkRecord
 
 log = logging.getLogger(__name__)
-
-Scored = tuple[int, float]
-"""``(chunk_id, score)``."""
 
 REFETCH_FACTOR = 4
 """When reference-list chunks are left out and too few other passages are among the
@@ -63,7 +64,9 @@ class Candidates:
     semantic_rank: NDArray[np.int64]
 
     @classmethod
-    def from_hits(cls, lexical: Sequence[Scored], semantic: Sequence[Scored]) -> Candidates:
+    def from_hits(
+        cls, lexical: Sequence[ScoredChunk], semantic: Sequence[ScoredChunk]
+    ) -> Candidates:
         """Align two ``(chunk_id, score)`` lists (each best first, ids unique within a list)."""
         index: dict[int, int] = {}
         for cid, _ in (*lexical, *semantic):
@@ -153,7 +156,7 @@ class Fused:
     raw_semantic: float | None
 
 
-def normalise_by_top(hits: Sequence[Scored]) -> dict[int, float]:
+def normalise_by_top(hits: Sequence[ScoredChunk]) -> dict[int, float]:
     """Divide every score by the list's top score (VerifAI); all 0 when the top is not > 0."""
     c = Candidates.from_hits(hits, ())
     lex, _ = normalised(c)
@@ -161,8 +164,8 @@ def normalise_by_top(hits: Sequence[Scored]) -> dict[int, float]:
 
 
 def fuse(
-    lexical: Sequence[Scored],
-    semantic: Sequence[Scored],
+    lexical: Sequence[ScoredChunk],
+    semantic: Sequence[ScoredChunk],
     *,
     mode: SearchMode,
     k: int,
@@ -212,6 +215,31 @@ def fuse(
     return out
 
 
+class PassageRetriever(Protocol):
+    """Finds passages for a query in one collection: everything the pipeline and the
+    contradiction search ask of retrieval (:class:`Retriever` over a
+    :class:`~verifai_desktop.store.base.CollectionStore` is the implementation)."""
+
+    def search(self, query: str, *, k: int, include_references: bool = True) -> tuple[Passage, ...]:
+        """The top-k passages, best first; without reference-list chunks when
+        ``include_references`` is False (still k of them when the collection has them)."""
+        ...
+
+    def lexical_hits(self, query: str, limit: int) -> list[ScoredChunk]:
+        """BM25 top ``limit`` ``(chunk_id, score)``, best first."""
+        ...
+
+    def semantic_hits(self, query: str, limit: int) -> list[ScoredChunk]:
+        """Dense top ``limit`` ``(chunk_id, cosine)``, best first."""
+        ...
+
+    def passages(
+        self, fused: Sequence[Fused], k: int, *, include_references: bool = True
+    ) -> tuple[Passage, ...]:
+        """The first ``k`` of ``fused`` (any ranking of chunk ids) as passages."""
+        ...
+
+
 class Retriever:
     """Searches one collection repeatedly with one set of retrieval settings.
 
@@ -229,7 +257,7 @@ class Retriever:
 
     def __init__(
         self,
-        collection: Collection,
+        collection: CollectionStore,
         settings: RetrievalSettings,
         *,
         embedder: Embedder | None = None,
@@ -264,31 +292,26 @@ class Retriever:
             self._embedder = self.collection.embedder()
         return self._embedder
 
-    def lexical_hits(self, query: str, limit: int) -> list[Scored]:
+    def lexical_hits(self, query: str, limit: int) -> list[ScoredChunk]:
         """BM25 top ``limit`` ``(chunk_id, score)``, stop words removed from the query."""
-        return self.collection.lexical.search(query, limit)
+        return self.collection.lexical_search(query, limit)
 
-    def semantic_hits(self, query: str, limit: int) -> list[Scored]:
-        """Dense top ``limit`` ``(chunk_id, exact cosine)``: HNSW candidates rescored in float32."""
-        if len(self.collection.vectors) == 0:
+    def semantic_hits(self, query: str, limit: int) -> list[ScoredChunk]:
+        """Dense top ``limit`` ``(chunk_id, cosine)`` from the store's vector search (the
+        cosine of the stored float32 vectors); the query is embedded first (the model loads on
+        the first call, timed as ``load``)."""
+        if self.collection.num_vectors() == 0:
             return []
         embedder = self.embedder
         if not self._loaded:
             t_load = time.perf_counter()
-            load = getattr(embedder, "load", None)  # OnnxEmbedder: tokenizer + query session
-            if load is not None:
-                load()  # timed apart from the query
-            else:
-                _ = embedder.dim
+            embedder.load()  # timed apart from the query
             self.last_timings_ms["load"] = (time.perf_counter() - t_load) * 1000.0
             self._loaded = True
         t0 = time.perf_counter()
         q = embedder.embed([query])[0]
         t1 = time.perf_counter()
-        approx = self.collection.vectors.search(q, limit)
-        exact = self.collection.catalog.vectors([cid for cid, _ in approx])
-        hits = [(cid, float(np.dot(vec, q))) for cid, vec in exact.items()]
-        hits.sort(key=lambda h: (-h[1], h[0]))
+        hits = self.collection.vector_search(q, limit)
         self.last_timings_ms["embed"] = (t1 - t0) * 1000.0
         return hits
 
@@ -371,7 +394,7 @@ class Retriever:
         page = max(2 * k, 16)
         for start in range(0, len(fused), page):
             part = fused[start : start + page]
-            records = self.collection.catalog.chunk_records([f.chunk_id for f in part])
+            records = self.collection.chunks([f.chunk_id for f in part])
             for f in part:
                 rec = records.get(f.chunk_id)
                 if rec is None or (rec.chunk.is_reference and not include_references):
@@ -383,7 +406,7 @@ class Retriever:
 
     @staticmethod
     def _passage(f: Fused, rec: ChunkRecord) -> Passage:
-        """One fused result and its catalog row as a passage."""
+        """One fused result and its catalog row as a passage (cues and tag as stored)."""
         c = rec.chunk
         return Passage(
             chunk_id=ChunkId(f.chunk_id),
@@ -400,6 +423,6 @@ class Retriever:
             fused_score=f.fused,
             raw_lexical=f.raw_lexical,
             raw_semantic=f.raw_semantic,
-            instruction_cues=instruction_cues(c.text),
+            instruction_cues=rec.instruction_cues,
             is_reference=c.is_reference,
         )

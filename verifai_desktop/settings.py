@@ -141,7 +141,7 @@ class VerifySettings:
             not only the ones it cited, and re-cite a sentence its citations do not support
             to the passages that do (:mod:`verifai_desktop.verify.answer`).
         conflict_search: search the whole collection for passages that contradict each
-            answer sentence (:mod:`verifai_desktop.verify.conflicts`).
+            answer sentence (:mod:`verifai_desktop.contradictions`).
         abstain_unsupported: abstention by evidence: when no answer sentence is supported
             after re-citation, say that the documents do not support an answer and show the
             generated text only on request.

@@ -205,3 +205,47 @@ def test_abstains_below_threshold(env: dict[str, str], collection: str, tmp_path
     assert data["sentences"] == []
     assert len(data["passages"]) == 3
     assert data["timings_ms"]["generate"] == 0.0
+
+
+def _pinned_view(answer: dict[str, Any]) -> dict[str, Any]:
+    """What the pin compares: the text, every sentence's label, citations and deciding
+    evidence offsets, and the passages given (the fields of ``readme_answer.json``)."""
+    sentence_keys = (
+        "text",
+        "char_start",
+        "char_end",
+        "citations",
+        "label",
+        "recited",
+        "cited_by_generator",
+        "generator_label",
+    )
+    return {
+        "answer": answer["answer"],
+        "generated_answer": answer["generated_answer"],
+        "abstained": answer["abstained"],
+        "abstain_reason": answer["abstain_reason"],
+        "label_counts": answer["label_counts"],
+        "sentences": [
+            {key: s[key] for key in sentence_keys}
+            | {
+                "verdict_labels": [v["label"] for v in s["verdicts"]],
+                "evidence": [
+                    [v["evidence_char_start"], v["evidence_char_end"]] for v in s["verdicts"]
+                ],
+            }
+            for s in answer["sentences"]
+        ],
+        "passages": [
+            {key: p[key] for key in ("number", "chunk_id", "file", "char_start", "char_end")}
+            for p in answer["passages"]
+        ],
+    }
+
+
+def test_readme_answer_is_pinned(answer: dict[str, Any]) -> None:
+    """The README question gets the same answer, labels, citations and evidence as it did
+    before the core was re-layered (issue 25: no behaviour change), with the bundled models."""
+    pinned = json.loads((Path(__file__).parent / "readme_answer.json").read_text("utf-8"))
+    pinned.pop("_about")
+    assert _pinned_view(answer) == pinned

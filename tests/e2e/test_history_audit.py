@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import DOCS_CLEAN
 from tests.e2e.cli import run_verifai
-from verifai_desktop.serialize import answer_from_dict, answer_to_json, settings_for
+from verifai_desktop.codec import answer_from_dict, answer_to_json, settings_for
 
 pytestmark = pytest.mark.slow
 

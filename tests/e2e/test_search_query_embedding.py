@@ -26,7 +26,7 @@ def test_ingest_search_ask_and_check_import_no_torch(tmp_path: Path) -> None:
         f"assert main(['ingest', {str(doc)!r}, '-c', 'tiny']) == 0\n"
         "assert main(['search', 'how to detect overfitting', '-c', 'tiny', '-k', '3']) == 0\n"
         "assert main(['ask', 'zyxwv qpmlk', '-c', 'tiny']) == 0\n"  # abstains: no generator
-        # The claim check's dense neighbours (verify/conflicts.py) embed the claim too.
+        # The claim check's dense neighbours (contradictions.py) embed the claim too.
         "assert main(['check', 'A validation set detects overfitting.', '-c', 'tiny',"
         " '--budget', '2']) == 0\n"
         "import verifai_desktop.generate.llama, verifai_desktop.verify.check\n"  # ask's full path

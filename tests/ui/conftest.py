@@ -11,6 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 
 from verifai_desktop.domain import (
+    AbstainReason,
     Answer,
     AnswerSentence,
     ChunkId,
@@ -172,7 +173,7 @@ def make_unsupported_answer() -> Answer:
         text=text,
         sentences=tuple(sentences),
         abstained=True,
-        abstain_reason="unsupported",
+        abstain_reason=AbstainReason.UNSUPPORTED,
     )
 
 

@@ -9,9 +9,11 @@ from PySide6.QtGui import QFontMetrics
 from pytestqt.qtbot import QtBot
 
 from verifai_desktop.domain import Answer, SentenceLabel
-from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT
-from verifai_desktop.ui.answer_view import HINT_FLAGS, AnswerView, LegendView, qt_underline
+from verifai_desktop.presentation import LABEL_STYLES, NOT_FOUND_TEXT
+from verifai_desktop.ui.answer_render import qt_underline
+from verifai_desktop.ui.answer_view import HINT_FLAGS, AnswerView
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
+from verifai_desktop.ui.legend import LegendView
 from verifai_desktop.ui.sources_panel import SourcesPanel
 
 

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.conftest import DOCS_CLEAN
 from verifai_desktop.domain import Answer, DocStatus
-from verifai_desktop.serialize import verdict_summary
+from verifai_desktop.presentation import verdict_summary
 from verifai_desktop.settings import RetrievalSettings, Settings, save_settings
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
 from verifai_desktop.ui.main_window import MainWindow

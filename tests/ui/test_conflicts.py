@@ -12,19 +12,31 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from tests.ui.conftest import OTHER_TRIAL, contradiction
-from verifai_desktop.domain import Answer, DocId, Evidence, NliLabel, SentenceLabel, Verdict
-from verifai_desktop.errors import ModelNotFound
-from verifai_desktop.serialize import CONFLICT_COLOR, CONFLICT_GLYPH, CONFLICT_TITLE, LABEL_STYLES
-from verifai_desktop.ui.answer_view import (
-    CHECK_ACTION_TEXT,
-    PROP_CONFLICT,
-    AnswerView,
-    LegendView,
+from verifai_desktop.domain import (
+    Answer,
+    CheckResult,
+    DocId,
+    DocumentVerdict,
+    Evidence,
+    NliLabel,
+    SentenceLabel,
+    Verdict,
 )
+from verifai_desktop.errors import ModelNotFound
+from verifai_desktop.presentation import (
+    CONFLICT_COLOR,
+    CONFLICT_GLYPH,
+    CONFLICT_TITLE,
+    LABEL_STYLES,
+)
+from verifai_desktop.ui.answer_menu import CHECK_ACTION_TEXT
+from verifai_desktop.ui.answer_render import PROP_CONFLICT
+from verifai_desktop.ui.answer_view import AnswerView
 from verifai_desktop.ui.claim_check import BACK_HREF
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
-from verifai_desktop.ui.main_window import CHECK_MODE, MainWindow
-from verifai_desktop.verify.conflicts import CheckResult, DocumentVerdict
+from verifai_desktop.ui.legend import LegendView
+from verifai_desktop.ui.main_window import MainWindow
+from verifai_desktop.ui.window_base import CHECK_MODE
 
 
 def _view(qtbot: QtBot, answer: Answer) -> AnswerView:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from verifai_desktop.domain import Answer
-from verifai_desktop.serialize import answer_to_html, answer_to_markdown
+from verifai_desktop.presentation import answer_to_html, answer_to_markdown
 
 
 def test_markdown_lists_labels_evidence_and_sources(hand_answer: Answer) -> None:

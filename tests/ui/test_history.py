@@ -10,16 +10,19 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from tests.ui.conftest import make_answer
 from verifai_desktop.domain import Answer, NliLabel
-from verifai_desktop.ingest.parse import sha256_file
+from verifai_desktop.errors import HistoryNotFound, IndexCorrupt
+from verifai_desktop.hashing import sha256_file
 from verifai_desktop.settings import HistorySettings, Settings
-from verifai_desktop.store.collection import Collection, existing_path
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import existing_path
 from verifai_desktop.store.history import Feedback, History
-from verifai_desktop.ui.answer_view import FEEDBACK_OFF_TIP
+from verifai_desktop.ui.answer_menu import FEEDBACK_OFF_TIP
+from verifai_desktop.ui.asking import answer_status
 from verifai_desktop.ui.evidence_popup import FEEDBACK_HINT
 from verifai_desktop.ui.history_panel import EMPTY_TEXT
 from verifai_desktop.ui.main_window import MainWindow
@@ -340,3 +343,60 @@ def test_a_history_row_chosen_while_a_question_runs_waits(
     release.set()
     qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
     assert window.answer is not None and window.answer.question == "Another question?"
+
+
+def _error_boxes(window: MainWindow) -> list[QMessageBox]:
+    return [b for b in window.findChildren(QMessageBox, "errorBox") if b.isVisible()]
+
+
+def test_an_answer_its_history_cannot_keep_is_shown_with_a_warning(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    (existing_path("papers") / "history.sqlite").write_bytes(b"not a database" * 100)
+    with pytest.raises(IndexCorrupt) as damage:
+        History(existing_path("papers"))
+    window = _window(qtbot)
+    qtbot.waitUntil(lambda: len(_error_boxes(window)) == 1, timeout=TIMEOUT_MS)  # the list
+    _error_boxes(window)[0].close()
+    window._session = _Session(hand_answer)  # type: ignore[assignment]
+    window._models_ready = True
+    task = window.ask("What is overfitting?")
+    assert task is not None
+    qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
+    assert task.outcome == "succeeded" and window.answer == hand_answer
+    assert window.history_ref is None and not window.audit_action.isEnabled()
+    assert window.statusBar().currentMessage() == (
+        f"{answer_status(hand_answer)} Warning: the answer was not kept in the history of "
+        f"collection 'papers': {damage.value}"
+    )
+    assert _error_boxes(window) == []
+
+
+def test_the_audit_record_is_written_on_the_worker_and_a_failure_shown(
+    qtbot: QtBot, hand_answer: Answer, tmp_path: Path
+) -> None:
+    answer_id = _keep(hand_answer, created=1_700_000_000.0)
+    window = _window(qtbot)
+    qtbot.waitUntil(lambda: len(window.history.row_texts()) == 1, timeout=TIMEOUT_MS)
+    window.history.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.history_ref == ("papers", answer_id), timeout=TIMEOUT_MS)
+
+    task = window.save_audit(tmp_path / "audit.json")
+    qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
+    assert task.result == (tmp_path / "audit.json", tmp_path / "audit.html")
+    assert json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))["answer_id"] == (
+        answer_id
+    )
+    assert window.statusBar().currentMessage() == (
+        f"Audit record saved: {tmp_path / 'audit.json'} (readable view: audit.html)"
+    )
+
+    with History(existing_path("papers")) as history:
+        assert history.delete(answer_id)
+    failed = window.save_audit(tmp_path / "gone.json")
+    qtbot.waitUntil(lambda: not failed.is_running, timeout=TIMEOUT_MS)
+    (box,) = _error_boxes(window)
+    assert box.text() == (
+        f"Saving the audit record gone.json: {HistoryNotFound('papers', answer_id)}"
+    )
+    assert not (tmp_path / "gone.json").exists()

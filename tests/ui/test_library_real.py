@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.conftest import DOCS_CLEAN, DOCS_NASTY
 from verifai_desktop.settings import Settings
-from verifai_desktop.store.collection import list_collections as list_collection_names
+from verifai_desktop.store.folders import list_collections as list_collection_names
 from verifai_desktop.store.writer import IngestReport
 from verifai_desktop.ui.library_panel import LibraryPanel
 from verifai_desktop.ui.questions import PasswordQuestion

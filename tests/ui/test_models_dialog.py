@@ -26,6 +26,7 @@ from verifai_desktop.ui.models_dialog import (
     ModelsDialog,
 )
 from verifai_desktop.ui.tasks import TaskRunner
+from verifai_desktop.verify.export import export_verifier
 
 REPO = "verifai-test/tiny-gguf"
 FILE = "tiny-q4.gguf"
@@ -214,7 +215,7 @@ def test_main_window_opens_models_and_shows_devices(
     qtbot: QtBot, local_hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _serve(local_hub, tmp_path, monkeypatch)
-    modelstore.pull(NAME)
+    modelstore.pull(NAME, exporter=export_verifier)
     window = MainWindow(offer_sample=False)
     qtbot.addWidget(window)
     assert window.device_status.text() == ""

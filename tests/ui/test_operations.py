@@ -9,7 +9,8 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from verifai_desktop.settings import Settings
-from verifai_desktop.store.collection import Collection, list_collections
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import list_collections
 from verifai_desktop.store.writer import IngestReport, ingest_paths
 from verifai_desktop.ui.library_panel import LibraryPanel
 from verifai_desktop.ui.operations import CollectionHost

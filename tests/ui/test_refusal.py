@@ -15,17 +15,18 @@ from pytestqt.qtbot import QtBot
 from tests.ui.conftest import OTHER_TRIAL, contradiction, make_answer, make_unsupported_answer
 from tests.ui.test_conflicts import _HeldChecks as HeldChecks
 from tests.ui.test_conflicts import _window_with_collection as window_with_collection
-from verifai_desktop.domain import Answer, SentenceLabel
-from verifai_desktop.serialize import LABEL_STYLES, NOT_FOUND_TEXT, UNSUPPORTED_TEXT
-from verifai_desktop.ui.answer_view import (
-    CHECK_ACTION_TEXT,
+from verifai_desktop.domain import AbstainReason, Answer, SentenceLabel
+from verifai_desktop.presentation import LABEL_STYLES, NOT_FOUND_TEXT, UNSUPPORTED_TEXT
+from verifai_desktop.ui.answer_menu import CHECK_ACTION_TEXT
+from verifai_desktop.ui.answer_render import (
     HIDE_GENERATED_TEXT,
     SHOW_GENERATED_TEXT,
     UNSUPPORTED_NOTE,
-    AnswerView,
     qt_underline,
 )
-from verifai_desktop.ui.main_window import MainWindow, answer_status, answer_summary
+from verifai_desktop.ui.answer_view import AnswerView
+from verifai_desktop.ui.asking import answer_status, answer_summary
+from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.sources_panel import SourcesPanel
 
 OWN_ACTIONS = ("checkSentenceAction", "toggleGeneratedAction")  # the view's, not Qt's
@@ -61,7 +62,7 @@ def _retrieval_refusal() -> Answer:
         text="",
         sentences=(),
         abstained=True,
-        abstain_reason="retrieval",
+        abstain_reason=AbstainReason.RETRIEVAL,
         timings_ms={"retrieve": 210.0},
     )
 

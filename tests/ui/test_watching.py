@@ -16,15 +16,11 @@ from pytestqt.qtbot import QtBot
 
 from verifai_desktop.settings import Settings, WatchSettings
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.store.watch import remember_roots, roots_of
-from verifai_desktop.ui.library_panel import (
-    NOT_WATCHING_TITLE,
-    WATCHING_TITLE,
-    LibraryPanel,
-    sync_time,
-)
+from verifai_desktop.store.roots import remember_roots, roots_of
+from verifai_desktop.ui.library_panel import LibraryPanel
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.tasks import TaskContext, TaskRunner
+from verifai_desktop.ui.watched_roots import NOT_WATCHING_TITLE, WATCHING_TITLE, sync_time
 from verifai_desktop.ui.watching import FolderFollower
 
 TIMEOUT_MS = 15_000

@@ -22,6 +22,9 @@ class HashEmbedder:
     def __init__(self) -> None:
         self.calls = 0
 
+    def load(self) -> None:
+        """Nothing to load."""
+
     def _words(self, text: str) -> list[str]:
         return re.findall(r"\w+", text.lower())
 

@@ -32,6 +32,7 @@ from verifai_desktop.errors import (
     OfflineError,
 )
 from verifai_desktop.settings import ModelSettings, load_settings, models_dir
+from verifai_desktop.verify.export import export_verifier
 
 REPO = "verifai-test/tiny-gguf"
 FILE = "tiny-q4.gguf"
@@ -71,7 +72,7 @@ def _left_in_models_dir() -> list[str]:
 
 def test_download_lands_checked_and_can_be_activated(gguf_hub: LocalHub) -> None:
     seen: list[Progress] = []
-    path = modelstore.pull(NAME, progress=seen.append)
+    path = modelstore.pull(NAME, exporter=export_verifier, progress=seen.append)
     assert path == models_dir() / FILE
     assert path.read_bytes() == DATA
     # Only the model and the hash cache are left: no staging folder, no partial file.
@@ -105,7 +106,7 @@ def test_download_lands_checked_and_can_be_activated(gguf_hub: LocalHub) -> None
 def test_dropped_connection_is_resumed_with_a_range_request(gguf_hub: LocalHub) -> None:
     gguf_hub.drop_after(REPO, FILE, 1_500_000)
     gguf_hub.watch(_partial())
-    path = modelstore.pull(NAME)
+    path = modelstore.pull(NAME, exporter=export_verifier)
     first, second = gguf_hub.byte_requests(REPO, FILE)
     assert "Range" not in first.headers
     # The second request asks for what is missing from the bytes on disk: one whole chunk
@@ -126,7 +127,7 @@ def test_cancelled_download_keeps_its_bytes_and_the_next_pull_resumes(
 
     def run() -> None:
         try:
-            modelstore.pull(NAME, cancel=cancel)
+            modelstore.pull(NAME, exporter=export_verifier, cancel=cancel)
         except BaseException as exc:
             errors.append(exc)
 
@@ -156,7 +157,7 @@ def test_cancelled_download_keeps_its_bytes_and_the_next_pull_resumes(
 
     gguf_hub.watch(_partial())
     seen: list[Progress] = []
-    path = modelstore.pull(NAME, progress=seen.append)
+    path = modelstore.pull(NAME, exporter=export_verifier, progress=seen.append)
     resumed = gguf_hub.byte_requests(REPO, FILE)[-1]
     assert resumed.watched_bytes == MiB
     assert resumed.headers["Range"] == f"bytes={MiB}-"
@@ -173,7 +174,7 @@ def test_interrupted_cli_pull_resumes_where_it_stopped(
         "import sys\n"
         "from pathlib import Path\n"
         "from verifai_desktop import modelstore\n"
-        f"modelstore.CATALOG_PATH = Path({str(modelstore.CATALOG_PATH)!r})\n"
+        f"modelstore.catalog.CATALOG_PATH = Path({str(modelstore.catalog.CATALOG_PATH)!r})\n"
         "from verifai_desktop.cli import main\n"
         f"sys.exit(main(['models', 'pull', {NAME!r}]))\n"
     )
@@ -216,9 +217,9 @@ def test_sha256_mismatch_is_rejected_and_nothing_is_left_or_activated(
         tmp_path / "catalog.toml",
         catalog_entry(NAME, "generator", REPO, file=FILE, sha256=wrong),
     )
-    monkeypatch.setattr(modelstore, "CATALOG_PATH", catalog)
+    monkeypatch.setattr(modelstore.catalog, "CATALOG_PATH", catalog)
     with pytest.raises(ChecksumMismatch) as info:
-        modelstore.pull(NAME, activate=True)
+        modelstore.pull(NAME, exporter=export_verifier, activate=True)
     assert str(info.value) == (
         f"the download of model {NAME!r} was rejected: {FILE} has sha256 {DATA_SHA}, "
         f"expected {wrong}; the file was deleted and no model was changed. Download it again; "
@@ -246,10 +247,10 @@ def test_folder_download_checks_each_file_against_the_hub(
     for path, (data, lfs) in files.items():
         local_hub.add_file(repo, path, data, lfs=lfs)
     catalog = write_catalog(tmp_path / "catalog.toml", catalog_entry("tiny-lora", "lora", repo))
-    monkeypatch.setattr(modelstore, "CATALOG_PATH", catalog)
+    monkeypatch.setattr(modelstore.catalog, "CATALOG_PATH", catalog)
 
     seen: list[Progress] = []
-    target = modelstore.pull("tiny-lora", progress=seen.append)
+    target = modelstore.pull("tiny-lora", exporter=export_verifier, progress=seen.append)
     assert target == models_dir() / "tiny-lora"
     assert sorted(p.name for p in target.iterdir()) == [
         modelstore.MANIFEST_NAME,
@@ -272,7 +273,7 @@ def test_folder_download_checks_each_file_against_the_hub(
 def test_delete_removes_a_download_never_a_bundled_model(gguf_hub: LocalHub) -> None:
     with pytest.raises(CannotDelete, match="it is not downloaded"):
         modelstore.delete(NAME)
-    modelstore.pull(NAME, activate=True)
+    modelstore.pull(NAME, exporter=export_verifier, activate=True)
     assert load_settings().models.generator == NAME
     settings = modelstore.delete(NAME)
     # It was in use: the generator is the bundled default again, saved.
@@ -303,7 +304,7 @@ def test_the_hub_stays_offline_outside_a_pull(
     saved = constants.HF_HUB_OFFLINE
     constants.HF_HUB_OFFLINE = True  # what huggingface_hub read at import after stay_offline
     try:
-        path = modelstore.pull(NAME)
+        path = modelstore.pull(NAME, exporter=export_verifier)
         assert path.read_bytes() == DATA
         assert constants.HF_HUB_OFFLINE is True  # back on after the pull
         before = len(gguf_hub.requests)
@@ -318,7 +319,7 @@ def test_the_hub_stays_offline_outside_a_pull(
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     assert offline.offline_flag_set_by_user() == "TRANSFORMERS_OFFLINE"
     with pytest.raises(OfflineError, match=r"offline mode is on \(TRANSFORMERS_OFFLINE=1\)"):
-        modelstore.pull(NAME)
+        modelstore.pull(NAME, exporter=export_verifier)
 
 
 def test_verifier_checkpoint_needs_the_torch_extra_before_any_download(
@@ -332,7 +333,7 @@ def test_verifier_checkpoint_needs_the_torch_extra_before_any_download(
         "pip install 'verifai-desktop[torch]'"
     )
     with pytest.raises(MissingExtra) as info:
-        modelstore.pull("verifai-deberta-scifact")
+        modelstore.pull("verifai-deberta-scifact", exporter=export_verifier)
     assert str(info.value) == message
     status = {s.entry.name: s for s in modelstore.list_models()}["verifai-deberta-scifact"]
     assert status.needs == message
@@ -357,10 +358,15 @@ def test_verifier_is_downloaded_exported_to_onnx_and_activated_in_one_call(
         tmp_path / "catalog.toml",
         catalog_entry("tiny-nli", "verifier", repo, export=modelstore.EXPORT_ONNX_VERIFIER),
     )
-    monkeypatch.setattr(modelstore, "CATALOG_PATH", catalog)
+    monkeypatch.setattr(modelstore.catalog, "CATALOG_PATH", catalog)
 
     stages: list[str] = []
-    target = modelstore.pull("tiny-nli", activate=True, progress=lambda p: stages.append(p.stage))
+    target = modelstore.pull(
+        "tiny-nli",
+        exporter=export_verifier,
+        activate=True,
+        progress=lambda p: stages.append(p.stage),
+    )
     assert target == models_dir() / "tiny-nli"
     assert stages[0] == "download" and stages[-1] == "export"
     names = {p.name for p in target.iterdir()}

@@ -12,7 +12,9 @@ import pytest
 
 from verifai_desktop import modelstore
 from verifai_desktop.errors import ModelLoadError, ModelNotFound, OfflineError
+from verifai_desktop.hashing import sha256_file
 from verifai_desktop.settings import load_settings, models_dir
+from verifai_desktop.verify.export import export_verifier
 
 
 def _parts(tmp_path: Path) -> tuple[list[Path], bytes]:
@@ -74,7 +76,7 @@ def test_assemble_with_wrong_order_fails_and_leaves_nothing(tmp_path: Path) -> N
 def test_bundled_generator_assembled_once_and_checked() -> None:
     first = modelstore.ensure_bundled_generator()
     assert first == models_dir() / modelstore.BUNDLED_GENERATOR_FILE
-    assert modelstore.sha256_file(first) == modelstore.BUNDLED_GENERATOR_SHA256
+    assert sha256_file(first) == modelstore.BUNDLED_GENERATOR_SHA256
     mtime = first.stat().st_mtime_ns
     ident = modelstore.resolve(modelstore.BUNDLED_GENERATOR, "generator")
     assert ident.path == first and ident.sha256 == modelstore.BUNDLED_GENERATOR_SHA256
@@ -85,7 +87,7 @@ def test_bundled_generator_assembled_once_and_checked() -> None:
         fh.write(b"\x00\x01\x02")
     os.utime(first, ns=(mtime + 10**9, mtime + 10**9))
     again = modelstore.ensure_bundled_generator()
-    assert modelstore.sha256_file(again) == modelstore.BUNDLED_GENERATOR_SHA256
+    assert sha256_file(again) == modelstore.BUNDLED_GENERATOR_SHA256
     os.remove(again)
 
 
@@ -222,7 +224,7 @@ def test_larger_generator_without_its_extra(
     default, larger = modelstore.BUNDLED_GGUFS
     # whether or not the real extra is installed here, one part package is missing
     absent = dataclasses.replace(larger, packages=("verifai-test-absent", *larger.packages[1:]))
-    monkeypatch.setattr(modelstore, "BUNDLED_GGUFS", (default, absent))
+    monkeypatch.setattr(modelstore.bundled, "BUNDLED_GGUFS", (default, absent))
     with pytest.raises(ModelNotFound, match=r"verifai-test-absent .*\[generator-1-5b\]"):
         modelstore.resolve(larger.name, "generator")
     assert main(["models", "use", larger.name]) == 0
@@ -266,16 +268,17 @@ def test_use_writes_settings(tmp_path: Path) -> None:
 
 def test_pull_offline_is_a_clear_error_and_leaves_nothing() -> None:
     with pytest.raises(OfflineError, match="offline mode"):
-        modelstore.pull("mistral-7b-instruct-v0.2-q4_k_m")
+        modelstore.pull("mistral-7b-instruct-v0.2-q4_k_m", exporter=export_verifier)
     assert not models_dir().exists() or list(models_dir().iterdir()) == []
 
 
 def test_pull_with_unreachable_hub_is_offline_error(tmp_path: Path) -> None:
     code = (
         "from verifai_desktop import modelstore, settings\n"
+        "from verifai_desktop.verify.export import export_verifier\n"
         "from verifai_desktop.errors import OfflineError\n"
         "try:\n"
-        "    modelstore.pull('verifai-deberta-scifact')\n"
+        "    modelstore.pull('verifai-deberta-scifact', exporter=export_verifier)\n"
         "except OfflineError as exc:\n"
         "    print('OFFLINE', exc)\n"
         "import os\n"

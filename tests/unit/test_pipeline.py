@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from tests.conftest import DOCS_CLEAN
 from tests.unit.fakes import FAKE_NAME
+from verifai_desktop.codec import answer_to_dict
 from verifai_desktop.domain import (
     ChunkId,
     DocFormat,
@@ -30,15 +31,21 @@ from verifai_desktop.domain import (
     Section,
     SentenceLabel,
 )
-from verifai_desktop.errors import Cancelled, SettingsError
+from verifai_desktop.errors import Cancelled, EmptyClaim, ModelNotFound, SettingsError
 from verifai_desktop.evaluate.verifier import EvalPair, evaluate_pairs
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.ingest.sentences import split_sentences
-from verifai_desktop.pipeline import ABSTAIN_TEXT, AskSession, should_abstain
-from verifai_desktop.retrieve import Retriever
-from verifai_desktop.serialize import answer_to_dict
+from verifai_desktop.pipeline import (
+    ABSTAIN_TEXT,
+    PREPARE_STAGE,
+    AskSession,
+    claim_to_check,
+    should_abstain,
+)
+from verifai_desktop.retrieve import Fused, Retriever
 from verifai_desktop.settings import (
     GenerationSettings,
+    ModelSettings,
     PremiseGranularity,
     RetrievalSettings,
     Settings,
@@ -81,14 +88,28 @@ PASSAGES = (
 
 
 class FakeRetriever:
+    """Returns fixed passages for every query; finds no other candidates for the
+    contradiction search (control flow only)."""
+
     def __init__(self, passages: Sequence[Passage]) -> None:
-        self.passages = tuple(passages)
+        self.given = tuple(passages)
         self.calls: list[tuple[str, int, bool]] = []
 
     def search(self, query: str, *, k: int, include_references: bool = True) -> tuple[Passage, ...]:
         self.calls.append((query, k, include_references))
-        kept = [p for p in self.passages if include_references or not p.is_reference]
+        kept = [p for p in self.given if include_references or not p.is_reference]
         return tuple(kept[:k])
+
+    def lexical_hits(self, query: str, limit: int) -> list[tuple[int, float]]:
+        return []
+
+    def semantic_hits(self, query: str, limit: int) -> list[tuple[int, float]]:
+        return []
+
+    def passages(
+        self, fused: Sequence[Fused], k: int, *, include_references: bool = True
+    ) -> tuple[Passage, ...]:
+        return ()
 
 
 class FakeGenerator:
@@ -124,6 +145,9 @@ class FakeVerifier:
 
     def __init__(self) -> None:
         self.batches: list[list[tuple[str, str]]] = []
+
+    def load(self) -> None:
+        """Nothing to load."""
 
     def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
         self.batches.append(list(pairs))
@@ -562,7 +586,7 @@ def test_reference_chunks_of_a_real_paper_stay_searchable_but_out_of_the_prompt(
     with Collection.open("heparin", create=True, settings=settings) as collection:
         report = collection.add_paths([DOCS_CLEAN / HEPARIN_PAPER])
         assert report.chunks_indexed == 34
-        records = collection.catalog.chunk_records(range(1, 100))
+        records = collection.chunks(range(1, 100))
         tagged = sorted(r.chunk.ordinal for r in records.values() if r.chunk.is_reference)
         assert tagged == list(range(9, 33))  # as tests/unit/ingest/test_references.py expects
 
@@ -581,3 +605,62 @@ def test_reference_chunks_of_a_real_paper_stay_searchable_but_out_of_the_prompt(
     user = gen.calls[0]["messages"][1].content
     assert "J Lab\nClin Med 1996, 128:376-83." not in user
     assert "Warkentin TE" not in user
+
+
+class _CountingVerifier(FakeVerifier):
+    """A fake verifier that counts :meth:`load` calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads = 0
+
+    def load(self) -> None:
+        self.loads += 1
+
+
+def test_prepare_locates_the_generator_then_loads_the_verifier_reporting_each_step() -> None:
+    ver = _CountingVerifier()
+    session = AskSession(Settings(), generator=FakeGenerator(()), verifier=ver)
+    reports: list[Progress] = []
+    session.prepare(progress=reports.append)
+    assert ver.loads == 1
+    assert reports == [
+        Progress(PREPARE_STAGE, 0, 2, "models", "locating the generator…"),
+        Progress(PREPARE_STAGE, 1, 2, "models", "loading the verifier…"),
+        Progress(PREPARE_STAGE, 2, 2, "models"),
+    ]
+
+
+def test_prepare_for_a_claim_check_leaves_the_generator_which_fails_fast_when_asked() -> None:
+    ver = _CountingVerifier()
+    missing = Settings(models=ModelSettings(generator="no-such-generator"))
+    session = AskSession(missing, verifier=ver)
+    reports: list[Progress] = []
+    session.prepare(generator=False, progress=reports.append)
+    assert ver.loads == 1
+    assert [(p.done, p.total, p.message) for p in reports] == [
+        (0, 1, "loading the verifier…"),
+        (1, 1, ""),
+    ]
+    with pytest.raises(ModelNotFound):
+        session.prepare()
+    assert ver.loads == 1  # the missing generator stopped it first
+
+
+def test_prepare_stops_before_any_step_when_cancelled() -> None:
+    ver = _CountingVerifier()
+    session = AskSession(Settings(), generator=FakeGenerator(()), verifier=ver)
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        session.prepare(cancel=cancel)
+    assert ver.loads == 0
+
+
+def test_a_claim_is_checked_without_its_citation_markers_and_needs_words() -> None:
+    assert claim_to_check("Heparin reduced DVT [2].") == "Heparin reduced DVT."
+    with pytest.raises(EmptyClaim, match="nothing to check"):
+        claim_to_check(" [1][2] .")
+    session, *_ = _session(())
+    with pytest.raises(EmptyClaim):
+        session.check_claim(object(), "[3]")  # type: ignore[arg-type]

@@ -15,11 +15,11 @@ import pytest
 
 from tests.conftest import DOCS_CLEAN
 from verifai_desktop.cli import main
+from verifai_desktop.codec import CHECK_SCHEMA, answer_to_dict
 from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.retrieve import Retriever
-from verifai_desktop.serialize import CHECK_SCHEMA, answer_to_dict
 from verifai_desktop.settings import (
     GenerationSettings,
     RetrievalSettings,

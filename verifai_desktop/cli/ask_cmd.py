@@ -16,22 +16,22 @@ from verifai_desktop.cli.common import (
     positive_int,
     print_json,
 )
-from verifai_desktop.domain import Answer, Progress, SentenceLabel
-from verifai_desktop.evaluate.answers import evaluate_pubmedqa, format_comparison, format_report
+from verifai_desktop.codec import answer_to_dict
+from verifai_desktop.domain import Answer, Progress, SentenceLabel, label_probability
+from verifai_desktop.evaluate.answer_tables import format_comparison, format_report
+from verifai_desktop.evaluate.answers import evaluate_pubmedqa
 from verifai_desktop.generate.openai_server import leaves_machine_warning
+from verifai_desktop.keep import keep_in_history
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
-from verifai_desktop.serialize import (
+from verifai_desktop.presentation import (
     CONFLICT_GLYPH,
     UNSUPPORTED_TEXT,
-    answer_to_dict,
     conflict_note,
     recitation_note,
 )
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.store.history import keep_answer
-from verifai_desktop.verify.labels import sentence_probability
 
 LABEL_STYLE: dict[SentenceLabel, str] = {
     SentenceLabel.SUPPORTED: "green",
@@ -242,7 +242,9 @@ def run_ask(args: argparse.Namespace) -> int:
     """Answer a question from a collection; a coloured report or ``--json``.
 
     Progress (search, prompt reading) goes to stderr as in ``verifai ingest``; on a terminal
-    the answer then streams there too, unless ``--json`` or ``--no-stream``.
+    the answer then streams there too, unless ``--json`` or ``--no-stream``. The answer is
+    kept in the collection's history (:func:`~verifai_desktop.keep.keep_in_history`); when it
+    cannot be, ``warning: ...`` follows the answer on stderr and the exit status stays 0.
     """
     settings = load_settings()
     stream = not args.json and not args.no_stream and sys.stderr.isatty()
@@ -266,14 +268,15 @@ def run_ask(args: argparse.Namespace) -> int:
                 on_token=on_token if stream else None,
                 progress=report,
             )
-            if settings.history.keep:
-                keep_answer(collection, answer, settings)  # verifai history, verifai audit
+            kept = keep_in_history(collection, answer, settings)  # verifai history, audit
     if stream:
         sys.stderr.write("\n\n")
     if args.json:
         print_json(answer_to_dict(answer, settings))
     else:
         render_answer(answer, settings)
+    if kept.warning:
+        print(f"warning: {kept.warning}", file=sys.stderr)
     return 0
 
 
@@ -284,7 +287,7 @@ def render_answer(answer: Answer, settings: Settings) -> None:
 
     console = Console(highlight=False)
     console.print(Text(f"Q: {answer.question}", style="bold"))
-    if answer.abstained and answer.abstain_reason != "unsupported":
+    if answer.not_found:
         console.print(Text(answer.text, style="bold yellow"))
         if answer.passages:
             console.print("Closest passages:")
@@ -311,7 +314,7 @@ def render_answer(answer: Answer, settings: Settings) -> None:
         console.print(legend)
         console.print()
         for i, s in enumerate(answer.sentences, start=1):
-            prob = sentence_probability(s.label, s.verdicts, settings.verify)
+            prob = label_probability(s.label, s.verdicts)
             head = Text(f"{i}. ")
             head.append(LABEL_TEXT[s.label], style=LABEL_STYLE[s.label])
             if s.verdicts:

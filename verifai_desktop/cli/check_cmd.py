@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
-from verifai_desktop.domain import Evidence, Progress
+from verifai_desktop.codec import check_to_dict
+from verifai_desktop.domain import CheckResult, Evidence, Progress
 from verifai_desktop.evaluate.check import evaluate_check, format_report
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
-from verifai_desktop.serialize import check_to_dict
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.verify.conflicts import CheckResult
 
 DOC_STYLE = {"SUPPORT": "green", "CONTRADICT": "bold red", "NO_EVIDENCE": "bright_black"}
 DOC_TEXT = {"SUPPORT": "supports", "CONTRADICT": "contradicts", "NO_EVIDENCE": "no evidence"}

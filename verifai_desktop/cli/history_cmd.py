@@ -8,17 +8,14 @@ import json
 import sys
 from pathlib import Path
 
-from verifai_desktop.audit import (
-    build_record,
-    check_record,
-    read_record,
-    write_record,
-)
+from verifai_desktop.audit import build_record, check_record, read_record
+from verifai_desktop.audit_view import write_record
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.errors import HistoryNotFound
 from verifai_desktop.names import printable
-from verifai_desktop.store.collection import Collection, existing_path
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import collection_history
 from verifai_desktop.store.history import (
     Feedback,
     History,
@@ -91,7 +88,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _history(collection: str) -> History:
-    return History(existing_path(collection))
+    return collection_history(collection)
 
 
 def _saved(history: History, collection: str, answer_id: int | None) -> SavedAnswer:

@@ -29,9 +29,9 @@ from verifai_desktop.domain import DocStatus, Progress
 from verifai_desktop.errors import IndexCorrupt, MissingPath, VerifaiError
 from verifai_desktop.names import printable
 from verifai_desktop.settings import load_settings
-from verifai_desktop.store.catalog import DocumentRecord
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.naming import list_names
+from verifai_desktop.store.records import DocumentRecord
 from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome
 
 EXIT_NOT_ALL_INDEXED = 3
@@ -314,7 +314,7 @@ def run_status(args: argparse.Namespace) -> int:
         records = collection.documents()
         consistent = collection.is_consistent()
         embedder = collection.embedder_name
-        chunks = collection.catalog.num_chunks()
+        chunks = collection.num_chunks()
     if args.json:
         print_json(
             {
@@ -366,7 +366,7 @@ def run_collections(args: argparse.Namespace) -> int:
                         "name": name,
                         "display_name": entry.display,
                         "documents": len(collection.documents()),
-                        "chunks": collection.catalog.num_chunks(),
+                        "chunks": collection.num_chunks(),
                         "embedder": collection.embedder_name,
                     }
                 )

@@ -11,6 +11,7 @@ from verifai_desktop import modelstore
 from verifai_desktop.cli.common import add_json_arg, print_json
 from verifai_desktop.domain import Progress
 from verifai_desktop.settings import load_settings
+from verifai_desktop.verify.export import export_verifier
 from verifai_desktop.verify.nli import load_model_card
 
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ def run_pull(args: argparse.Namespace) -> int:
     """Download a catalog model (the only command that uses the network); Ctrl+C keeps what
     was downloaded, and the next run resumes it."""
     with _PullBar(args.name) as bar:
-        path = modelstore.pull(args.name, progress=bar, activate=args.use)
+        path = modelstore.pull(args.name, exporter=export_verifier, progress=bar, activate=args.use)
     print(f"{args.name}: {path}")
     if args.use:
         entry = modelstore.find_entry(args.name)

@@ -1,7 +1,7 @@
 """`verifai search`: hybrid, RRF, lexical or semantic search over a collection.
 
 ``--json`` prints each passage as an answer's passages are printed
-(:func:`verifai_desktop.serialize.passage_to_dict`: one schema for both). Reference-list chunks
+(:func:`verifai_desktop.codec.passage_to_dict`: one schema for both). Reference-list chunks
 are found like any other and marked (``[reference list]``; ``"is_reference": true``); only
 answer prompts leave them out.
 """
@@ -12,9 +12,9 @@ import argparse
 import dataclasses
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
+from verifai_desktop.codec import passage_to_dict
 from verifai_desktop.names import printable
 from verifai_desktop.retrieve import Retriever
-from verifai_desktop.serialize import passage_to_dict
 from verifai_desktop.settings import SEARCH_MODES, load_settings
 from verifai_desktop.store.collection import Collection
 

@@ -13,7 +13,8 @@ from verifai_desktop.cli.common import add_collection_arg
 from verifai_desktop.names import printable
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.store.watch import FolderWatcher, SyncReport, roots_of, sync_changes
+from verifai_desktop.store.roots import roots_of
+from verifai_desktop.store.watch import FolderWatcher, SyncReport, sync_changes
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -26,11 +26,9 @@ from pathlib import Path
 
 from verifai_desktop.domain import DocFormat, Document, Location, LocationKind, Passage, Section
 from verifai_desktop.errors import ParseError
+from verifai_desktop.store.sources import BENCHMARK_SOURCE_PREFIX
 
 log = logging.getLogger(__name__)
-
-KEY_PREFIX = "beir:"
-"""Source-key prefix of BEIR documents in a collection's catalog (``"beir:<corpus id>"``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,13 +172,15 @@ def load_beir(root: Path, split: str = "test") -> BeirDataset:
 
 def source_key(doc_id: str) -> str:
     """Catalog source key of a BEIR document (``"beir:<corpus id>"``)."""
-    return f"{KEY_PREFIX}{doc_id}"
+    return f"{BENCHMARK_SOURCE_PREFIX}{doc_id}"
 
 
 def doc_id_from_key(key: str) -> str | None:
     """Inverse of :func:`source_key`; ``None`` when ``key`` is not a BEIR key."""
     key = key.replace("\\", "/").rsplit("/", 1)[-1]  # tolerate keys stored as paths
-    return key[len(KEY_PREFIX) :] if key.startswith(KEY_PREFIX) else None
+    if not key.startswith(BENCHMARK_SOURCE_PREFIX):
+        return None
+    return key[len(BENCHMARK_SOURCE_PREFIX) :]
 
 
 def document_text(doc: BeirDocument, *, include_title: bool = True) -> str:

@@ -2,7 +2,7 @@
 
 Open setting (Wadden et al., "Fact or Fiction: Verifying Scientific Claims", EMNLP 2020): each
 claim is checked against the whole corpus of 5,183 abstracts with
-:func:`verifai_desktop.verify.conflicts.check_claim` (candidate passages from BM25, a
+:func:`verifai_desktop.contradictions.check_claim` (candidate passages from BM25, a
 negation-aware BM25 variant and dense neighbours, then the NLI verifier on sentence windows);
 each document's verdict is the label of its strongest passage.
 
@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from verifai_desktop.contradictions import check_claim
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import Cancelled, DatasetError
 from verifai_desktop.evaluate.beir import BeirDataset, BeirDocument
@@ -34,7 +35,6 @@ from verifai_desktop.evaluate.retrieval import open_beir_collection, passage_doc
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import Settings
 from verifai_desktop.verify.check import Verifier
-from verifai_desktop.verify.conflicts import check_claim
 
 log = logging.getLogger(__name__)
 

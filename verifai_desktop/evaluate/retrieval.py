@@ -38,7 +38,9 @@ from verifai_desktop.evaluate.metrics import Qrels, RetrievalMetrics, evaluate_r
 from verifai_desktop.index.embedder import Embedder
 from verifai_desktop.retrieve import Candidates, Retriever, fused_scores, ranking
 from verifai_desktop.settings import SEARCH_MODES, RetrievalSettings, SearchMode, Settings
-from verifai_desktop.store.collection import Collection, collection_metadata, list_collections
+from verifai_desktop.store.base import CollectionStore
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import collection_metadata, list_collections
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +114,7 @@ def open_beir_collection(
         ):
             log.info("reusing collection %s (%d documents)", name, n_docs)
             return collection
-        keys = {_record_key(r) for r in collection.documents()}
+        keys = {r.source for r in collection.documents()}
         corpus_ids = {d.doc_id for d in dataset.corpus}
         foreign = {k for k in keys if doc_id_from_key(k) not in corpus_ids}
         if explicit and foreign:
@@ -162,15 +164,6 @@ def collection_is_current(
     )
 
 
-def _record_key(record: object) -> str:
-    """The source key of a catalog record (``beir:<id>``), whatever field holds it."""
-    for attr in ("source", "key", "path"):
-        value = getattr(record, attr, None)
-        if value is not None:
-            return str(value)
-    return ""
-
-
 def passage_doc_id(passage: Passage) -> str | None:
     """BEIR corpus id of a retrieved passage (its document path is the ``beir:<id>`` key)."""
     return doc_id_from_key(str(passage.path))
@@ -209,6 +202,10 @@ class PrimedEmbedder:
         vectors = self.base.embed(todo)
         self._cache.update(zip(todo, vectors, strict=True))
 
+    def load(self) -> None:
+        """Load the wrapped embedder now."""
+        self.base.load()
+
     @property
     def dim(self) -> int:
         """Vector dimension of the wrapped embedder."""
@@ -236,7 +233,9 @@ class PrimedEmbedder:
 
 
 def primed_retriever(
-    collection: Collection, queries: Iterable[str], settings: RetrievalSettings | None = None
+    collection: CollectionStore,
+    queries: Iterable[str],
+    settings: RetrievalSettings | None = None,
 ) -> Retriever:
     """A real :class:`~verifai_desktop.retrieve.Retriever` with query vectors computed up front.
 
@@ -300,7 +299,7 @@ def at_depth(settings: RetrievalSettings, mode: SearchMode, depth: int) -> Retri
 
 
 def evaluate_modes(
-    collection: Collection,
+    collection: CollectionStore,
     dataset: BeirDataset,
     *,
     modes: Sequence[SearchMode] = SEARCH_MODES,

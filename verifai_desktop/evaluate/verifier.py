@@ -418,6 +418,9 @@ class LexicalOverlapVerifier:
     def __init__(self, threshold: float = 0.5) -> None:
         self.threshold = threshold
 
+    def load(self) -> None:
+        """Nothing to load."""
+
     def label(self, premise: str, claim: str) -> NliLabel:
         """The baseline's label for one pair."""
         words = {w for w in _WORD.findall(claim.lower()) if w not in _STOP}
@@ -478,7 +481,8 @@ class LlmJudgeVerifier:
         self._llm: Any = None
         self._grammar: Any = None
 
-    def _load(self) -> None:
+    def load(self) -> None:
+        """Load the GGUF and the label grammar now (otherwise on the first pair)."""
         if self._llm is None:
             # Deferred on purpose: llama.cpp loads only when the judge is evaluated.
             from llama_cpp import Llama
@@ -494,7 +498,7 @@ class LlmJudgeVerifier:
 
     def judge(self, premise: str, claim: str) -> NliLabel:
         """The LLM's label for one pair."""
-        self._load()
+        self.load()
         prompt = JUDGE_PROMPT.format(premise=premise[: self.max_premise_chars], claim=claim)
         out = self._llm.create_chat_completion(
             messages=[{"role": "user", "content": prompt}],

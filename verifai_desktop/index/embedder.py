@@ -7,6 +7,10 @@ without PyTorch. The default model, all-MiniLM-L6-v2 (Reimers & Gurevych, Senten
 or local folder, e.g. VerifAI's MS MARCO bi-encoder
 ``sentence-transformers/msmarco-distilbert-base-tas-b``: it is exported to ONNX on first use
 into ``models_dir()/embedders/<name>/``, which needs the ``torch`` extra once.
+
+Imports in ``index/`` go one way: this module uses
+:mod:`~verifai_desktop.index.onnx_embedder` (the runtime, its folder format and batch sizes)
+and :mod:`~verifai_desktop.index.export` (first-use exports), which uses the runtime too.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from numpy.typing import NDArray
 
 from verifai_desktop import modelstore
 from verifai_desktop.errors import MissingExtra, ModelLoadError, ModelNotFound
+from verifai_desktop.index.onnx_embedder import CARD_FILE, OnnxEmbedder, read_card
 from verifai_desktop.private import make_private_dir, tighten
 from verifai_desktop.settings import models_dir
 
@@ -30,11 +35,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 BUNDLED_NAMES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
-EMBED_BATCH_SIZE = 64
-SMALL_BATCH = 8
-"""Inputs of at most this many texts (queries) are embedded on one thread: intra-op threads
-cost more than they give on tiny inputs, and on a busy CPU they spin (10x slower measured on
-2 loaded cores: ~100 ms vs ~1 s per query)."""
 
 
 @runtime_checkable
@@ -56,6 +56,14 @@ class Embedder(Protocol):
 
     @property
     def max_tokens(self) -> int: ...
+
+    def load(self) -> None:
+        """Load the model now (otherwise on first use); a no-op where nothing loads lazily.
+
+        Raises:
+            ModelNotFound, ModelLoadError, MissingExtra: the model cannot be loaded here.
+        """
+        ...
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed texts. Returns float32, shape (len(texts), dim), each row L2-normalised."""
@@ -110,7 +118,6 @@ def exported_folder(name: str) -> Path:
 def _export_is_current(source: Path, folder: Path) -> bool:
     """Whether ``folder`` holds a complete export of ``source`` as it is now."""
     from verifai_desktop.index.export import source_fingerprint  # torch-free at import
-    from verifai_desktop.index.onnx_embedder import CARD_FILE, read_card
 
     if not (folder / CARD_FILE).is_file():
         return False
@@ -124,8 +131,6 @@ def _export_is_current(source: Path, folder: Path) -> bool:
 
 def _is_onnx_folder(path: Path) -> bool:
     """Whether ``path`` is already an ONNX embedder folder (it has an ``embedder.json``)."""
-    from verifai_desktop.index.onnx_embedder import CARD_FILE
-
     return (path / CARD_FILE).is_file()
 
 
@@ -225,9 +230,6 @@ def get_embedder(name_or_path: str = DEFAULT_EMBEDDER) -> Embedder:
         The same :class:`Embedder` instance for the same name on every call; an
         :class:`~verifai_desktop.index.onnx_embedder.OnnxEmbedder`.
     """
-    # Deferred: onnx_embedder imports this module's constants.
-    from verifai_desktop.index.onnx_embedder import OnnxEmbedder
-
     key = canonical_name(name_or_path)
     with _CACHE_LOCK:
         embedder = _CACHE.get(key)

@@ -7,7 +7,7 @@ normalisation, computed inside the graph as sentence-transformers' ``Pooling`` a
 in its eager form, which ONNX Runtime's optimiser fuses better than the SDPA one). The graph is
 then optimised offline by ONNX Runtime (``ORT_ENABLE_EXTENDED``: constant folding, LayerNorm,
 GELU and SkipLayerNorm fusions, no hardware-specific layouts) and, with ``int8=True``, its
-weights quantized to int8 first (:func:`verifai_desktop.verify.export.quantize_weights_int8`
+weights quantized to int8 first (:func:`verifai_desktop.onnx_tools.quantize_weights_int8`
 with one scale per embedding row and float32 MatMul compute: measured on real
 all-MiniLM-L6-v2 chunks, per-tensor embedding scales and int8 compute fell below 0.999 cosine
 to PyTorch, this stays above).
@@ -39,6 +39,7 @@ import numpy as np
 
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import MissingExtra, ModelLoadError
+from verifai_desktop.hashing import sha256_file
 from verifai_desktop.index.onnx_embedder import (
     CARD_FILE,
     INPUT_NAMES,
@@ -47,10 +48,10 @@ from verifai_desktop.index.onnx_embedder import (
     OnnxEmbedder,
 )
 from verifai_desktop.offline import import_onnxruntime
+from verifai_desktop.onnx_tools import OPSET, quantize_weights_int8
 
 log = logging.getLogger(__name__)
 
-OPSET = 17
 ONNX_FILE = "model.onnx"
 MIN_COSINE = {False: 0.9999, True: 0.999}
 """Smallest cosine to sentence-transformers an export may show on :data:`CHECK_TEXTS`, for
@@ -103,15 +104,6 @@ def require_torch(what: str) -> None:
     """
     if not torch_available():
         raise MissingExtra(what, "torch", _TORCH_PACKAGES)
-
-
-def sha256_file(path: Path) -> str:
-    """SHA-256 (hex) of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def source_fingerprint(folder: Path) -> str:
@@ -249,8 +241,6 @@ def export_embedder(
         step(2, f"exported the graph (inputs {', '.join(inputs)})")
         graph = raw
         if int8:
-            from verifai_desktop.verify.export import quantize_weights_int8
-
             graph = staging / "int8.onnx"
             quantize_weights_int8(raw, graph, gather="row", accuracy_level=0)
             step(3, "quantized the weights to int8")

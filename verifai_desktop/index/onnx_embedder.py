@@ -10,7 +10,9 @@ one is ``verifai_desktop/bundled/embedder/all-MiniLM-L6-v2``) holds::
     embedder.json   name, dim, max_tokens, pooling, int8, the sha256 of every file, the command
                     that made it, source and licence
 
-Only ``onnxruntime``, ``tokenizers`` and numpy are used here.
+Only ``onnxruntime``, ``tokenizers`` and numpy are used here, and nothing else of ``index/``:
+:mod:`~verifai_desktop.index.export` writes the folders this runs, and
+:mod:`~verifai_desktop.index.embedder` picks it for a name.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from numpy.typing import NDArray
 
 from verifai_desktop.errors import MissingExtra, ModelLoadError, ModelNotFound
 from verifai_desktop.hardware import choose_providers
-from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, SMALL_BATCH
 from verifai_desktop.offline import import_onnxruntime
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,12 @@ TOKENIZER_FILE = "tokenizer.json"
 OUTPUT_NAME = "sentence_embedding"
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 """Graph inputs an export may have, in this order (token_type_ids only for BERT-like models)."""
+EMBED_BATCH_SIZE = 64
+"""Texts per ONNX Runtime run (sorted by length first, so a batch holds little padding)."""
+SMALL_BATCH = 8
+"""Inputs of at most this many texts (queries) are embedded on one thread: intra-op threads
+cost more than they give on tiny inputs, and on a busy CPU they spin (10x slower measured on
+2 loaded cores: ~100 ms vs ~1 s per query)."""
 PAD_MULTIPLE = 8
 """Batches are padded to a width that is a multiple of this. ONNX Runtime's float32 MatMul
 (mean pooling sums over tokens with one) adds the last few products of a row in another order
@@ -125,8 +132,8 @@ class OnnxEmbedder:
 
     Constructing it reads nothing; the card and tokenizer load on first use, and two ONNX
     Runtime sessions are created when first needed: one on a single intra-op thread for small
-    inputs (at most :data:`~verifai_desktop.index.embedder.SMALL_BATCH` texts: queries), one
-    on every core for big ones (ingest). Thread-safe.
+    inputs (at most :data:`SMALL_BATCH` texts: queries), one on every core for big ones
+    (ingest). Thread-safe.
 
     Args:
         folder: the embedder folder, or a function returning it, called once on first use
@@ -285,10 +292,10 @@ class OnnxEmbedder:
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed texts, truncated to :attr:`max_tokens` as sentence-transformers does.
 
-        Texts are run in batches of 64 sorted by length (less padding). A text's vector does
-        not depend on the other texts: pooling is masked, int8 weights are quantized per
-        block, never per batch, and widths are rounded up to :data:`PAD_MULTIPLE` so a text
-        alone and in a batch is summed in the same order (bit-identical vectors).
+        Texts are run in batches of :data:`EMBED_BATCH_SIZE` sorted by length (less padding).
+        A text's vector does not depend on the other texts: pooling is masked, int8 weights are
+        quantized per block, never per batch, and widths are rounded up to :data:`PAD_MULTIPLE`
+        so a text alone and in a batch is summed in the same order (bit-identical vectors).
 
         Returns:
             float32, shape (len(texts), dim), rows L2-normalised, in the order of ``texts``.

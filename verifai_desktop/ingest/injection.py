@@ -9,6 +9,9 @@ Two defences, after OWASP's LLM01 (Prompt Injection) guidance for retrieval-augm
 * :func:`instruction_cues`: phrases that read as instructions to an AI ("ignore the previous
   instructions", "you are an AI", "say that ...") are found so the app can warn next to the
   passage. A cue is a warning, not a verdict: a paper *about* prompt injection has them too.
+  They are found once per chunk, when the store writes it (and, for chunks stored before, when
+  the store upgrades its catalog: :mod:`verifai_desktop.store.migrations`), and kept with it;
+  retrieval hands them on with each passage.
 """
 
 from __future__ import annotations

@@ -5,20 +5,18 @@ separate worker process (``spawn`` start method: the parent may hold torch threa
 not survive ``fork``) that is killed and restarted when a file takes longer than its timeout
 or crashes the worker (e.g. a segfault in a native library); the file then gets a ParseError.
 The worker also hashes files (:meth:`ParserPool.sha256`), so no read of a file can block the
-ingest run: only regular files are opened (:func:`not_regular_reason`), and a read that stalls
-(a hung network mount) is stopped by the same time limit as parsing.
+ingest run: only regular files are opened (:func:`verifai_desktop.hashing.sha256_file`), and a
+read that stalls (a hung network mount) is stopped by the same time limit as parsing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import logging
 import multiprocessing
 import os
 import signal
-import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -31,6 +29,7 @@ from typing import Any, Protocol
 from verifai_desktop import errors
 from verifai_desktop.domain import DocFormat, Document
 from verifai_desktop.errors import ParseError, VerifaiError
+from verifai_desktop.hashing import sha256_file
 from verifai_desktop.ingest.formats import detect_format
 
 log = logging.getLogger(__name__)
@@ -45,7 +44,8 @@ class ParseFunction(Protocol):
 
 
 class HashFunction(Protocol):
-    """Signature of :func:`sha256_file` (and of test stand-ins run by :class:`ParserPool`)."""
+    """Signature of :func:`verifai_desktop.hashing.sha256_file` (and of test stand-ins run by
+    :class:`ParserPool`)."""
 
     def __call__(self, path: Path) -> str: ...
 
@@ -76,64 +76,6 @@ def get_parser(fmt: DocFormat) -> FormatParser:
     module, name = PARSERS[fmt]
     parser: FormatParser = getattr(importlib.import_module(module), name)
     return parser
-
-
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
-def not_regular_reason(mode: int) -> str | None:
-    """Why a file of this ``st_mode`` is not read, or ``None`` for a regular file.
-
-    Opening a FIFO blocks until a writer appears and a device may never end; only regular
-    files are ever opened.
-    """
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
-    return f"not a regular file ({kind}); only regular files are read"
-
-
-def os_error_reason(exc: OSError) -> str:
-    """A file's OSError as a status reason: ``"file not found"``, ``"cannot read it: ..."``."""
-    if isinstance(exc, FileNotFoundError):
-        return "file not found"
-    return f"cannot read it: {exc.strerror or exc}"
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a regular file's bytes, never blocking on a special file.
-
-    The file is opened non-blocking and checked to be regular on the open descriptor, so a
-    FIFO or device swapped in after an earlier check is refused, not read.
-
-    Args:
-        path: the file.
-
-    Returns:
-        64 lowercase hex digits.
-
-    Raises:
-        ParseError: not a regular file, gone, or unreadable (the reason says which).
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise ParseError(path, os_error_reason(exc)) from exc
-    with os.fdopen(fd, "rb") as fh:
-        reason = not_regular_reason(os.fstat(fd).st_mode)
-        if reason is not None:
-            raise ParseError(path, reason)
-        try:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
-        except OSError as exc:
-            raise ParseError(path, os_error_reason(exc)) from exc
 
 
 def parse_file(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:
@@ -266,7 +208,7 @@ class ParserPool:
         parse_fn: the parse function run in the worker; must be picklable (a module-level
             function). Defaults to :func:`parse_file`; tests pass stand-ins that hang or crash.
         hash_fn: the hash function run in the worker, as ``parse_fn``; defaults to
-            :func:`sha256_file`.
+            :func:`verifai_desktop.hashing.sha256_file`.
         start_method: ``"spawn"`` (default) or ``"forkserver"``; never ``"fork"``.
     """
 
@@ -354,7 +296,8 @@ class ParserPool:
         """Hash ``path`` in the worker process, under the same time limit as parsing.
 
         Args:
-            path: the file; only a regular file is read (see :func:`sha256_file`).
+            path: the file; only a regular file is read (see
+                :func:`verifai_desktop.hashing.sha256_file`).
 
         Returns:
             Its sha256 as 64 lowercase hex digits.

@@ -1,8 +1,25 @@
-"""The collection store: the SQLite catalog, the derived indexes and the single writer.
+"""The collection store: the contract the layers above read through, and the embedded store.
 
-- ``catalog``: :class:`~verifai_desktop.store.catalog.Catalog`, the source of truth (SQLite).
-- ``migrations``: upgrades of older catalogs when they open (schema 2: reference-list tags).
-- ``collection``: :class:`~verifai_desktop.store.collection.Collection`, the facade over a
-  collection folder (catalog + Tantivy BM25 + usearch HNSW).
-- ``writer``: the ingest run that writes files into a collection.
+Modules, bottom up (imports go one way, down this list):
+
+- ``sources``: where a document comes from, a file or a benchmark corpus
+  (:func:`~verifai_desktop.store.sources.is_file_source`).
+- ``records``: :class:`~verifai_desktop.store.records.DocumentRecord` and
+  :class:`~verifai_desktop.store.records.ChunkRecord`, what the store hands out.
+- ``migrations``, ``catalog``: :class:`~verifai_desktop.store.catalog.Catalog`, the source of
+  truth (SQLite), and the upgrades of older catalogs when they open.
+- ``lock``, ``naming``, ``walk``: the write lock, collection names and folders, walking the
+  folders given to an ingest.
+- ``history``: the answer history and verdict feedback of a collection.
+- ``base``: :class:`~verifai_desktop.store.base.CollectionStore`, the store's contract
+  (documents, chunks, lexical and vector search, embedder, status, metadata, history).
+- ``indexes``: the search indexes derived from the catalog (Tantivy BM25, usearch HNSW).
+- ``folders``: collection folders on disk: listing, renaming, deleting, metadata and history
+  by name.
+- ``roots``: the folders and files a collection follows.
+- ``writer``: the ingest runs that write files and pre-parsed documents into a collection.
+- ``collection``: :class:`~verifai_desktop.store.collection.Collection`, an opened collection
+  of the embedded store (implements the contract).
+- ``watch``: folder watching and syncing a collection with its roots.
+- ``repair``: rebuilding a damaged collection from its source files.
 """

@@ -1,11 +1,13 @@
 """The document catalog of a collection (SQLite): the single source of truth.
 
-Tables: ``documents`` (one row per source file or ``beir:<id>`` key, with its status), ``chunks``
-(text, offsets, location, sentence spans, the reference-list tag and the float32 embedding) and
-``meta`` (the catalog ``generation``, incremented in the same transaction as every committed
-change, and the ``schema_version``). The Tantivy and usearch indexes are derived from it and
-record the generation they reflect. Catalogs of an older schema are upgraded when they open
-(:mod:`verifai_desktop.store.migrations`).
+Tables: ``documents`` (one row per source file or benchmark key, with its status), ``chunks``
+(text, offsets, location, sentence spans, the reference-list tag, the prompt-injection cues found
+in the text when it is written (:func:`verifai_desktop.ingest.injection.instruction_cues`) and
+the float32 embedding) and ``meta`` (the catalog ``generation``, incremented in the same
+transaction as every committed change, and the ``schema_version``). Rows are read out as the
+store's records (:mod:`verifai_desktop.store.records`). The Tantivy and usearch indexes are
+derived from it and record the generation they reflect (:mod:`verifai_desktop.store.indexes`).
+Catalogs of an older schema are upgraded when they open (:mod:`verifai_desktop.store.migrations`).
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ from verifai_desktop.domain import (
     LocationKind,
 )
 from verifai_desktop.errors import IndexCorrupt
+from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.private import create_private_file
 from verifai_desktop.store.migrations import migrate
+from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
-"""1: the first catalogs; 2: ``chunks.is_reference`` (reference-list chunks, issue 13)."""
+SCHEMA_VERSION = 3
+"""1: the first catalogs; 2: ``chunks.is_reference`` (reference-list chunks, issue 13);
+3: ``chunks.instruction_cues`` (prompt-injection cues, a JSON list of strings)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,65 +73,11 @@ CREATE TABLE IF NOT EXISTS chunks (
     loc_heading TEXT NOT NULL DEFAULT '',
     sentence_spans TEXT NOT NULL,
     vector BLOB NOT NULL,
-    is_reference INTEGER NOT NULL DEFAULT 0
+    is_reference INTEGER NOT NULL DEFAULT 0,
+    instruction_cues TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ordinal);
 """
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentRecord:
-    """One row of the catalog's ``documents`` table.
-
-    Attributes:
-        doc_id: catalog id.
-        source: absolute file path, or a ``beir:<id>`` key for pre-parsed corpora.
-        title: document title ('' when it was never parsed).
-        sha256: hex digest of the file bytes ('' for pre-parsed documents: hash of the text).
-        size_bytes: file size when ingested.
-        mtime_ns: file modification time when ingested (ns since the epoch).
-        format: file format, ``None`` when it could not be detected.
-        status: outcome of the last ingest of this source.
-        reason: why it is not indexed ('' when indexed).
-        chunk_count: number of chunks in the indexes.
-        ingested_at: when the row was written (seconds since the epoch).
-    """
-
-    doc_id: DocId
-    source: str
-    title: str
-    sha256: str
-    size_bytes: int
-    mtime_ns: int
-    format: DocFormat | None
-    status: DocStatus
-    reason: str
-    chunk_count: int
-    ingested_at: float
-
-    @property
-    def path(self) -> Path:
-        """The source as a path (``beir:<id>`` keys become a relative path of that name)."""
-        return Path(self.source)
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRecord:
-    """A chunk row joined with its document, as retrieval needs it.
-
-    Attributes:
-        chunk_id: catalog id.
-        doc_id: document id.
-        source: document source (path or key).
-        title: document title.
-        chunk: the chunk (offsets into the document text, sentence spans into the chunk).
-    """
-
-    chunk_id: ChunkId
-    doc_id: DocId
-    source: str
-    title: str
-    chunk: Chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,7 +293,10 @@ class Catalog:
 
         Each item is ``(meta, status, reason, chunks, vectors)``; ``vectors`` is float32, shape
         (len(chunks), dim), L2-normalised, or ``None`` when there are no chunks. A source that
-        already has a row keeps its ``doc_id``; its old chunks are deleted.
+        already has a row keeps its ``doc_id``; its old chunks are deleted. Each chunk is stored
+        with the prompt-injection cues of its text
+        (:func:`verifai_desktop.ingest.injection.instruction_cues`), found here once so that
+        retrieval reads them instead of scanning every passage it returns.
 
         Returns:
             ``(generation, [(doc_id, removed_chunk_ids, new_chunk_ids), ...])`` per item.
@@ -392,7 +346,7 @@ class Catalog:
                         cur = self._db.execute(
                             "INSERT INTO chunks(doc_id, ordinal, text, char_start, char_end,"
                             " loc_kind, loc_number, loc_heading, sentence_spans, vector,"
-                            " is_reference) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                            " is_reference, instruction_cues) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                             (
                                 doc_id,
                                 chunk.ordinal,
@@ -405,6 +359,7 @@ class Catalog:
                                 json.dumps([list(s) for s in chunk.sentence_spans]),
                                 vec.tobytes(),
                                 int(chunk.is_reference),
+                                json.dumps(instruction_cues(chunk.text)),
                             ),
                         )
                         new_ids.append(int(cur.lastrowid or 0))
@@ -493,7 +448,7 @@ class Catalog:
             rows = self._db.execute(
                 "SELECT c.chunk_id, c.doc_id, d.source, d.title, c.ordinal, c.text, c.char_start,"
                 " c.char_end, c.loc_kind, c.loc_number, c.loc_heading, c.sentence_spans,"
-                " c.is_reference"
+                " c.is_reference, c.instruction_cues"
                 " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
                 f" WHERE c.chunk_id IN ({marks})",
                 part,
@@ -516,5 +471,6 @@ class Catalog:
                     source=_source(r[2]),
                     title=str(r[3]),
                     chunk=chunk,
+                    instruction_cues=tuple(str(cue) for cue in json.loads(r[13])),
                 )
         return out

@@ -1,34 +1,33 @@
-"""Named collections: a catalog (SQLite) plus the lexical and vector indexes derived from it.
+"""The embedded store: an opened collection, a folder holding a SQLite catalog and search indexes.
 
-Layout of ``collections_dir()/<folder>/``: ``catalog.sqlite`` (WAL, the single source of truth),
-``lexical/`` (Tantivy) with ``lexical.json``, ``vectors.usearch`` with ``vectors.json`` (the
-sidecars record the catalog generation each index reflects), ``collection.toml`` (embedder name,
-creation time), ``write.lock`` (held by the one process writing the collection) and
-``<key>.json`` metadata records written through :meth:`Collection.set_metadata` (e.g.
-``beir_corpus.json``, the BEIR corpus fingerprint).
-
-Crash safety: a change is committed to SQLite first; the indexes are updated afterwards and
-record the generation they reflect. On open, an index whose generation differs from the
-catalog's is rebuilt from SQLite, so a process killed at any moment leaves a collection that
-opens, answers searches and resumes.
+:class:`Collection` implements the store's contract
+(:class:`~verifai_desktop.store.base.CollectionStore`) over a collection folder (its layout:
+:mod:`verifai_desktop.store.folders`): the catalog, the single source of truth
+(:mod:`verifai_desktop.store.catalog`); the BM25 and HNSW indexes derived from it
+(:mod:`verifai_desktop.store.indexes`, which also says how they are kept in step after a
+crash); the write lock held by the one process writing it (:mod:`verifai_desktop.store.lock`);
+the answer history (:mod:`verifai_desktop.store.history`); metadata records such as the roots
+it follows (:mod:`verifai_desktop.store.roots`). Ingest runs are
+:mod:`verifai_desktop.store.writer`'s; listing, renaming and deleting collections, without
+opening them, :mod:`verifai_desktop.store.folders`'.
 
 Importing this module loads no native index library (Tantivy and usearch load when a
-collection is opened), so listing, renaming and deleting collections stays cheap.
+collection's indexes are first used), so opening a collection to list its documents stays cheap.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
-import os
-import re
 import shutil
 import threading
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+
+import numpy as np
+from numpy.typing import NDArray
 
 from verifai_desktop.domain import Document
 from verifai_desktop.errors import (
@@ -38,32 +37,29 @@ from verifai_desktop.errors import (
     EmbedderMismatch,
     IndexCorrupt,
 )
-from verifai_desktop.index.embedder import (
-    Embedder,
-    canonical_name,
-    check_embedder,
-    get_embedder,
-)
+from verifai_desktop.index.embedder import Embedder, canonical_name, get_embedder
 from verifai_desktop.index.lexical import LexicalIndex
-from verifai_desktop.index.lexical import saved_generation as lexical_generation
 from verifai_desktop.index.vector import VectorIndex
-from verifai_desktop.index.vector import saved_generation as vector_generation
-from verifai_desktop.private import make_private_dir, tighten, write_private_text
-from verifai_desktop.settings import Settings, collections_dir, data_root
-from verifai_desktop.store.catalog import Catalog, CommitItem, DocumentRecord
-from verifai_desktop.store.lock import FileLock
-from verifai_desktop.store.naming import (
-    CONFIG_FILE,
-    find,
-    folder_for_new,
-    is_folder_name,
-    list_folders,
-    read_config,
-    slug,
-    validate_display_name,
-    validate_name,
-    write_config,
+from verifai_desktop.private import tighten, write_private_text
+from verifai_desktop.settings import Settings, collections_dir
+from verifai_desktop.store.base import ScoredChunk
+from verifai_desktop.store.catalog import Catalog, CommitItem
+from verifai_desktop.store.folders import (
+    CATALOG_FILE,
+    LOCK_FILE,
+    delete_collection,
+    make_private_parents,
+    metadata_path,
+    read_metadata,
+    write_new_config,
 )
+from verifai_desktop.store.history import History
+from verifai_desktop.store.indexes import SearchIndexes
+from verifai_desktop.store.lock import FileLock
+from verifai_desktop.store.naming import CONFIG_FILE, find, folder_for_new, read_config
+from verifai_desktop.store.records import ChunkRecord, DocumentRecord
+from verifai_desktop.store.roots import forget_roots
+from verifai_desktop.store.sources import is_file_source
 from verifai_desktop.store.writer import (
     IngestReport,
     ProgressFn,
@@ -71,72 +67,23 @@ from verifai_desktop.store.writer import (
     ingest_paths,
 )
 
-__all__ = [
-    "Collection",
-    "collection_metadata",
-    "delete_collection",
-    "existing_path",
-    "list_collections",
-    "rename_collection",
-    "validate_name",
-]
-
 log = logging.getLogger(__name__)
 
-_METADATA_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-_RESERVED_KEYS = frozenset({"lexical", "vectors"})  # the index sidecars
-CATALOG_FILE = "catalog.sqlite"
 REBUILD_WAIT_S = 60.0  # an ingest waits this long for a reader's index rebuild (seconds)
 
 
-def _write_config(path: Path, embedder: str, display_name: str | None = None) -> None:
-    """Create the folder and its ``collection.toml`` (atomically: temp file, then rename).
-
-    Raises:
-        ModelNotFound: the embedder is not on this machine; nothing is created.
-    """
-    check_embedder(embedder)
-    _private_parents()
-    make_private_dir(path)
-    config: dict[str, object] = {
-        "embedder": canonical_name(embedder),
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "format": 1,
-    }
-    if display_name is not None:
-        config["display_name"] = display_name
-    write_config(path, config)
-
-
-def _private_parents() -> None:
-    """Make the data root and the collections folder user-only (created if missing)."""
-    make_private_dir(data_root())
-    make_private_dir(collections_dir())
-
-
-def _metadata_path(folder: Path, key: str) -> Path:
-    if not _METADATA_KEY_RE.match(key) or key in _RESERVED_KEYS:
-        raise ValueError(f"invalid collection metadata key {key!r}")
-    return folder / f"{key}.json"
-
-
-def _read_json_object(path: Path) -> dict[str, object]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 class Collection:
-    """An opened collection. Use :meth:`open`; close it (or use ``with``) when done.
+    """An opened collection of the embedded store (implements
+    :class:`~verifai_desktop.store.base.CollectionStore`). Use :meth:`open`; close it (or use
+    ``with``) when done.
 
     Attributes:
         name: the collection's folder name (what commands and settings store).
         display_name: the name the user gave it (``name`` when none was recorded).
         path: its folder.
         embedder_name: the sentence-transformers model its vectors come from.
-        catalog: the SQLite catalog.
+        catalog: the SQLite catalog (for the store's own modules and tests: the layers above
+            read through the :class:`~verifai_desktop.store.base.CollectionStore` methods).
     """
 
     def __init__(self, name: str, path: Path, embedder_name: str, *, new: bool = False) -> None:
@@ -146,10 +93,9 @@ class Collection:
         self.embedder_name = embedder_name
         self.catalog = Catalog(path / CATALOG_FILE, create=new)
         # The indexes open on first use: listing a collection (`verifai status`, `collections`)
-        # reads the catalog only, and usearch would load ONNX Runtime first (index/vector.py).
-        self._lexical: LexicalIndex | None = None
-        self._vectors: VectorIndex | None = None
-        self._lock = FileLock(path / "write.lock")
+        # reads the catalog only.
+        self._indexes = SearchIndexes(path)
+        self._lock = FileLock(path / LOCK_FILE)
         self._pending_generation: int | None = None
         self._seen_generation = -1
         self._closed = False
@@ -157,16 +103,12 @@ class Collection:
     @property
     def lexical(self) -> LexicalIndex:
         """The Tantivy index (opened on first use)."""
-        if self._lexical is None:
-            self._lexical = LexicalIndex(self.path / "lexical", self.path / "lexical.json")
-        return self._lexical
+        return self._indexes.lexical
 
     @property
     def vectors(self) -> VectorIndex:
         """The usearch vector index (loaded on first use)."""
-        if self._vectors is None:
-            self._vectors = VectorIndex(self.path / "vectors.usearch", self.path / "vectors.json")
-        return self._vectors
+        return self._indexes.vectors
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -282,7 +224,7 @@ class Collection:
         """Create and open a new collection; on any failure no folder is left behind."""
         existed = path.exists()
         try:
-            _write_config(path, embedder, display_name)
+            write_new_config(path, embedder, display_name)
             return cls._open_folder(name, path, asked, new=True)
         except BaseException:
             if not existed:
@@ -319,7 +261,7 @@ class Collection:
         if reconcile:
             collection.reconcile()
         collection._seen_generation = collection.catalog.generation()
-        _private_parents()
+        make_private_parents()
         tighten(path)  # collections made before files were kept private, or by another tool
         return collection
 
@@ -341,14 +283,13 @@ class Collection:
         try:
             if self._lock.held:
                 self.flush()
-                if self._lexical is not None:
-                    self._lexical.close()
+                self._indexes.close()
         finally:
             self._lock.release()
             self.catalog.close()
             self._closed = True
 
-    # -- state ---------------------------------------------------------------------------
+    # -- reading (the CollectionStore contract) ------------------------------------------
     def embedder(self) -> Embedder:
         """The embedder this collection's vectors come from (shared per process)."""
         return get_embedder(self.embedder_name)
@@ -357,6 +298,53 @@ class Collection:
         """Every document in the catalog with its status and reason, ordered by source."""
         return self.catalog.documents()
 
+    def document(self, source: str) -> DocumentRecord | None:
+        """The catalogued document of ``source`` (absolute path or benchmark key), or None."""
+        return self.catalog.document(source)
+
+    def num_chunks(self) -> int:
+        """Number of chunks in the catalog."""
+        return self.catalog.num_chunks()
+
+    def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        """The catalogued chunks of ``chunk_ids`` that exist, by id, with their document's
+        source and title (:meth:`CollectionStore.chunks`)."""
+        return self.catalog.chunk_records(chunk_ids)
+
+    def lexical_search(self, query: str, limit: int) -> list[ScoredChunk]:
+        """BM25 top ``limit`` ``(chunk_id, score)``, best first, ties by ascending chunk id;
+        stop words and punctuation of ``query`` are ignored (:meth:`LexicalIndex.search`)."""
+        return self.lexical.search(query, limit)
+
+    def num_vectors(self) -> int:
+        """Vectors in the HNSW index (0: :meth:`vector_search` returns nothing)."""
+        return len(self.vectors)
+
+    def vector_search(self, query: NDArray[np.float32], limit: int) -> list[ScoredChunk]:
+        """Top ``limit`` ``(chunk_id, cosine)`` for a query vector (float32, shape (dim,),
+        L2-normalised), best first, ties by ascending chunk id.
+
+        VerifAI's memory recipe: the HNSW graph holds int8 vectors and only finds the
+        candidates; they are rescored with the exact float32 cosine of the vectors in the
+        catalog (a candidate no longer catalogued is dropped).
+        """
+        approx = self.vectors.search(query, limit)
+        exact = self.catalog.vectors([cid for cid, _ in approx])
+        hits = [(cid, float(np.dot(vec, query))) for cid, vec in exact.items()]
+        hits.sort(key=lambda h: (-h[1], h[0]))
+        return hits
+
+    def history(self) -> History:
+        """The collection's answer history (``history.sqlite``, created on first use), opened;
+        the caller closes it.
+
+        Raises:
+            IndexCorrupt: the history file is damaged.
+            BadRecord: another writer kept it locked too long.
+        """
+        return History(self.path)
+
+    # -- state ---------------------------------------------------------------------------
     def check(self) -> None:
         """Run the full integrity check of the catalog (reads every page; seconds on big ones).
 
@@ -375,11 +363,7 @@ class Collection:
     def is_consistent(self) -> bool:
         """True when both saved indexes reflect the catalog's current generation (read from
         their sidecar files: neither index is opened)."""
-        gen = self.catalog.generation()
-        return (
-            lexical_generation(self.path / "lexical.json") == gen
-            and vector_generation(self.path / "vectors.json") == gen
-        )
+        return self._indexes.saved_at(self.catalog.generation())
 
     def metadata(self, key: str) -> dict[str, object]:
         """The metadata record ``key`` (a JSON object); empty when never written or unreadable.
@@ -388,7 +372,7 @@ class Collection:
             ValueError: ``key`` is not lowercase letters, digits and ``_`` (at most 40), or
                 names an index sidecar.
         """
-        return _read_json_object(_metadata_path(self.path, key))
+        return read_metadata(self.path, key)
 
     def set_metadata(self, key: str, data: Mapping[str, object]) -> None:
         """Record a JSON object under ``key`` (``<key>.json`` in the folder, written atomically).
@@ -397,7 +381,7 @@ class Collection:
             CollectionBusy: another process is writing the collection.
             ValueError: bad ``key`` (see :meth:`metadata`).
         """
-        path = _metadata_path(self.path, key)
+        path = metadata_path(self.path, key)
         self.acquire_write_lock()
         write_private_text(path, json.dumps(dict(data), indent=2))
 
@@ -468,36 +452,7 @@ class Collection:
         Needs the write lock; when another process holds it, the indexes are left as they are
         (that process keeps them up to date). Returns True when something was rebuilt.
         """
-        gen = self.catalog.generation()
-        stale_lex = self.lexical.generation() != gen
-        stale_vec = self.vectors.generation() != gen
-        if not (stale_lex or stale_vec):
-            self.lexical.reload()
-            return False
-        had_lock = self._lock.held
-        if not self._lock.try_acquire(purpose="rebuild"):
-            log.info(
-                "collection %s: indexes behind the catalog; another process is writing", self.name
-            )
-            return False
-        try:
-            if stale_lex:
-                log.info(
-                    "collection %s: rebuilding the lexical index (generation %d)", self.name, gen
-                )
-                self.lexical.rebuild(self.catalog.iter_chunk_texts(), gen)
-                if not had_lock:
-                    self.lexical.close()
-            if stale_vec:
-                log.info(
-                    "collection %s: rebuilding the vector index (generation %d)", self.name, gen
-                )
-                ids, mat = self.catalog.all_vectors()
-                self.vectors.rebuild(ids, mat, gen)
-        finally:
-            if not had_lock:
-                self._lock.release()
-        return True
+        return self._indexes.reconcile(self.catalog, self._lock, self.name)
 
     def commit(self, items: Sequence[CommitItem]) -> int:
         """Write documents to the catalog (one transaction), then to the in-memory indexes.
@@ -506,16 +461,7 @@ class Collection:
         """
         self.acquire_write_lock()
         generation, results = self.catalog.write_documents(items)
-        for (_, _, _, chunks, vectors), (doc_id, removed, new_ids) in zip(
-            items, results, strict=True
-        ):
-            if removed:
-                self.lexical.delete_document(doc_id)
-                self.vectors.remove(removed)
-            if new_ids:
-                assert vectors is not None
-                self.lexical.add(new_ids, doc_id, [c.text for c in chunks])
-                self.vectors.add(new_ids, vectors)
+        self._indexes.apply(items, results)
         self._pending_generation = generation
         return generation
 
@@ -528,9 +474,7 @@ class Collection:
         self.acquire_write_lock()
         present = [s for s in sources if self.catalog.document(s) is not None]
         generation, removed = self.catalog.remove(present)
-        for doc_id, chunk_ids in removed:
-            self.lexical.delete_document(doc_id)
-            self.vectors.remove(chunk_ids)
+        self._indexes.drop(removed)
         if removed:
             self._pending_generation = generation
         self.flush()
@@ -543,26 +487,19 @@ class Collection:
         Returns:
             True when something was removed.
         """
-        source = (
-            str(path) if str(path).startswith("beir:") else str(Path(path).expanduser().absolute())
-        )
+        is_file = is_file_source(str(path))
+        source = str(Path(path).expanduser().absolute()) if is_file else str(path)
         sources = [source] if self.catalog.document(source) else []
-        if not sources and not source.startswith("beir:"):
+        if not sources and is_file:
             sources = self.catalog.sources_under(Path(source))
-        forgotten = False
-        if not source.startswith("beir:"):
-            from verifai_desktop.store.watch import forget_roots
-
-            forgotten = forget_roots(self, Path(source))  # no longer followed
+        forgotten = is_file and forget_roots(self, Path(source))  # no longer followed
         return bool(self.remove_sources(sources)) or forgotten
 
     def flush(self) -> None:
         """Commit the lexical index and save the vector index, then their generation sidecars."""
         if self._pending_generation is None:
             return
-        gen = self._pending_generation
-        self.lexical.commit(gen)
-        self.vectors.save(gen)
+        self._indexes.save(self._pending_generation)
         self._pending_generation = None
         tighten(self.path)  # new Tantivy segments and SQLite -wal/-shm files
 
@@ -578,100 +515,5 @@ class Collection:
         if gen == self._seen_generation:
             return
         self.reconcile()
-        self.lexical.reload()
-        self._vectors = None  # reloaded from the saved file on next use
+        self._indexes.reload()
         self._seen_generation = gen
-
-
-def list_collections() -> list[str]:
-    """Folder names of the existing collections, sorted (:func:`naming.list_names` gives
-    their display names too)."""
-    return sorted(p.name for p in list_folders())
-
-
-def collection_metadata(name: str, key: str) -> dict[str, object]:
-    """:meth:`Collection.metadata` of a collection without opening it (empty if it is missing).
-
-    Raises:
-        InvalidCollectionName: bad name.
-        ValueError: bad ``key``.
-    """
-    found = find(name)
-    if found is None:
-        folder_for_new(name)  # InvalidCollectionName for a name no collection can have
-        return {}
-    return _read_json_object(_metadata_path(collections_dir() / found.folder, key))
-
-
-def existing_path(name: str) -> Path:
-    """The folder of an existing collection, named by its folder or display name.
-
-    Raises:
-        InvalidCollectionName: bad name.
-        CollectionNotFound: no such collection.
-    """
-    found = find(name)
-    if found is None:
-        folder_for_new(name)  # InvalidCollectionName first
-        raise CollectionNotFound(name)
-    return collections_dir() / found.folder
-
-
-def delete_collection(name: str) -> None:
-    """Delete a collection and all its files.
-
-    Raises:
-        CollectionNotFound: no such collection.
-        CollectionBusy: it is being written.
-    """
-    path = existing_path(name)
-    lock = FileLock(path / "write.lock")
-    if not lock.try_acquire():
-        raise CollectionBusy(name)
-    try:
-        shutil.rmtree(path)
-    finally:
-        lock.release()
-
-
-def rename_collection(old: str, new: str) -> str:
-    """Give a collection a new name; returns its folder name afterwards.
-
-    The folder follows the name where it can: a valid folder name becomes the folder, any
-    other name gets a folder made from it (:func:`naming.slug`) and is recorded as the display
-    name. The catalog, indexes and settings inside the folder are untouched.
-
-    Raises:
-        CollectionNotFound: ``old`` does not exist.
-        InvalidCollectionName: ``new`` cannot name a collection.
-        CollectionExists: another collection has that name (folder or display name).
-        CollectionBusy: it is being written.
-    """
-    path = existing_path(old)
-    display = validate_display_name(new)
-    other = find(display)
-    if other is not None and other.folder != path.name:
-        raise CollectionExists(new)
-    if is_folder_name(display):
-        folder, recorded = display, None
-    elif slug(display) == path.name:
-        folder, recorded = path.name, display
-    else:
-        folder, recorded = folder_for_new(display)
-    target = collections_dir() / folder
-    if folder != path.name and target.exists():
-        raise CollectionExists(new)
-    lock = FileLock(path / "write.lock")
-    if not lock.try_acquire():
-        raise CollectionBusy(old)
-    try:
-        config = read_config(path)
-        config.pop("display_name", None)
-        if recorded is not None:
-            config["display_name"] = recorded
-        write_config(path, config)
-        if folder != path.name:
-            os.rename(path, target)
-    finally:
-        lock.release()
-    return folder

@@ -1,7 +1,7 @@
 """Answer history and verdict feedback of a collection (``history.sqlite`` in its folder).
 
 Every verified answer is kept as the exact ``verifai.answer`` JSON text it was shown as
-(:func:`verifai_desktop.serialize.answer_to_json`), with the question, the time, the settings in
+(:func:`verifai_desktop.codec.answer_to_json`), with the question, the time, the settings in
 effect and the sha256 of every document it quotes, so it can be reopened exactly as verified
 (:meth:`SavedAnswer.answer`), told apart from documents that have changed since
 (:func:`changed_documents`), exported as an audit record (:mod:`verifai_desktop.audit`) and
@@ -25,14 +25,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from verifai_desktop import __version__
+from verifai_desktop.codec import answer_from_dict, answer_to_json, settings_for
 from verifai_desktop.domain import Answer, NliLabel
 from verifai_desktop.errors import BadRecord, HistoryNotFound, IndexCorrupt, ParseError
 from verifai_desktop.private import create_private_file
-from verifai_desktop.serialize import answer_from_dict, answer_to_json, claim_text, settings_for
 from verifai_desktop.settings import Settings
+from verifai_desktop.store.sources import is_file_source
 
 if TYPE_CHECKING:
-    from verifai_desktop.store.collection import Collection
+    # The store's contract opens its history (CollectionStore.history); the type is enough here.
+    from verifai_desktop.store.base import CollectionStore
 
 HISTORY_FILE = "history.sqlite"
 BUSY_TIMEOUT_S = 10.0
@@ -79,7 +81,7 @@ class SavedAnswer:
         question: the question asked.
         answer_json: the ``verifai.answer`` JSON exactly as written when it was verified.
         settings: the settings in effect (``dataclasses.asdict(Settings)`` without ``ui``).
-        documents: path (or ``beir:`` key) -> sha256 of every document the answer quotes
+        documents: path (or benchmark key) -> sha256 of every document the answer quotes
             (passages given and conflicting passages), as catalogued when it was answered.
         app_version: the VerifAI Desktop version that answered.
     """
@@ -206,9 +208,9 @@ class History:
     """The answer history of one collection folder.
 
     Args:
-        folder: the collection's folder (``Collection.path`` or
-            :func:`~verifai_desktop.store.collection.existing_path`); the file is created
-            on first use.
+        folder: the collection's folder; the file is created on first use. Open it through
+            the collection (:meth:`CollectionStore.history`, or
+            :func:`~verifai_desktop.store.collection.collection_history` by name).
 
     Raises:
         IndexCorrupt: ``history.sqlite`` is not a readable SQLite database.
@@ -408,14 +410,15 @@ def _quoted_paths(answer: Answer) -> list[str]:
 
 def changed_documents(saved: SavedAnswer) -> list[DocumentChange]:
     """The documents ``saved`` quotes whose file is gone or reads differently now (sha256 of
-    the file on disk against the one recorded). ``beir:`` keys and documents recorded without
-    a hash are not checked.
+    the file on disk against the one recorded). Benchmark keys
+    (:func:`~verifai_desktop.store.sources.is_file_source`) and documents recorded without a
+    hash are not checked.
     """
-    from verifai_desktop.ingest.parse import sha256_file
+    from verifai_desktop.hashing import sha256_file
 
     out: list[DocumentChange] = []
     for path, recorded in saved.documents.items():
-        if not recorded or path.startswith("beir:"):
+        if not recorded or not is_file_source(path):
             continue
         try:
             current = sha256_file(Path(path))
@@ -465,7 +468,7 @@ def feedback_records(history: History, *, collection: str = "") -> tuple[list[di
         records.append(
             {
                 "premise": verdict.evidence,
-                "hypothesis": claim_text(sentence),
+                "hypothesis": sentence.claim,
                 "label": label.value,
                 "source": "feedback",
                 "split": "train",
@@ -475,7 +478,7 @@ def feedback_records(history: History, *, collection: str = "") -> tuple[list[di
     return records, skipped
 
 
-def keep_answer(collection: Collection, answer: Answer, settings: Settings) -> int:
+def keep_answer(collection: CollectionStore, answer: Answer, settings: Settings) -> int:
     """Save ``answer`` in ``collection``'s history with the catalogued sha256 of every
     document it quotes; returns its id.
 
@@ -484,7 +487,7 @@ def keep_answer(collection: Collection, answer: Answer, settings: Settings) -> i
     """
     sha: dict[str, str] = {}
     for path in _quoted_paths(answer):
-        record = collection.catalog.document(path)
+        record = collection.document(path)
         sha[path] = record.sha256 if record is not None else ""
-    with History(collection.path) as history:
+    with collection.history() as history:
         return history.add(answer, settings, quoted_documents(answer, sha))

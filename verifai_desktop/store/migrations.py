@@ -1,10 +1,20 @@
 """Upgrades of an existing catalog to the current schema, run when the catalog opens.
 
-Schema 1 -> 2 (issue 13): ``chunks.is_reference`` (1 for a chunk of a reference list or
-bibliography). The column is added with ``ALTER TABLE`` and every existing chunk is classified
-by :func:`verifai_desktop.ingest.references.reference_flags`, the classifier ingest uses, from
-the stored text, heading path and sentence spans, one document at a time in chunk order. The
-catalog ``generation`` is not changed: the Tantivy and usearch indexes hold the same chunks
+Each upgrade adds a column to ``chunks`` with ``ALTER TABLE`` and fills it for the existing
+chunks with the function ingest uses, from what the catalog stores, so an old collection reads
+as if it had been ingested by this version; the steps an old catalog lacks run in order, in one
+transaction:
+
+* Schema 1 -> 2 (issue 13): ``chunks.is_reference`` (1 for a chunk of a reference list or
+  bibliography), classified by :func:`verifai_desktop.ingest.references.reference_flags` from
+  the stored text, heading path and sentence spans, one document at a time in chunk order.
+* Schema 2 -> 3: ``chunks.instruction_cues`` (a JSON list of the phrases that read as
+  instructions to an AI, ``[]`` for ordinary text), found by
+  :func:`verifai_desktop.ingest.injection.instruction_cues` in the stored text, as
+  :meth:`Catalog.write_documents <verifai_desktop.store.catalog.Catalog.write_documents>`
+  does for new chunks.
+
+The catalog ``generation`` is not changed: the Tantivy and usearch indexes hold the same chunks
 and stay valid.
 """
 
@@ -16,11 +26,13 @@ import sqlite3
 import time
 from pathlib import Path
 
+from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.ingest.references import reference_flags
 
 log = logging.getLogger(__name__)
 
 REFERENCE_COLUMN = "is_reference"
+CUES_COLUMN = "instruction_cues"
 
 
 def _columns(db: sqlite3.Connection, table: str) -> set[str]:
@@ -49,6 +61,31 @@ def _classify_references(db: sqlite3.Connection) -> int:
     return tagged
 
 
+def _flag_instructions(db: sqlite3.Connection) -> int:
+    """Set ``instruction_cues`` on every chunk from its text; returns how many have cues."""
+    flagged = []
+    for chunk_id, text in db.execute("SELECT chunk_id, text FROM chunks"):
+        cues = instruction_cues(str(text))
+        if cues:  # the rest keep the column default, '[]'
+            flagged.append((json.dumps(cues), int(chunk_id)))
+    db.executemany(f"UPDATE chunks SET {CUES_COLUMN}=? WHERE chunk_id=?", flagged)
+    return len(flagged)
+
+
+def _upgrade(db: sqlite3.Connection) -> list[str]:
+    """Add and fill the chunk columns the catalog lacks; returns what was done, for the log
+    (empty when nothing was missing)."""
+    columns = _columns(db, "chunks")
+    done = []
+    if REFERENCE_COLUMN not in columns:
+        db.execute(f"ALTER TABLE chunks ADD COLUMN {REFERENCE_COLUMN} INTEGER NOT NULL DEFAULT 0")
+        done.append(f"{_classify_references(db)} reference-list chunks tagged")
+    if CUES_COLUMN not in columns:
+        db.execute(f"ALTER TABLE chunks ADD COLUMN {CUES_COLUMN} TEXT NOT NULL DEFAULT '[]'")
+        done.append(f"{_flag_instructions(db)} chunks with instruction cues flagged")
+    return done
+
+
 def migrate(db: sqlite3.Connection, path: Path, schema_version: int) -> None:
     """Bring an open catalog up to ``schema_version`` (a no-op when it is current).
 
@@ -63,25 +100,22 @@ def migrate(db: sqlite3.Connection, path: Path, schema_version: int) -> None:
     Raises:
         sqlite3.DatabaseError: the catalog cannot be written (the caller reports it).
     """
-    if REFERENCE_COLUMN in _columns(db, "chunks"):
+    if {REFERENCE_COLUMN, CUES_COLUMN} <= _columns(db, "chunks"):
         return
     t0 = time.perf_counter()
     db.execute("BEGIN IMMEDIATE")
     try:
-        if REFERENCE_COLUMN not in _columns(db, "chunks"):  # another process may have won
-            db.execute(
-                f"ALTER TABLE chunks ADD COLUMN {REFERENCE_COLUMN} INTEGER NOT NULL DEFAULT 0"
-            )
-            tagged = _classify_references(db)
+        done = _upgrade(db)  # nothing when another process has won
+        if done:
             db.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
                 (str(schema_version),),
             )
             log.info(
-                "%s: catalog upgraded to schema %d, %d reference-list chunks tagged (%.0f ms)",
+                "%s: catalog upgraded to schema %d, %s (%.0f ms)",
                 path,
                 schema_version,
-                tagged,
+                ", ".join(done),
                 (time.perf_counter() - t0) * 1000.0,
             )
         db.execute("COMMIT")

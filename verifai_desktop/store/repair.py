@@ -26,13 +26,11 @@ from pathlib import Path
 
 from verifai_desktop.errors import CollectionBusy, RepairImpossible
 from verifai_desktop.settings import Settings, collections_dir
-from verifai_desktop.store.collection import (
-    CATALOG_FILE,
-    Collection,
-    existing_path,
-)
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import CATALOG_FILE, LOCK_FILE, existing_path
 from verifai_desktop.store.lock import FileLock
 from verifai_desktop.store.naming import CONFIG_FILE, display_name_of
+from verifai_desktop.store.sources import is_file_source
 from verifai_desktop.store.writer import IngestReport, ProgressFn
 
 log = logging.getLogger(__name__)
@@ -52,7 +50,7 @@ class RepairReport:
         catalogued: source files the damaged catalog still named.
         catalog_complete: False when some catalog rows could not be read (files may be lost).
         missing: catalogued files no longer on disk (not in the rebuilt collection).
-        not_files: catalogued documents that were no files (``beir:`` keys), not rebuilt.
+        not_files: catalogued documents that were no files (benchmark keys), not rebuilt.
     """
 
     name: str
@@ -219,13 +217,13 @@ def repair_collection(
     """
     settings = settings or Settings()
     path = existing_path(name)
-    lock = FileLock(path / "write.lock")
+    lock = FileLock(path / LOCK_FILE)
     if not lock.try_acquire():
         raise CollectionBusy(name)
     staging = collections_dir() / f"{STAGING_PREFIX}{path.name}"
     try:
         sources, complete = catalogued_sources(path / CATALOG_FILE)
-        files = [s for s in sources if not s.startswith("beir:")]
+        files = [s for s in sources if is_file_source(s)]
         present = [Path(s) for s in files if os.path.lexists(s)]
         missing = tuple(s for s in files if not os.path.lexists(s))
         todo = [*present, *paths]

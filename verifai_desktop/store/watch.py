@@ -1,23 +1,20 @@
-"""Folder watching: a collection follows the folders and files it was built from.
+"""Folder watching: a collection follows the folders and files it was built from (its roots).
 
-A collection remembers its *roots*, the folders and files given to an ingest
-(:func:`remember_roots`, called by every ingest of paths). :class:`FolderWatcher` watches them
-with watchdog (inotify, FSEvents, ReadDirectoryChangesW), gathers changes until none has come
-for ``debounce_s`` seconds, and hands the batch to :func:`sync_changes`, which re-ingests added
-and changed files and removes deleted ones through the collection's single writer
+:class:`FolderWatcher` watches the roots (:mod:`verifai_desktop.store.roots`) with watchdog
+(inotify, FSEvents, ReadDirectoryChangesW), gathers changes until none has come for
+``debounce_s`` seconds, and hands the batch to :func:`sync_changes`, which re-ingests added and
+changed files and removes deleted ones through the collection's single writer
 (:meth:`Collection.add_paths`, :meth:`Collection.remove_sources`), incrementally: an unchanged
 file is skipped by size and mtime, or sha256.
 
-A root that cannot be reached (a disk unmounted, a network share gone, a folder renamed) is
+A root that cannot be reached (:func:`~verifai_desktop.store.roots.unavailable_reason`) is
 reported as unavailable and nothing under it is removed: a vanished folder is never taken for
-"every file deleted". A root counts as unavailable when it is missing, no longer a folder, on
-another device than when it was added (the empty mount point of a disk not mounted).
+"every file deleted".
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import os
 import threading
@@ -25,141 +22,18 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.roots import Root, now_utc, roots_of, save_roots, unavailable_reason
+from verifai_desktop.store.sources import is_file_source
 from verifai_desktop.store.walk import FOLDER_SUFFIXES
-
-if TYPE_CHECKING:
-    from verifai_desktop.store.collection import Collection
-    from verifai_desktop.store.writer import IngestReport
+from verifai_desktop.store.writer import IngestReport, Outcome
 
 log = logging.getLogger(__name__)
 
-ROOTS_KEY = "roots"
-"""Collection metadata key of the roots (``roots.json`` in the collection folder)."""
-
 RECHECK_S = 10.0
 """Seconds between checks that an unavailable root is back (or an available one gone)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Root:
-    """A folder or file a collection was built from.
-
-    Attributes:
-        path: absolute, resolved path.
-        is_folder: a folder (watched recursively) or a single file.
-        device: ``st_dev`` of the path when it was added (0 when unknown).
-        added: when it was first ingested (ISO 8601, UTC).
-        last_sync: when the collection was last brought in step with it ('' never).
-        status: ``"ok"``, or why it could not be synced last time.
-    """
-
-    path: Path
-    is_folder: bool
-    device: int = 0
-    added: str = ""
-    last_sync: str = ""
-    status: str = "ok"
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (as stored in ``roots.json``)."""
-        return {
-            "path": str(self.path),
-            "is_folder": self.is_folder,
-            "device": self.device,
-            "added": self.added,
-            "last_sync": self.last_sync,
-            "status": self.status,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Root:
-        """The inverse of :meth:`as_dict`; raises ``KeyError``/``TypeError`` when malformed."""
-        return cls(
-            Path(data["path"]),
-            bool(data["is_folder"]),
-            int(data.get("device", 0)),
-            str(data.get("added", "")),
-            str(data.get("last_sync", "")),
-            str(data.get("status", "ok")),
-        )
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def read_roots(metadata: dict[str, object]) -> list[Root]:
-    """The roots in a collection's ``roots`` metadata record (malformed entries skipped)."""
-    out = []
-    entries = metadata.get("roots", [])
-    for entry in entries if isinstance(entries, list) else []:
-        try:
-            out.append(Root.from_dict(entry))
-        except (KeyError, TypeError, ValueError):
-            log.warning("ignoring a malformed root entry: %r", entry)
-    return out
-
-
-def roots_of(collection: Collection) -> list[Root]:
-    """The folders and files ``collection`` was built from."""
-    return read_roots(collection.metadata(ROOTS_KEY))
-
-
-def _save_roots(collection: Collection, roots: Sequence[Root]) -> None:
-    collection.set_metadata(ROOTS_KEY, {"roots": [r.as_dict() for r in roots]})
-
-
-def remember_roots(collection: Collection, paths: Sequence[Path]) -> None:
-    """Add the existing ``paths`` to the collection's roots (resolved; a path already under a
-    folder root adds nothing). Needs the write lock (the ingest holds it)."""
-    roots = roots_of(collection)
-    changed = False
-    for raw in paths:
-        path = Path(raw).expanduser().resolve()
-        try:
-            st = path.stat()
-        except OSError:
-            continue
-        if any(r.path == path or (r.is_folder and path.is_relative_to(r.path)) for r in roots):
-            continue
-        is_folder = path.is_dir()
-        if is_folder:  # a new folder root takes in the roots below it
-            roots = [r for r in roots if not r.path.is_relative_to(path)]
-        roots.append(Root(path, is_folder, st.st_dev, _now(), _now()))
-        changed = True
-    if changed:
-        _save_roots(collection, roots)
-
-
-def forget_roots(collection: Collection, path: Path) -> bool:
-    """Stop following ``path`` and every root under it (the user removed it from the
-    collection). Returns True when a root was forgotten."""
-    forms = {Path(path).expanduser().absolute(), Path(path).expanduser().resolve()}
-    roots = roots_of(collection)
-    keep = [r for r in roots if not any(r.path.is_relative_to(p) for p in forms)]
-    if len(keep) == len(roots):
-        return False
-    _save_roots(collection, keep)
-    return True
-
-
-def unavailable_reason(root: Root) -> str | None:
-    """Why ``root`` cannot be synced now, or None when it can: it is missing, no longer a
-    folder, or on another device than when it was added (the empty mount point of a disk not
-    mounted, which would otherwise read as "every file deleted")."""
-    try:
-        st = root.path.stat()
-    except FileNotFoundError:
-        return "missing (a disk or share not connected, or the folder moved?)"
-    except OSError as exc:
-        return f"cannot be reached ({(exc.strerror or str(exc)).lower()})"
-    if root.is_folder and not root.path.is_dir():
-        return "no longer a folder"
-    if root.device and st.st_dev != root.device:
-        return "on another disk than when it was added (a disk not mounted?)"
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +51,10 @@ class SyncReport:
     ingest: IngestReport | None
     removed: tuple[str, ...] = ()
     unavailable: tuple[tuple[Path, str], ...] = ()
-    finished: str = field(default_factory=_now)
+    finished: str = field(default_factory=now_utc)
 
     def summary(self) -> str:
         """One line for people: ``"2 added or changed, 1 removed; /mnt/usb: missing (...)"``."""
-        from verifai_desktop.store.writer import Outcome
-
         parts = []
         if self.ingest is not None:
             written = sum(
@@ -254,9 +126,7 @@ def sync_changes(
         to_ingest = [r.path for r in ok]
         gone: list[str] = []
     else:
-        sources = [
-            Path(d.source) for d in collection.documents() if not d.source.startswith("beir:")
-        ]
+        sources = [Path(d.source) for d in collection.documents() if is_file_source(d.source)]
         to_ingest, gone = _plan(changed, ok, sources)
     report = (
         collection.add_paths(to_ingest, progress=progress, cancel=cancel, **ingest_options)
@@ -264,9 +134,9 @@ def sync_changes(
         else None
     )
     removed = tuple(collection.remove_sources(gone)) if gone else ()
-    stamp = _now()
+    stamp = now_utc()
     reasons = dict(unavailable)
-    _save_roots(
+    save_roots(
         collection,
         [
             Root(

@@ -3,7 +3,8 @@
 Every file is committed to the catalog in one SQLite transaction holding all its chunks and
 vectors, so a run killed at any moment loses at most the file in flight; already committed files
 are skipped by hash on the next run. Indexes are flushed every couple of seconds and at the end
-(see :mod:`verifai_desktop.store.collection` for how they are reconciled after a crash).
+(see :mod:`verifai_desktop.store.indexes` for how they are reconciled after a crash). A run
+of paths also remembers them as the collection's roots (:mod:`verifai_desktop.store.roots`).
 
 The entry points are :meth:`Collection.add_paths` and :meth:`Collection.add_documents`, which
 call :func:`ingest_paths` and :func:`ingest_documents` here.
@@ -28,11 +29,15 @@ from numpy.typing import NDArray
 
 from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Document, Progress
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
-from verifai_desktop.index.embedder import EMBED_BATCH_SIZE, Embedder
+from verifai_desktop.hashing import not_regular_reason, os_error_reason
+from verifai_desktop.index.embedder import Embedder
+from verifai_desktop.index.onnx_embedder import EMBED_BATCH_SIZE
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
-from verifai_desktop.ingest.parse import ParserPool, not_regular_reason, os_error_reason
+from verifai_desktop.ingest.parse import ParserPool
 from verifai_desktop.ingest.references import tag_references
-from verifai_desktop.store.catalog import CommitItem, DocumentMeta, DocumentRecord
+from verifai_desktop.store.catalog import CommitItem, DocumentMeta
+from verifai_desktop.store.records import DocumentRecord
+from verifai_desktop.store.roots import remember_roots
 from verifai_desktop.store.walk import expand_paths, is_gone
 
 if TYPE_CHECKING:
@@ -77,7 +82,7 @@ class FileOutcome:
     """The result for one source.
 
     Attributes:
-        source: absolute path (or ``beir:<id>`` key).
+        source: absolute path (or benchmark key, :mod:`verifai_desktop.store.sources`).
         status: what happened in this run.
         reason: why it was not indexed ('' when indexed or skipped).
         chunk_count: chunks now indexed for it (for skipped files: as before).
@@ -106,7 +111,8 @@ class IngestReport:
         chunk_ms: sentence splitting and chunking (token counting and reference tagging
             included).
         embed_ms: computing embeddings.
-        index_ms: SQLite commits and Tantivy/usearch updates and saves.
+        index_ms: SQLite commits (the prompt-injection cues of each chunk are found there)
+            and Tantivy/usearch updates and saves.
         load_ms: loading the embedding model (once per process).
         counts: number of sources per outcome value.
     """
@@ -315,7 +321,7 @@ def ingest_paths(
     catalogued under it are kept as they are. A symbolic link found in a folder is followed
     only to a file inside the folders given, unless ``follow_external_links``; other links
     are recorded as failed with their target, never read. The paths are remembered as the
-    collection's roots (:func:`verifai_desktop.store.watch.remember_roots`), which folder
+    collection's roots (:func:`verifai_desktop.store.roots.remember_roots`), which folder
     watching follows.
 
     Args:
@@ -340,8 +346,6 @@ def ingest_paths(
         Cancelled: ``cancel`` was set; every file finished before is committed.
         CollectionBusy: another process is writing the collection.
     """
-    from verifai_desktop.store.watch import remember_roots
-
     collection.acquire_write_lock()
     remember_roots(collection, paths)  # the collection follows them (folder watching)
     run = _Run(collection, progress, cancel, max_chunks_per_file)
@@ -495,7 +499,8 @@ def ingest_documents(
     cancel: threading.Event | None = None,
     total: int | None = None,
 ) -> IngestReport:
-    """Ingest pre-parsed documents keyed by a source key (e.g. ``"beir:<doc id>"``).
+    """Ingest pre-parsed documents keyed by a source key (e.g. a benchmark key
+    ``"beir:<doc id>"``, :data:`~verifai_desktop.store.sources.BENCHMARK_SOURCE_PREFIX`).
 
     A key whose text hash is unchanged is skipped. Documents are chunked, then embedded and
     committed in batches of about 256 chunks (one SQLite transaction per batch).

@@ -1,4 +1,4 @@
-"""A claim checked against a whole collection (:class:`~verifai_desktop.verify.conflicts.
+"""A claim checked against a whole collection (:class:`~verifai_desktop.domain.
 CheckResult`) as rich text for the answer area: the claim, what each document says about it,
 then the supporting and the contradicting passages with their evidence highlighted.
 
@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import html
 
-from verifai_desktop.domain import Evidence, SentenceLabel
-from verifai_desktop.serialize import (
+from verifai_desktop.domain import CheckResult, Evidence, SentenceLabel
+from verifai_desktop.presentation import (
     CHECK_VERDICT_LABEL,
     CHECK_VERDICT_TEXT,
     LABEL_STYLES,
-    document_probability,
     verdict_summary,
 )
 from verifai_desktop.ui.evidence_popup import evidence_span, excerpt_with_evidence
-from verifai_desktop.verify.conflicts import CheckResult
 
 BACK_HREF = "back:answer"
 """Link back from a sentence's check to the answer it came from."""
@@ -111,7 +109,7 @@ def build_check_html(result: CheckResult, *, back: bool = False) -> str:
                 f"<tr><td style='color:{style.color_hex};font-weight:600' width='130'>"
                 f"{style.glyph} {e(CHECK_VERDICT_TEXT[doc.label])}</td>"
                 f"<td>{e(doc.title)}<br><a href='{evidence_href('d', i)}'>{e(where)}</a>"
-                f"<span style='color:#555'> · probability {document_probability(doc):.2f}"
+                f"<span style='color:#555'> · probability {doc.probability:.2f}"
                 "</span></td></tr>"
             )
         parts.append("<table cellspacing='0' cellpadding='3'>" + "".join(rows) + "</table>")

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop.domain import DocStatus
 from verifai_desktop.names import printable
-from verifai_desktop.store.catalog import DocumentRecord
+from verifai_desktop.store.records import DocumentRecord
 
 DOC_COLUMNS = ("File", "Status", "Chunks", "Reason")
 NAME_COLUMN, STATUS_COLUMN, CHUNKS_COLUMN, REASON_COLUMN = range(4)

@@ -12,7 +12,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from verifai_desktop.domain import Answer, Evidence, NliLabel, Passage, Verdict
-from verifai_desktop.serialize import (
+from verifai_desktop.presentation import (
     CHECK_VERDICT_TEXT,
     CONFLICT_COLOR,
     CONFLICT_GLYPH,

@@ -1,10 +1,11 @@
 """The history panel: the answers kept for the current collection, newest first; reopening one
 exactly as it was verified, deleting one or all; the readers' judgements of verdicts.
 
-Every read and write of the history (:class:`~verifai_desktop.store.history.History`, its own
-SQLite file beside the catalog) runs on the task runner's reader pool: the history takes no
-collection lock, so it is read and written while an ingest or a question holds the writer.
-Results arrive on the UI thread as signals.
+Every read and write of the history (:class:`~verifai_desktop.store.history.History`, opened
+by collection name through the store's ``collection_history``) runs on the task runner's
+reader pool, audit record exports included: the history takes no collection lock, so it is
+read and written while an ingest or a question holds the writer. Results arrive on the UI
+thread as signals.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from verifai_desktop.audit import build_record, write_record
+from verifai_desktop.audit import build_record
+from verifai_desktop.audit_view import write_record
 from verifai_desktop.domain import Answer
-from verifai_desktop.store.collection import existing_path
+from verifai_desktop.store.folders import collection_history
 from verifai_desktop.store.history import (
     DocumentChange,
     Feedback,
@@ -131,8 +133,30 @@ def with_history(collection: str, fn: Callable[[History], T]) -> T:
         CollectionNotFound: no such collection.
         IndexCorrupt: its history file is damaged.
     """
-    with History(existing_path(collection)) as history:
+    with collection_history(collection) as history:
         return fn(history)
+
+
+def write_audit_record(
+    history: History, collection: str, answer_id: int, output: Path
+) -> tuple[Path, Path]:
+    """Write the audit record of answer ``answer_id`` of collection ``collection``'s history
+    (quick: no document is read).
+
+    Args:
+        history: the collection's history, open.
+        collection: the collection's folder name (recorded in the record).
+        answer_id: the answer.
+        output: the JSON file; the HTML view is written beside it (``.html``).
+
+    Returns:
+        The JSON and the HTML file written.
+
+    Raises:
+        HistoryNotFound: the answer is no longer in the history.
+        OSError: the files cannot be written.
+    """
+    return write_record(build_record(history.require(answer_id), collection=collection), output)
 
 
 class HistoryPanel(QWidget):
@@ -400,21 +424,17 @@ class HistoryPanel(QWidget):
 
     # ----- audit ---------------------------------------------------------------------------
 
-    @staticmethod
-    def export_audit(collection: str, answer_id: int, output: Path) -> tuple[Path, Path]:
-        """Write the audit record of answer ``answer_id`` of ``collection`` (quick: no
-        document is read).
-
-        Returns:
-            The JSON and the HTML file written.
-
-        Raises:
-            HistoryNotFound: the answer is no longer in the history.
-            OSError: the files cannot be written.
-        """
-
-        saved = with_history(collection, lambda history: history.require(answer_id))
-        return write_record(build_record(saved, collection=collection), output)
+    def export_audit(
+        self, collection: str, answer_id: int, output: Path
+    ) -> Task[tuple[Path, Path]]:
+        """Write the audit record of answer ``answer_id`` of ``collection`` on the worker
+        (:func:`write_audit_record`); the task's ``succeeded`` carries the JSON and the HTML
+        file written, its ``failed`` the error (the caller shows it)."""
+        return self._submit(
+            "audit export",
+            collection,
+            lambda history: write_audit_record(history, collection, answer_id, output),
+        )
 
     # ----- plumbing ------------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ from verifai_desktop.modelstore import ModelStatus, Role, format_bytes
 from verifai_desktop.settings import Settings
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.tasks import Task, TaskContext, TaskRunner
+from verifai_desktop.verify.export import export_verifier
 
 log = logging.getLogger(__name__)
 
@@ -375,7 +376,9 @@ class ModelsDialog(QDialog):
         settings = self.settings
 
         def work(ctx: TaskContext) -> Settings | None:
-            modelstore.pull(name, progress=ctx.progress, cancel=ctx.cancel)
+            modelstore.pull(
+                name, exporter=export_verifier, progress=ctx.progress, cancel=ctx.cancel
+            )
             if not activate:
                 return None
             _, new = modelstore.use(name, role=row.entry.role, settings=settings)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.generate.openai_server import leaves_machine_warning
-from verifai_desktop.serialize import CONFLICT_GLYPH, UNSUPPORTED_TEXT
+from verifai_desktop.presentation import CONFLICT_GLYPH, UNSUPPORTED_TEXT
 from verifai_desktop.settings import (
     MAX_CONFLICT_BUDGET,
     SEARCH_MODES,

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Answer, Evidence, Passage
-from verifai_desktop.serialize import (
+from verifai_desktop.presentation import (
     CONFLICT_COLOR,
     CONFLICT_GLYPH,
     CONFLICT_TITLE,
@@ -258,14 +258,14 @@ class SourcesPanel(QWidget):
 
     def set_answer(self, answer: Answer) -> None:
         """Show ``answer``'s passages and, below them, its conflicting passages from
-        elsewhere in the documents (:func:`~verifai_desktop.serialize.collection_conflicts`).
+        elsewhere in the documents (:func:`~verifai_desktop.presentation.collection_conflicts`).
 
         The caption says why an abstained answer's passages are shown: they were not close
         enough to answer (nothing was generated), or they were given to the generator but
         support no sentence of its answer (whose conflicts are still listed)."""
         if not answer.abstained:
             caption = ""
-        elif answer.abstain_reason == "unsupported":
+        elif answer.refused_by_evidence:
             caption = UNSUPPORTED_CAPTION.format(n=len(answer.passages))
         else:
             caption = NOT_FOUND_CAPTION

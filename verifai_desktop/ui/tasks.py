@@ -56,6 +56,13 @@ class TaskContext:
         with self._lock:
             self._status = message
 
+    def report_status(self, p: Progress) -> None:
+        """Set ``p.message`` as the status line; a report without one changes nothing. Pass
+        it as ``progress`` to core work whose reports are steps worth naming (loading the
+        models, :meth:`AskSession.prepare`)."""
+        if p.message:
+            self.status(p.message)
+
     def take(self) -> tuple[tuple[Progress, ...], str, str | None]:
         """Pop what accumulated since the last call: (latest progress per stage, text, status)."""
         with self._lock:

@@ -19,8 +19,10 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, Slot
 
 from verifai_desktop.settings import Settings
-from verifai_desktop.store.watch import FolderWatcher, Root
-from verifai_desktop.ui.library_panel import LibraryPanel, WatchedRoot
+from verifai_desktop.store.roots import Root
+from verifai_desktop.store.watch import FolderWatcher
+from verifai_desktop.ui.library_panel import LibraryPanel
+from verifai_desktop.ui.watched_roots import WatchedRoot
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ pairs in one verifier batch through :func:`verifai_desktop.verify.check.verify_c
   the corrected markers (the answer text too, so copy and export cite the evidence);
 * a sentence no passage supports keeps its label;
 * passages given that contradict a sentence they are not cited for are kept as its
-  ``conflicts`` (the collection-wide search of :mod:`verifai_desktop.verify.conflicts` adds
+  ``conflicts`` (the collection-wide search of :mod:`verifai_desktop.contradictions` adds
   the rest of the collection).
 
 Re-citation repairs the attribution, not the text (unlike RARR, Gao et al. 2023, which

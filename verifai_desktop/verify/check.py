@@ -40,6 +40,14 @@ class Verifier(Protocol):
     the evaluation baselines in :mod:`verifai_desktop.evaluate.verifier`.
     """
 
+    def load(self) -> None:
+        """Load the model now (otherwise on first use); a no-op where nothing loads lazily.
+
+        Raises:
+            ModelLoadError: a model file is missing or cannot be read.
+        """
+        ...
+
     def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
         """Probabilities, float32, shape (len(pairs), 3), columns in :data:`LABEL_ORDER`,
         rows summing to 1, for ``(premise, hypothesis)`` pairs scored in one call."""
@@ -59,6 +67,27 @@ class PairResults:
 
     probs: NDArray[np.float32]
     spans: tuple[Span, ...]
+
+    def verdict(self, item: int, passage_text: str, passage_number: int) -> Verdict:
+        """Item ``item``'s result as a :class:`Verdict` (argmax label, the three probabilities,
+        the deciding window's text and offsets into ``passage_text``).
+
+        Args:
+            item: index into the batch, 0-based.
+            passage_text: that item's passage text (the premise the spans index).
+            passage_number: the verdict's citation number (0: not given to the generator).
+        """
+        row = self.probs[item]
+        start, end = self.spans[item]
+        return Verdict(
+            passage_number=passage_number,
+            label=LABEL_ORDER[int(np.argmax(row))],
+            p_support=float(row[0]),
+            p_contradict=float(row[1]),
+            p_no_evidence=float(row[2]),
+            evidence=passage_text[start:end],
+            evidence_span=(start, end),
+        )
 
 
 def premise_windows(
@@ -163,17 +192,7 @@ def verify_claims(
         granularity=granularity,
         sentence_spans=[passage.sentence_spans or None for _, passage in claims],
     )
-    verdicts = []
-    for (claim, passage), row, (start, end) in zip(claims, result.probs, result.spans, strict=True):
-        verdicts.append(
-            Verdict(
-                passage_number=claim.passage_number,
-                label=LABEL_ORDER[int(np.argmax(row))],
-                p_support=float(row[0]),
-                p_contradict=float(row[1]),
-                p_no_evidence=float(row[2]),
-                evidence=passage.text[start:end],
-                evidence_span=(start, end),
-            )
-        )
-    return tuple(verdicts)
+    return tuple(
+        result.verdict(n, passage.text, claim.passage_number)
+        for n, (claim, passage) in enumerate(claims)
+    )

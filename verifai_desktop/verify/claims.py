@@ -13,15 +13,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from verifai_desktop.domain import CITATION_NUMBERS, CITATION_RE, strip_citations
 from verifai_desktop.ingest.sentences import split_sentences
 
 Splitter = Callable[[str], tuple[tuple[int, int], ...]]
 
-CITATION_RE = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]")
-"""One bracketed group of citation numbers: ``[1]``, ``[1, 3]``, ``[ 2 ]``."""
-
-_ONLY_CITATIONS_RE = re.compile(r"^(?:\s*\[\s*\d+(?:\s*,\s*\d+)*\s*\]\s*)+[.!?;,]?\s*$")
-_LEADING_CITATIONS_RE = re.compile(r"^(?:\[\s*\d+(?:\s*,\s*\d+)*\s*\])+")
+_ONLY_CITATIONS_RE = re.compile(rf"^(?:\s*\[\s*{CITATION_NUMBERS}\s*\]\s*)+[.!?;,]?\s*$")
+_LEADING_CITATIONS_RE = re.compile(rf"^(?:\[\s*{CITATION_NUMBERS}\s*\])+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +47,7 @@ def parse_citations(text: str, n_passages: int) -> tuple[tuple[int, ...], tuple[
     """Read the citation numbers of one sentence.
 
     Args:
-        text: a sentence with markers such as ``[1]``, ``[1, 3]`` or ``[1][2]``.
+        text: a sentence with markers such as ``[1]``, ``[1, 3]``, ``[1; 3]`` or ``[1][2]``.
         n_passages: how many passages were given; valid numbers are 1..n_passages.
 
     Returns:
@@ -59,7 +57,7 @@ def parse_citations(text: str, n_passages: int) -> tuple[tuple[int, ...], tuple[
     valid: list[int] = []
     invalid: list[int] = []
     for match in CITATION_RE.finditer(text):
-        for number_text in match.group(1).split(","):
+        for number_text in re.split(r"[,;]", match.group(1)):
             number = int(number_text)
             if 1 <= number <= n_passages:
                 if number not in valid:
@@ -67,13 +65,6 @@ def parse_citations(text: str, n_passages: int) -> tuple[tuple[int, ...], tuple[
             else:
                 invalid.append(number)
     return tuple(valid), tuple(invalid)
-
-
-def strip_citations(text: str) -> str:
-    """The sentence without citation markers, spacing before punctuation repaired."""
-    stripped = CITATION_RE.sub("", text)
-    stripped = re.sub(r"\s+([.,;:!?])", r"\1", stripped)
-    return re.sub(r"\s{2,}", " ", stripped).strip()
 
 
 def split_answer(

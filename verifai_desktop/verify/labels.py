@@ -9,11 +9,14 @@ The rules (after the VerifAI paper's colour scheme, Kosprdic et al., 2024), appl
 5. ``no_evidence``: no cited passage supports it and none contradicts it.
 
 Contradiction wins over support because a contradiction is the thing a reader must not miss.
+The probability shown for a label and the label counts need no thresholds and live in
+:mod:`verifai_desktop.domain` (:func:`~verifai_desktop.domain.label_probability`,
+:func:`~verifai_desktop.domain.label_counts`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from verifai_desktop.domain import SentenceLabel, Verdict
 from verifai_desktop.settings import VerifySettings
@@ -52,32 +55,3 @@ def sentence_label(
     if n_support > 0:
         return SentenceLabel.PARTIALLY_SUPPORTED
     return SentenceLabel.NO_EVIDENCE
-
-
-def sentence_probability(
-    label: SentenceLabel, verdicts: Sequence[Verdict], thresholds: VerifySettings | None = None
-) -> float:
-    """The probability that backs a sentence's label, for display (0..1).
-
-    ``supported``: the weakest P(SUPPORT) of its citations; ``partially_supported``: the
-    strongest P(SUPPORT); ``contradicted``: the strongest P(CONTRADICT); ``no_evidence``: the
-    strongest P(NO_EVIDENCE); ``unreferenced``: 0.
-    """
-    del thresholds  # the label already encodes them; kept for a uniform call signature
-    if not verdicts or label is SentenceLabel.UNREFERENCED:
-        return 0.0
-    if label is SentenceLabel.SUPPORTED:
-        return min(v.p_support for v in verdicts)
-    if label is SentenceLabel.PARTIALLY_SUPPORTED:
-        return max(v.p_support for v in verdicts)
-    if label is SentenceLabel.CONTRADICTED:
-        return max(v.p_contradict for v in verdicts)
-    return max(v.p_no_evidence for v in verdicts)
-
-
-def label_counts(labels: Iterable[SentenceLabel]) -> dict[SentenceLabel, int]:
-    """How many sentences carry each label (every label present, zeros included)."""
-    counts = dict.fromkeys(SentenceLabel, 0)
-    for label in labels:
-        counts[label] += 1
-    return counts

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from verifai_desktop.cli import main
-from verifai_desktop.store.collection import list_collections
+from verifai_desktop.store.folders import list_collections
 
 EXTRA = "install the 'torch' extra: pip install 'verifai-desktop[torch]'"
 

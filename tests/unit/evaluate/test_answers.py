@@ -9,19 +9,16 @@ import pytest
 
 from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
 from verifai_desktop.errors import DatasetError
-from verifai_desktop.evaluate.answers import (
+from verifai_desktop.evaluate.answer_metrics import (
     AnswersReport,
-    CachingGenerator,
     QuestionResult,
     abstention_sweep,
     aggregate,
-    decide,
-    format_comparison,
-    format_report,
-    load_pubmedqa,
-    passage_pmid,
-    to_document,
 )
+from verifai_desktop.evaluate.answer_tables import format_comparison, format_report
+from verifai_desktop.evaluate.answers import decide
+from verifai_desktop.evaluate.generation_cache import CachingGenerator
+from verifai_desktop.evaluate.pubmedqa import load_pubmedqa, passage_pmid, to_document
 from verifai_desktop.generate.grammar import decision_grammar
 from verifai_desktop.generate.prompt import DECISION_PROMPT, ChatMessage, build_answer_prompt
 
@@ -163,7 +160,7 @@ def test_decide_continues_the_answer_chat_under_the_decision_grammar() -> None:
 def test_held_out_mode_removes_exactly_the_own_abstracts_of_every_other_question(
     shared_data: Path, fake_settings: object
 ) -> None:
-    from verifai_desktop.evaluate.answers import build_collection, held_out_corpus
+    from verifai_desktop.evaluate.pubmedqa import build_collection, held_out_corpus
     from verifai_desktop.store.collection import Collection
 
     items = load_pubmedqa(shared_data / "pubmedqa" / "ori_pqal.json")[:30]
@@ -181,7 +178,7 @@ def test_held_out_mode_removes_exactly_the_own_abstracts_of_every_other_question
 def test_held_out_sweep_and_citations_before_and_after() -> None:
     import dataclasses
 
-    from verifai_desktop.evaluate.answers import held_out_sweep
+    from verifai_desktop.evaluate.answer_metrics import held_out_sweep
 
     held_a = dataclasses.replace(_r("1", 0.3, ("no_evidence",)), held_out=True)
     held_b = dataclasses.replace(_r("2", 0.9, ("supported",)), held_out=True)

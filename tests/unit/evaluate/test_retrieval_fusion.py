@@ -151,6 +151,9 @@ class CountingEmbedder:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
+    def load(self) -> None:
+        """Nothing to load."""
+
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         self.calls.append(list(texts))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

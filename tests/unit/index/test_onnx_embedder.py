@@ -21,9 +21,9 @@ from numpy.typing import NDArray
 
 from tests.conftest import DOCS_CLEAN, REPO_ROOT
 from verifai_desktop import modelstore
-from verifai_desktop.index.embedder import SMALL_BATCH, get_embedder
-from verifai_desktop.index.export import sha256_file
-from verifai_desktop.index.onnx_embedder import OnnxEmbedder
+from verifai_desktop.hashing import sha256_file
+from verifai_desktop.index.embedder import get_embedder
+from verifai_desktop.index.onnx_embedder import SMALL_BATCH, OnnxEmbedder
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
 from verifai_desktop.ingest.parse import parse_file
 

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from verifai_desktop.domain import Document
-from verifai_desktop.ingest.parse import parse_file, sha256_file
+from verifai_desktop.hashing import sha256_file
+from verifai_desktop.ingest.parse import parse_file
 
 
 def hang_or_crash(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:

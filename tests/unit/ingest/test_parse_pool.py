@@ -15,7 +15,8 @@ from tests.conftest import DOCS_CLEAN, DOCS_NASTY
 from tests.unit.ingest._pool_hooks import hang_hash, hang_or_crash
 from verifai_desktop.domain import LocationKind
 from verifai_desktop.errors import EncryptedDocument, NeedsOcr, ParseError, UnsupportedFormat
-from verifai_desktop.ingest.parse import ParserPool, sha256_file
+from verifai_desktop.hashing import sha256_file
+from verifai_desktop.ingest.parse import ParserPool
 
 CLEAN_FILES = sorted(DOCS_CLEAN.iterdir())
 

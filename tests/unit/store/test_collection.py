@@ -43,9 +43,11 @@ from verifai_desktop.settings import (
     save_settings,
 )
 from verifai_desktop.store import writer as run_mod
+from verifai_desktop.store.base import CollectionStore
 from verifai_desktop.store.catalog import DocumentMeta
-from verifai_desktop.store.collection import (
-    Collection,
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import (
+    collection_history,
     collection_metadata,
     delete_collection,
     list_collections,
@@ -153,6 +155,34 @@ def test_single_writer_and_names(fake_settings: Settings) -> None:
             delete_collection("t")
     delete_collection("t")
     assert list_collections() == []
+
+
+def test_the_layers_above_read_it_through_the_store_contract(fake_settings: Settings) -> None:
+    with Collection.open("t", create=True, settings=fake_settings) as col:
+        ingest_documents(col, CORPUS)
+        store: CollectionStore = col
+        assert [r.source for r in store.documents()] == ["beir:1", "beir:2", "beir:3"]
+        record = store.document("beir:2")
+        assert record is not None and record.chunk_count == 1
+        assert store.document("beir:9") is None
+        assert store.num_chunks() == store.num_vectors() == 3
+        ((found, score),) = store.lexical_search("vitamin winter", 5)
+        assert score > 0 and store.lexical_search("the of", 5) == []
+        chunks = store.chunks([found, found, 999])
+        assert list(chunks) == [found] and chunks[found].source == "beir:2"
+        q = store.embedder().embed([CORPUS[2][1].text])[0]
+        hits = store.vector_search(q, 3)
+        scores = [s for _, s in hits]
+        assert len(hits) == 3 and scores == sorted(scores, reverse=True)
+        assert store.chunks([hits[0][0]])[hits[0][0]].source == "beir:3"
+        exact = col.catalog.vectors([cid for cid, _ in hits])
+        assert scores == pytest.approx([float(np.dot(exact[cid], q)) for cid, _ in hits])
+        with store.history() as history:
+            assert history.answers() == []
+    with collection_history("t") as history:
+        assert history.path == collections_dir() / "t" / "history.sqlite"
+    with pytest.raises(CollectionNotFound):
+        collection_history("missing")
 
 
 def test_semantic_scores_are_exact_float32_cosines(fake_settings: Settings) -> None:

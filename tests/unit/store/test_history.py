@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_serialize import ANSWER, PASSAGES, SENTENCES
+from tests.unit.test_codec import ANSWER, PASSAGES, SENTENCES
+from verifai_desktop.codec import answer_from_dict, answer_to_dict, answer_to_json, settings_for
 from verifai_desktop.domain import (
     Answer,
     AnswerSentence,
@@ -25,7 +26,6 @@ from verifai_desktop.domain import (
     Verdict,
 )
 from verifai_desktop.errors import BadRecord, HistoryNotFound
-from verifai_desktop.serialize import answer_from_dict, answer_to_dict, answer_to_json, settings_for
 from verifai_desktop.settings import Settings, VerifySettings
 from verifai_desktop.store.history import (
     Feedback,
@@ -115,7 +115,7 @@ def test_delete_and_clear(tmp_path: Path) -> None:
 
 
 def test_changed_documents_compares_the_files_sha256(tmp_path: Path) -> None:
-    from verifai_desktop.ingest.parse import sha256_file
+    from verifai_desktop.hashing import sha256_file
 
     kept = tmp_path / "kept.txt"
     edited = tmp_path / "edited.txt"

@@ -11,8 +11,8 @@ from verifai_desktop.cli import main
 from verifai_desktop.errors import CollectionExists, CollectionNotFound, InvalidCollectionName
 from verifai_desktop.settings import Settings, collections_dir, save_settings
 from verifai_desktop.store import naming
-from verifai_desktop.store.collection import (
-    Collection,
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import (
     delete_collection,
     existing_path,
     list_collections,

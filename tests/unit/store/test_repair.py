@@ -17,7 +17,8 @@ from verifai_desktop.cli import main
 from verifai_desktop.errors import Cancelled, IndexCorrupt, RepairImpossible
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import RetrievalSettings, Settings, collections_dir, save_settings
-from verifai_desktop.store.collection import Collection, list_collections
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import list_collections
 from verifai_desktop.store.repair import catalogued_sources, repair_collection
 
 PAGE = 4096
@@ -157,9 +158,9 @@ def test_a_cancelled_repair_leaves_the_old_collection_untouched(
 def test_repair_keeps_the_answer_history_and_the_folders_followed(
     tmp_path: Path, fake_settings: Settings
 ) -> None:
-    from tests.unit.test_serialize import ANSWER
+    from tests.unit.test_codec import ANSWER
     from verifai_desktop.store.history import History
-    from verifai_desktop.store.watch import roots_of
+    from verifai_desktop.store.roots import roots_of
 
     folder, catalog = _build(tmp_path, fake_settings, n=3)
     path = collections_dir() / "r"

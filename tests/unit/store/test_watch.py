@@ -14,13 +14,8 @@ import pytest
 
 from verifai_desktop.cli import main
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.store.watch import (
-    FolderWatcher,
-    Root,
-    roots_of,
-    sync_changes,
-    unavailable_reason,
-)
+from verifai_desktop.store.roots import Root, roots_of, unavailable_reason
+from verifai_desktop.store.watch import FolderWatcher, sync_changes
 
 INTRO = "Aspirin lowers the risk of stroke in women over fifty, a large trial found.\n"
 METHODS = "Heparin was compared with placebo in trauma patients for six months.\n"

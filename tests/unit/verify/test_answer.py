@@ -11,8 +11,9 @@ import dataclasses
 import pytest
 
 from tests.unit.test_pipeline import PASSAGES, FakeVerifier, _passage
+from verifai_desktop.codec import answer_to_dict
 from verifai_desktop.domain import SentenceLabel
-from verifai_desktop.serialize import answer_to_dict, answer_to_markdown, recitation_note
+from verifai_desktop.presentation import answer_to_markdown, recitation_note
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.answer import MAX_CITATIONS, verify_answer
 from verifai_desktop.verify.claims import with_citations

@@ -45,6 +45,9 @@ class ScriptedVerifier:
         self.by_premise = by_premise
         self.batches: list[list[tuple[str, str]]] = []
 
+    def load(self) -> None:
+        """Nothing to load."""
+
     def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
         self.batches.append(list(pairs))
         rows = [self.by_premise.get(premise, (0.1, 0.1, 0.8)) for premise, _ in pairs]

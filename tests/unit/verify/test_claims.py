@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from verifai_desktop.verify.claims import parse_citations, split_answer, strip_citations
+from verifai_desktop.domain import strip_citations
+from verifai_desktop.verify.claims import parse_citations, split_answer
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-from verifai_desktop.domain import NliLabel, SentenceLabel, Verdict
+from verifai_desktop.domain import NliLabel, SentenceLabel, Verdict, label_counts, label_probability
 from verifai_desktop.settings import VerifySettings
-from verifai_desktop.verify.labels import label_counts, sentence_label, sentence_probability
+from verifai_desktop.verify.labels import sentence_label
 
 T = VerifySettings(contradict_threshold=0.5, support_threshold=0.6)
 
@@ -74,11 +74,11 @@ def test_every_combination_obeys_the_definitions() -> None:
 
 
 def test_probability_backing_the_label() -> None:
-    assert sentence_probability(SentenceLabel.SUPPORTED, (SUP, SUP_EDGE)) == pytest.approx(0.6)
-    assert sentence_probability(SentenceLabel.PARTIALLY_SUPPORTED, (SUP, NEI)) == pytest.approx(0.9)
-    assert sentence_probability(SentenceLabel.CONTRADICTED, (CON, CON_EDGE)) == pytest.approx(0.8)
-    assert sentence_probability(SentenceLabel.NO_EVIDENCE, (NEI, SUP_WEAK)) == pytest.approx(0.8)
-    assert sentence_probability(SentenceLabel.UNREFERENCED, ()) == 0.0
+    assert label_probability(SentenceLabel.SUPPORTED, (SUP, SUP_EDGE)) == pytest.approx(0.6)
+    assert label_probability(SentenceLabel.PARTIALLY_SUPPORTED, (SUP, NEI)) == pytest.approx(0.9)
+    assert label_probability(SentenceLabel.CONTRADICTED, (CON, CON_EDGE)) == pytest.approx(0.8)
+    assert label_probability(SentenceLabel.NO_EVIDENCE, (NEI, SUP_WEAK)) == pytest.approx(0.8)
+    assert label_probability(SentenceLabel.UNREFERENCED, ()) == 0.0
 
 
 def test_label_counts_include_zeros() -> None:

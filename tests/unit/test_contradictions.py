@@ -1,4 +1,4 @@
-"""verify/conflicts.py control flow: negation-aware queries, RRF candidates, per-document
+"""contradictions.py control flow: negation-aware queries, RRF candidates, per-document
 verdicts, the skip list and the one verifier batch (fakes; the real search is in
 tests/unit/test_recite_real.py)."""
 
@@ -9,17 +9,17 @@ from collections.abc import Sequence
 import pytest
 
 from tests.unit.test_pipeline import FakeVerifier, _passage
-from verifai_desktop.domain import DocId, Evidence, NliLabel, Passage, Verdict
-from verifai_desktop.retrieve import Fused
-from verifai_desktop.settings import VerifySettings
-from verifai_desktop.verify.conflicts import (
+from verifai_desktop.contradictions import (
     INDEXED_CUES,
     candidate_passages,
-    document_verdicts,
     find_conflicts,
     has_negation,
     negation_variant,
 )
+from verifai_desktop.domain import DocId, Evidence, NliLabel, Passage, Verdict
+from verifai_desktop.retrieve import Fused
+from verifai_desktop.settings import VerifySettings
+from verifai_desktop.verify.evidence import document_verdicts
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,9 @@ class FakeRetriever:
     def semantic_hits(self, query: str, limit: int) -> list[tuple[int, float]]:
         return [(2, 0.9), (4, 0.5)]
 
-    def passages(self, fused: Sequence[Fused], k: int) -> tuple[Passage, ...]:
+    def passages(
+        self, fused: Sequence[Fused], k: int, *, include_references: bool = True
+    ) -> tuple[Passage, ...]:
         return tuple(self.by_id[f.chunk_id] for f in fused if f.chunk_id in self.by_id)[:k]
 
 

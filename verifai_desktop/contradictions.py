@@ -1,5 +1,8 @@
 """Evidence for a claim from a whole collection: contradiction search and ``verifai check``.
 
+Layer: use cases (beside :mod:`verifai_desktop.pipeline`): it searches the collection through
+:mod:`verifai_desktop.retrieve` and verifies through :mod:`verifai_desktop.verify`.
+
 A verdict on the passages the generator happened to be given says nothing about the other
 documents of a collection. This module searches the whole collection for passages that
 support or contradict a claim, in the decoupled design of contradiction-aware retrieval
@@ -22,14 +25,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Literal
 
-from verifai_desktop.domain import DocId, Evidence, Passage, Verdict
-from verifai_desktop.retrieve import Fused, Retriever
+from verifai_desktop.domain import CheckResult, Evidence, Passage
+from verifai_desktop.retrieve import Fused, PassageRetriever
 from verifai_desktop.settings import VerifySettings
-from verifai_desktop.verify.check import LABEL_ORDER, Verifier, verify_pairs
+from verifai_desktop.verify.check import Verifier, verify_pairs
+from verifai_desktop.verify.evidence import document_verdicts, verify_evidence
 
 RRF_K = 60
 """Reciprocal rank fusion constant (Cormack, Clarke & Buettcher, SIGIR 2009)."""
@@ -74,8 +75,6 @@ INDEXED_CUES = ("never", "without", "neither", "lack", "absence", "fail", "unabl
 
 _WORD_RE = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
 
-Overall = Literal["SUPPORT", "CONTRADICT", "NO_EVIDENCE"]
-
 
 def has_negation(claim: str) -> bool:
     """Whether ``claim`` holds a negation cue of :data:`NEGATION_CUES`."""
@@ -90,46 +89,7 @@ def negation_variant(claim: str) -> str:
     return f"{claim} {' '.join(INDEXED_CUES)}"
 
 
-@dataclass(frozen=True, slots=True)
-class DocumentVerdict:
-    """What one document says about a claim: the label of its strongest passage.
-
-    Attributes:
-        doc_id: catalog id.
-        path: source file.
-        title: document title.
-        label: ``SUPPORT`` or ``CONTRADICT`` when its strongest passage (highest
-            :attr:`Evidence.strength`) passes that label's threshold, else ``NO_EVIDENCE``.
-        evidence: that strongest passage.
-    """
-
-    doc_id: DocId
-    path: Path
-    title: str
-    label: Overall
-    evidence: Evidence
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """The collection's evidence on one claim (:func:`check_claim`).
-
-    Attributes:
-        claim: the claim checked.
-        supporting: passages with P(SUPPORT) >= the support threshold, strongest first.
-        contradicting: passages with P(CONTRADICT) >= the contradict threshold, strongest first.
-        documents: one verdict per document among the candidates, decided ones first.
-        candidates: passages verified (the budget's worth).
-    """
-
-    claim: str
-    supporting: tuple[Evidence, ...]
-    contradicting: tuple[Evidence, ...]
-    documents: tuple[DocumentVerdict, ...]
-    candidates: int
-
-
-def candidate_passages(retriever: Retriever, claim: str, budget: int) -> tuple[Passage, ...]:
+def candidate_passages(retriever: PassageRetriever, claim: str, budget: int) -> tuple[Passage, ...]:
     """The ``budget`` passages of the collection most likely to decide ``claim``.
 
     RRF over BM25 on the claim, BM25 on :func:`negation_variant` and the dense neighbours,
@@ -158,74 +118,8 @@ def candidate_passages(retriever: Retriever, claim: str, budget: int) -> tuple[P
     return retriever.passages(fused, budget)
 
 
-def verify_evidence(
-    verifier: Verifier,
-    claim: str,
-    passages: Sequence[Passage],
-    numbers: dict[int, int] | None = None,
-) -> tuple[Evidence, ...]:
-    """The verifier's verdict on ``claim`` against every sentence window of each passage.
-
-    Args:
-        verifier: the NLI verifier.
-        claim: the hypothesis.
-        passages: the premises' passages; all their windows go in one batch.
-        numbers: chunk id -> citation number for passages given to the generator.
-
-    Returns:
-        One :class:`Evidence` per passage, in the order given.
-    """
-    if not passages:
-        return ()
-    result = verify_pairs(
-        verifier,
-        [(p.text, claim) for p in passages],
-        granularity="sentences",
-        sentence_spans=[p.sentence_spans or None for p in passages],
-    )
-    numbers = numbers or {}
-    out = []
-    for p, row, (start, end) in zip(passages, result.probs, result.spans, strict=True):
-        verdict = Verdict(
-            passage_number=numbers.get(int(p.chunk_id), 0),
-            label=LABEL_ORDER[int(row.argmax())],
-            p_support=float(row[0]),
-            p_contradict=float(row[1]),
-            p_no_evidence=float(row[2]),
-            evidence=p.text[start:end],
-            evidence_span=(start, end),
-        )
-        out.append(Evidence(p, verdict))
-    return tuple(out)
-
-
-def document_verdicts(
-    evidence: Sequence[Evidence], thresholds: VerifySettings
-) -> tuple[DocumentVerdict, ...]:
-    """One verdict per document: the label of its strongest passage, decided ones first
-    (then by strength)."""
-    best: dict[int, Evidence] = {}
-    for ev in evidence:
-        held = best.get(int(ev.passage.doc_id))
-        if held is None or ev.strength > held.strength:
-            best[int(ev.passage.doc_id)] = ev
-    out = []
-    for doc_id, ev in best.items():
-        v = ev.verdict
-        label: Overall = "NO_EVIDENCE"
-        if v.p_contradict >= v.p_support and v.p_contradict >= thresholds.contradict_threshold:
-            label = "CONTRADICT"
-        elif v.p_support >= thresholds.support_threshold:
-            label = "SUPPORT"
-        elif v.p_contradict >= thresholds.contradict_threshold:
-            label = "CONTRADICT"
-        out.append(DocumentVerdict(DocId(doc_id), ev.passage.path, ev.passage.title, label, ev))
-    out.sort(key=lambda d: (d.label == "NO_EVIDENCE", -d.evidence.strength, int(d.doc_id)))
-    return tuple(out)
-
-
 def check_claim(
-    retriever: Retriever,
+    retriever: PassageRetriever,
     verifier: Verifier,
     claim: str,
     thresholds: VerifySettings,
@@ -266,7 +160,7 @@ def check_claim(
 
 
 def find_conflicts(
-    retriever: Retriever,
+    retriever: PassageRetriever,
     verifier: Verifier,
     claims: Sequence[str],
     thresholds: VerifySettings,
@@ -309,17 +203,8 @@ def find_conflicts(
         granularity="sentences",
         sentence_spans=[p.sentence_spans or None for p in items],
     )
-    for n, p, row, (start, end) in zip(owners, items, result.probs, result.spans, strict=True):
-        if float(row[1]) < thresholds.contradict_threshold:
-            continue
-        verdict = Verdict(
-            passage_number=0,
-            label=LABEL_ORDER[int(row.argmax())],
-            p_support=float(row[0]),
-            p_contradict=float(row[1]),
-            p_no_evidence=float(row[2]),
-            evidence=p.text[start:end],
-            evidence_span=(start, end),
-        )
-        out[n].append(Evidence(p, verdict))
+    for i, (n, p) in enumerate(zip(owners, items, strict=True)):
+        verdict = result.verdict(i, p.text, 0)
+        if verdict.p_contradict >= thresholds.contradict_threshold:
+            out[n].append(Evidence(p, verdict))
     return tuple(tuple(sorted(found, key=lambda e: -e.verdict.p_contradict)) for found in out)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from verifai_desktop.codec import ANSWER_SCHEMA, answer_to_dict, answer_to_json, passage_to_dict
 from verifai_desktop.domain import (
     Answer,
     AnswerSentence,
@@ -22,16 +23,12 @@ from verifai_desktop.domain import (
     Verdict,
 )
 from verifai_desktop.errors import UnsupportedExportFormat
-from verifai_desktop.serialize import (
-    ANSWER_SCHEMA,
+from verifai_desktop.presentation import (
     EXPORT_FORMATS,
-    answer_to_dict,
     answer_to_html,
-    answer_to_json,
     answer_to_markdown,
     format_for_path,
     injection_warning,
-    passage_to_dict,
     write_answer,
 )
 from verifai_desktop.settings import Settings, VerifySettings

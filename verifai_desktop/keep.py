@@ -1,0 +1,67 @@
+"""Keeping a verified answer in its collection's history: one policy for the app and the CLI.
+
+The answer is what the user asked for; the history (:mod:`verifai_desktop.store.history`) is
+a record of it. So :func:`keep_in_history` never fails the question: a history that cannot be
+written is logged and reported as a warning, which each front end shows after the answer
+(``verifai ask``: ``warning: ...`` on stderr, exit status 0; the app: its status bar). The
+app calls it on the worker thread that answered, the CLI after the answer is made.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from verifai_desktop.domain import Answer
+from verifai_desktop.errors import VerifaiError
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.history import keep_answer
+
+if TYPE_CHECKING:
+    from verifai_desktop.store.base import CollectionStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What became of keeping an answer.
+
+    Attributes:
+        answer_id: its id in the collection's history; None when it was not kept (the
+            history is off, ``settings.history.keep``, or could not be written).
+        warning: why it could not be kept (``"the answer was not kept in the history of
+            collection 'papers': ..."``), for the user; empty when kept or when the history
+            is off.
+    """
+
+    answer_id: int | None = None
+    warning: str = ""
+
+
+def keep_in_history(collection: CollectionStore, answer: Answer, settings: Settings) -> Kept:
+    """Keep ``answer`` in ``collection``'s history when ``settings.history.keep`` is on.
+
+    A failure to write the history (damaged or locked file, full disk) is logged and returned
+    as :attr:`Kept.warning`, never raised: the answer is not lost for it.
+
+    Args:
+        collection: the open collection that answered.
+        answer: the answer as shown.
+        settings: the settings it was made with (``history.keep``; kept with the answer).
+
+    Returns:
+        The answer's history id, or the warning to show.
+    """
+    if not settings.history.keep:
+        return Kept()
+    try:
+        return Kept(answer_id=keep_answer(collection, answer, settings))
+    except (VerifaiError, OSError, sqlite3.Error) as exc:
+        log.warning("could not keep the answer in the history: %s", exc)
+        return Kept(
+            warning=f"the answer was not kept in the history of collection "
+            f"{collection.name!r}: {exc}"
+        )

@@ -1,0 +1,476 @@
+"""The main window's question box at work: a question asked, or a claim checked, on the worker.
+
+The box has two modes: Ask (a verified answer, :meth:`AskSession.ask`) and Check a claim
+(what every document of the collection says about a statement, :meth:`AskSession.check_claim`);
+an answer sentence's context menu checks that sentence the same way. :class:`Asking`, a part
+of :class:`~verifai_desktop.ui.main_window.MainWindow` built on
+:class:`~verifai_desktop.ui.window_base.WindowBase`, runs either through the window's
+:class:`~verifai_desktop.ui.operations.CollectionHost` (the op on the worker, its results on
+the UI thread): it streams the answer's pieces and the stages' progress to the answer pane and
+the status bar, and Stop cancels it. A claim is validated by the pipeline's
+:func:`~verifai_desktop.pipeline.claim_to_check` before a check starts.
+
+The pipeline is imported on the first question or check, and the models are resolved then, on
+the worker, with a visible status (:meth:`AskSession.prepare`). Each verified answer is kept in
+its collection's history on the worker that answered it
+(:func:`~verifai_desktop.keep.keep_in_history`); when it cannot be, the status bar says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QAbstractButton
+
+from verifai_desktop.domain import Answer, CheckResult, Progress
+from verifai_desktop.errors import Cancelled, EmptyClaim
+from verifai_desktop.hardware import Hardware
+from verifai_desktop.keep import Kept, keep_in_history
+from verifai_desktop.presentation import CHECK_VERDICT_TEXT, NOT_FOUND_TEXT, UNSUPPORTED_TEXT
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.ui.answer_view import ANSWER_HINT, CHECK_HINT
+from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.tasks import T, Task, TaskContext
+from verifai_desktop.ui.window_base import ASK_MODE, CHECK_MODE, WindowBase
+
+if TYPE_CHECKING:
+    from verifai_desktop.pipeline import AskSession
+
+log = logging.getLogger(__name__)
+
+STAGE_TEXT = {
+    "retrieve": "Searching your documents…",
+    "generate": "Writing the answer…",
+    "verify": "Checking every sentence against its sources…",
+}
+PREPARING_TEXT = "Preparing the answer…"
+"""Answer pane note between the search and prompt reading (the generator loads, the prompt
+is built)."""
+LOADING_GENERATOR_TEXT = "loading the generator (first answer)…"
+"""The model status once the models are prepared: the generator loads on its first prompt."""
+
+
+def reading_text(done: int, total: int | None) -> str:
+    """What the answer pane and status bar say while the generator reads the prompt."""
+    of = f" of {total:,}" if total is not None else ""
+    return f"Reading the passages… {done:,}{of} tokens"
+
+
+RUN_TEXT = {ASK_MODE: "Ask", CHECK_MODE: "Check"}
+ANSWER_STATUS = "Answer verified. Hover or Tab through sentences for evidence."
+NOT_SUPPORTED_SUMMARY = "Not supported"  # summary line of an answer refused by evidence
+CHECKING_TEXT = "Searching your documents for passages that support or contradict the claim…"
+
+
+class Asking(WindowBase):
+    """The window's part that runs questions and claim checks.
+
+    :attr:`ask_task` is the running question, if any, and :attr:`check_task` the running
+    claim check.
+    """
+
+    # ----- the question box ----------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        """The question box's mode: :data:`ASK_MODE` or :data:`CHECK_MODE`."""
+        return CHECK_MODE if self.mode_buttons[CHECK_MODE].isChecked() else ASK_MODE
+
+    def set_mode(self, mode: str) -> None:
+        """Switch the question box to ``mode`` (:data:`ASK_MODE` or :data:`CHECK_MODE`)."""
+        if mode not in self.mode_buttons:
+            raise ValueError(f"unknown mode {mode!r}")
+        self.mode_buttons[mode].setChecked(True)
+
+    @Slot(QAbstractButton, bool)
+    def on_mode_toggled(self, _button: QAbstractButton, checked: bool) -> None:
+        """Follow the mode in the run button, the placeholder and the empty view's hint."""
+        if not checked:
+            return
+        self.ask_button.setText(RUN_TEXT[self.mode])
+        self.answer_view.hint_text = CHECK_HINT if self.mode == CHECK_MODE else ANSWER_HINT
+        self.answer_view.viewport().update()
+        self._update_placeholder()
+
+    def _update_placeholder(self) -> None:
+        name = self.library.current
+        shown = self.library.display_name(name) if name else ""
+        if not name:
+            text = "Create a collection and add documents first"
+        elif self.mode == CHECK_MODE:
+            text = f"Type a statement to check against the documents in “{shown}”…"
+        else:
+            text = f"Ask a question about the documents in “{shown}”…"
+        self.question.setPlaceholderText(text)
+
+    @Slot()
+    def on_ask_clicked(self) -> None:
+        """Run the box's text in the current mode: ask the question or check the claim."""
+        q = self.question.text().strip()
+        if not q:
+            return
+        if self.mode == CHECK_MODE:
+            self.check(q)
+        else:
+            self.ask(q)
+
+    @Slot()
+    def on_question_return_pressed(self) -> None:
+        """Enter in the question box is the run button: nothing while it is disabled."""
+        if self.ask_button.isEnabled():
+            self.on_ask_clicked()
+
+    @property
+    def working(self) -> bool:
+        """A question or a claim check is running."""
+        return any(t is not None and t.is_running for t in (self.ask_task, self.check_task))
+
+    def _update_ask_button(self) -> None:
+        """Ask (and Check) are enabled with a collection, no question or check running and no
+        index write going on."""
+        running = self.working
+        busy = self.library.busy
+        self.ask_button.setEnabled(bool(self.library.current) and not busy and not running)
+        self.ask_button.setToolTip(
+            "Wait for the documents to finish indexing"
+            if busy
+            else "Create or pick a collection first"
+            if not self.library.current
+            else ""
+        )
+
+    def _collection_to_run(self) -> str:
+        """The current collection when a question or check may start now, else ``""`` (the
+        status bar says so when there is no collection; nothing is said while one runs)."""
+        name = self.library.current
+        if not name:
+            self.statusBar().showMessage(
+                "Create or pick a collection first, then add documents.", 8000
+            )
+            return ""
+        return "" if self.working else name
+
+    def _follow(self, task: Task[T], context: str, finished: Callable[[], None]) -> None:
+        """What a started question and a check share: Ask off and Stop on until ``finished``;
+        model loading in the status bar; a failure shown (with Repair for a damaged
+        collection), a stop said."""
+        self._update_ask_button()
+        self.stop_button.setEnabled(True)
+        task.status_changed.connect(self.on_model_status)
+        task.failed.connect(
+            lambda exc: show_error(self, exc, context=context, repair=self.library.repair)
+        )
+        task.cancelled.connect(lambda: self.statusBar().showMessage("Stopped.", 5000))
+        task.finished.connect(finished)
+
+    # ----- ask -----------------------------------------------------------------------------
+
+    def ask(self, question: str) -> Task[Answer] | None:
+        """Answer ``question`` from the current collection in the background.
+
+        Tokens stream into the answer view; when the answer is verified each sentence takes
+        its label style and the sources panel lists the passages.
+        """
+        name = self._collection_to_run()
+        if not name:
+            return None
+        session = self._ask_session()
+        prepare = not self._models_ready
+        settings = self.settings
+        kept: list[Kept] = []  # the answer's place in the history, written before the op ends
+
+        def op(col: Collection, ctx: TaskContext) -> Answer:
+            if prepare:
+                session.prepare(progress=ctx.report_status, cancel=ctx.cancel)
+                ctx.status(LOADING_GENERATOR_TEXT)
+            answer = session.ask(
+                col, question, on_token=ctx.on_token, progress=ctx.progress, cancel=ctx.cancel
+            )
+            kept.append(keep_in_history(col, answer, settings))
+            return answer
+
+        def answered(answer: Answer) -> None:
+            k = kept[0] if kept else Kept()
+            ref = (name, k.answer_id) if k.answer_id is not None else None
+            self.on_answer_ready(answer, kept=ref, warning=k.warning)
+
+        self.answer = None
+        self.check_result = None
+        self._forget_history_ref()
+        self.answer_view.begin_stream()
+        self.sources.clear()
+        # The previous answer's page would read as a source of the new one.
+        self.document_view.clear()
+        self.tabs.setCurrentWidget(self.sources)
+        self._set_answer_actions(False)
+        self.answer_info.setText("")
+        task = self.host.query("ask", name, op)
+        self.ask_task = task
+        task.text_streamed.connect(self.answer_view.append_stream)
+        task.progressed.connect(self.on_ask_progress)
+        task.succeeded.connect(answered)
+        self._follow(task, "Answering the question", self.on_ask_finished)
+        return task
+
+    def _ask_session(self) -> AskSession:
+        if self._session is None:
+            # Deferred on purpose: the pipeline pulls in onnxruntime and the model libraries,
+            # which the window must not import before the first question.
+            from verifai_desktop.pipeline import AskSession
+
+            self._session = AskSession(self.settings)
+        return self._session
+
+    @Slot(object)
+    def on_ask_progress(self, p: Progress) -> None:
+        """Show the stage of the running question in the status bar and, until the answer
+        streams, in the answer pane; prompt reading also as a bar of tokens read."""
+        text = STAGE_TEXT.get(p.stage, p.stage)
+        if p.stage == "read":
+            text = reading_text(p.done, p.total)
+            if p.total:
+                self.read_bar.setRange(0, p.total)
+                self.read_bar.setValue(p.done)
+                self.read_bar.show()
+            self.answer_view.show_progress(text)
+        else:
+            self.read_bar.hide()
+            if p.stage == "retrieve":
+                self.answer_view.show_progress(text)
+            elif p.stage == "generate" and not p.done:
+                text = PREPARING_TEXT
+                self.answer_view.show_progress(text)
+        if p.stage == "generate" and p.done:
+            text = f"Writing the answer… {p.done} tokens"
+        self.statusBar().showMessage(text)
+
+    @Slot(str)
+    def on_model_status(self, message: str) -> None:
+        """Show model loading in the permanent status label."""
+        self.model_status.setText(f"Models: {message}")
+
+    def on_answer_ready(
+        self, answer: Answer, *, kept: tuple[str, int] | None = None, warning: str = ""
+    ) -> None:
+        """Render the verified answer and its sources; after the first, show the devices.
+
+        Args:
+            answer: the answer.
+            kept: (collection folder, history id) when it was kept in the history.
+            warning: why it was not kept (:attr:`Kept.warning`), shown in the status bar.
+        """
+        self.answer = answer
+        first = not self._models_ready
+        self._models_ready = True
+        if first:
+            self.detect_devices()
+        self.history_ref = kept
+        self._marks = ()
+        self.reopened_note.hide()
+        self._show_answer(answer)
+        self.sources.set_answer(answer)
+        if kept is not None and kept[0] == self.history.collection:
+            self.history.refresh(select=kept[1])
+        self._set_answer_actions(True)
+        self.answer_info.setText(answer_summary(answer))
+        names = [str(m.get("name", "")) for m in answer.models.values() if m.get("name")]
+        if names:
+            self.model_status.setText("Models: " + " · ".join(Path(n).name for n in names))
+        if warning:
+            self.statusBar().showMessage(f"{answer_status(answer)} Warning: {warning}", 20000)
+        else:
+            self.statusBar().showMessage(answer_status(answer), 10000)
+
+    @Slot()
+    def on_ask_finished(self) -> None:
+        """Re-enable asking."""
+        self.read_bar.hide()
+        self._update_ask_button()
+        self.stop_button.setEnabled(False)
+
+    @Slot()
+    def on_stop_clicked(self) -> None:
+        """Stop the running question or claim check."""
+        for task in (self.ask_task, self.check_task):
+            if task is not None and task.is_running:
+                task.cancel()
+
+    # ----- check a claim -------------------------------------------------------------------
+
+    def check(self, claim: str, *, from_answer: bool = False) -> Task[CheckResult] | None:
+        """Check ``claim`` against every document of the current collection in the background.
+
+        The result (:meth:`AnswerView.show_check`) replaces the answer area: what each
+        document says, then the supporting and the contradicting passages.
+
+        Args:
+            claim: any statement (citation markers are ignored).
+            from_answer: the claim is a sentence of the shown answer; the answer and its
+                sources are kept and the result links back to them.
+
+        Returns:
+            The running task, or ``None`` when nothing was started (no collection, a question
+            or check already running, documents being indexed, a claim without words).
+        """
+        name = self._collection_to_run()
+        if not name:
+            return None
+        if self.library.busy:
+            self.statusBar().showMessage("Wait for the documents to finish indexing.", 5000)
+            return None
+        # Deferred like the session (_ask_session), which this check creates next anyway.
+        from verifai_desktop.pipeline import claim_to_check
+
+        try:
+            text = claim_to_check(claim)
+        except EmptyClaim:
+            self.statusBar().showMessage("Type a statement to check.", 5000)
+            return None
+        session = self._ask_session()
+        prepare = not self._models_ready
+
+        def op(col: Collection, ctx: TaskContext) -> CheckResult:
+            if prepare:
+                session.prepare(generator=False, progress=ctx.report_status, cancel=ctx.cancel)
+            if ctx.cancel.is_set():
+                raise Cancelled("check")
+            result = session.check_claim(col, text)
+            # The search cannot be interrupted; Stop drops its result.
+            if ctx.cancel.is_set():
+                raise Cancelled("check")
+            return result
+
+        keep = from_answer and self.answer is not None
+        self._generated_shown = keep and self.answer_view.generated_shown
+        self.check_result = None
+        if not keep:
+            self.answer = None
+            self._forget_history_ref()
+            self.sources.clear("The passages of the check are listed in the answer area.")
+            self.document_view.clear()
+            self.tabs.setCurrentWidget(self.sources)
+        self._set_answer_actions(False)
+        self.answer_view.show_pending(f"Checking “{text}” across your documents…")
+        self.answer_info.setText("")
+        self.statusBar().showMessage(CHECKING_TEXT)
+        task = self.host.query("check", name, op)
+        self.check_task = task
+        task.succeeded.connect(lambda result: self.on_check_ready(result, back=keep))
+        self._follow(task, "Checking the claim", self.on_check_finished)
+        return task
+
+    @Slot(str)
+    def on_claim_check_requested(self, claim: str) -> None:
+        """ "Check across my documents" on an answer sentence: check its claim."""
+        if self.check(claim, from_answer=True) is None and self.working:
+            self.statusBar().showMessage("Wait for the running question or check to end.", 5000)
+
+    def on_check_ready(self, result: CheckResult, *, back: bool = False) -> None:
+        """Show the claim check in the answer area.
+
+        Args:
+            result: the check.
+            back: the shown answer is kept; link back to it.
+        """
+        self.check_result = result
+        self.answer_view.show_check(result, back=back and self.answer is not None)
+        self.answer_info.setText(check_summary(result))
+        self.statusBar().showMessage("Claim checked. Click a passage to open it.", 10000)
+
+    @Slot()
+    def on_check_finished(self) -> None:
+        """Re-enable asking; after a failed or stopped check, show the answer again."""
+        self._update_ask_button()
+        self.stop_button.setEnabled(False)
+        if self.check_result is None:
+            if self.answer is not None:
+                self.on_back_requested()
+            else:
+                self.answer_view.clear_answer()
+
+    @Slot()
+    def on_back_requested(self) -> None:
+        """Leave a sentence's check for the answer it came from."""
+        if self.answer is None:
+            return
+        self.check_result = None
+        self._show_answer(self.answer, show_generated=self._generated_shown)
+        self._set_answer_actions(True)
+        self.answer_info.setText(answer_summary(self.answer))
+
+    # ----- devices -------------------------------------------------------------------------
+
+    def detect_devices(self) -> Task[Hardware]:
+        """Find where the generator, verifier and embedder run, on a worker; the status bar
+        shows it (:meth:`on_hardware_detected`). A verifier already loaded reports its own
+        ONNX Runtime provider."""
+        from verifai_desktop import hardware
+        from verifai_desktop.verify.nli import OnnxVerifier
+
+        models = self.settings.models
+        session = self._session if self._models_ready else None
+
+        def work(ctx: TaskContext) -> Hardware:
+            verifier = session.verifier if session else None
+            provider = verifier.provider if isinstance(verifier, OnnxVerifier) else None
+            return hardware.detect(models, verifier_provider=provider)
+
+        task = self.runner.submit("detect devices", work)
+        task.succeeded.connect(self.on_hardware_detected)
+        task.failed.connect(lambda exc: log.warning("cannot detect the devices: %s", exc))
+        return task
+
+    @Slot(object)
+    def on_hardware_detected(self, hw: Hardware) -> None:
+        """Show the device of each model in the status bar (details in its tooltip)."""
+        self.device_status.setText(f"Devices: {hw.summary()}")
+        self.device_status.setToolTip("\n".join(hw.lines()))
+
+
+def answer_status(answer: Answer) -> str:
+    """The status-bar message for a new answer: verified, not found (nothing close enough
+    retrieved) or not supported (no sentence of the generated answer supported)."""
+    if answer.refused_by_evidence:
+        return f"{UNSUPPORTED_TEXT}: no sentence of the generated answer is supported."
+    if answer.abstained:
+        return f"{NOT_FOUND_TEXT}."
+    return ANSWER_STATUS
+
+
+def answer_summary(answer: Answer) -> str:
+    """``"3 supported, 1 contradicted · retrieve 0.2 s · generate 9.1 s · verify 1.3 s"``;
+    an abstention leads with why: ``"Not found in your documents · retrieve 0.2 s"``,
+    ``"Not supported: 2 no evidence, 1 contradicted · retrieve 0.2 s · …"``."""
+    t = answer.timings_ms
+    counts = answer.label_counts()
+    summary = ", ".join(f"{n} {label.value.replace('_', ' ')}" for label, n in counts.items() if n)
+    if answer.refused_by_evidence:
+        summary = f"{NOT_SUPPORTED_SUMMARY}: {summary}" if summary else NOT_SUPPORTED_SUMMARY
+    elif answer.abstained:
+        summary = NOT_FOUND_TEXT
+    times = " · ".join(
+        f"{k} {t[k] / 1000:.1f} s" for k in ("retrieve", "generate", "verify") if k in t
+    )
+    return " · ".join(x for x in (summary, times) if x)
+
+
+def check_summary(result: CheckResult) -> str:
+    """``"1 document supports, 2 contradict, 1 without evidence · 30 passages checked"``."""
+    singular = {"SUPPORT": "supports", "CONTRADICT": "contradicts", "NO_EVIDENCE": ""}
+    plural = {"SUPPORT": "support", "CONTRADICT": "contradict", "NO_EVIDENCE": ""}
+    counts = {label: 0 for label in CHECK_VERDICT_TEXT}
+    for doc in result.documents:
+        counts[doc.label] += 1
+    parts: list[str] = []
+    for label, n in counts.items():
+        if not n:
+            continue
+        verb = (singular if n == 1 else plural)[label] or "without evidence"
+        noun = "" if parts else (" document" if n == 1 else " documents")
+        parts.append(f"{n}{noun} {verb}")
+    checked = f"{result.candidates} {'passage' if result.candidates == 1 else 'passages'} checked"
+    return " · ".join(x for x in (", ".join(parts), checked) if x)

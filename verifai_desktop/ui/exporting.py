@@ -1,0 +1,136 @@
+"""The main window's answer on its way out: copied, saved as a file, its audit record exported.
+
+:class:`Exporting`, a part of :class:`~verifai_desktop.ui.main_window.MainWindow` built on
+:class:`~verifai_desktop.ui.window_base.WindowBase`, puts the shown answer on the clipboard
+(Markdown and HTML), saves it in the format its file suffix names
+(:data:`~verifai_desktop.presentation.EXPORT_FORMATS`), and writes the audit record of an
+answer kept in the history (File → Export audit record) on the task runner, through the
+history panel (:meth:`HistoryPanel.export_audit`). Failures are shown by
+:mod:`verifai_desktop.ui.errors`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, Slot
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QFileDialog
+
+from verifai_desktop.errors import VerifaiError
+from verifai_desktop.presentation import (
+    EXPORT_FORMATS,
+    answer_to_html,
+    answer_to_markdown,
+    format_for_path,
+    write_answer,
+)
+from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.history_panel import with_history, write_audit_record
+from verifai_desktop.ui.tasks import Task
+from verifai_desktop.ui.window_base import WindowBase
+
+
+class Exporting(WindowBase):
+    """The window's part that copies and saves the shown answer and its audit record."""
+
+    @Slot()
+    def on_copy_clicked(self) -> None:
+        """Put the answer on the clipboard as Markdown (text) and HTML."""
+        if self.answer is None:
+            return
+        mime = QMimeData()
+        mime.setText(answer_to_markdown(self.answer))
+        mime.setHtml(answer_to_html(self.answer))
+        QGuiApplication.clipboard().setMimeData(mime)
+        self.statusBar().showMessage("Answer copied (Markdown and HTML).", 5000)
+
+    def export_answer(self, path: Path) -> Path:
+        """Write the answer to ``path`` in the format its suffix names
+        (:func:`~verifai_desktop.presentation.write_answer`).
+
+        Raises:
+            UnsupportedExportFormat: the suffix names no export format.
+        """
+        assert self.answer is not None
+        return write_answer(self.answer, path)
+
+    @Slot()
+    def on_export_clicked(self) -> None:
+        """Ask where to save and export the answer."""
+        if self.answer is None:
+            return
+        formats = list(EXPORT_FORMATS.values())
+        path, chosen = QFileDialog.getSaveFileName(
+            self,
+            "Export answer",
+            str(Path.home() / f"answer{formats[0].suffix}"),
+            ";;".join(f.file_filter for f in formats),
+        )
+        if not path:
+            return
+        target = Path(path)
+        if not target.suffix:
+            fmt = next((f for f in formats if f.file_filter == chosen), formats[0])
+            target = target.with_suffix(fmt.suffix)
+        try:
+            format_for_path(target)
+            self.export_answer(target)
+        except (OSError, VerifaiError) as exc:
+            show_error(self, exc, context=f"Saving {target.name}")
+            return
+        self.statusBar().showMessage(f"Saved {target}", 8000)
+
+    # ----- audit record --------------------------------------------------------------------
+
+    def export_audit(self, path: Path) -> tuple[Path, Path]:
+        """Write the shown answer's audit record to ``path`` (JSON) and beside it (HTML), on
+        the calling thread; File → Export audit record runs it on the task runner
+        (:meth:`save_audit`).
+
+        Returns:
+            The JSON and HTML files written.
+
+        Raises:
+            HistoryNotFound: the answer is no longer in its history.
+            OSError: the files cannot be written.
+        """
+        assert self.history_ref is not None
+        name, answer_id = self.history_ref
+        return with_history(
+            name, lambda history: write_audit_record(history, name, answer_id, path)
+        )
+
+    def save_audit(self, path: Path) -> Task[tuple[Path, Path]]:
+        """Write the shown answer's audit record to ``path`` (JSON) and beside it (HTML) on
+        the task runner; the status bar names the files, a failure is shown as an error."""
+        assert self.history_ref is not None
+        name, answer_id = self.history_ref
+        task = self.history.export_audit(name, answer_id, path)
+        task.succeeded.connect(
+            lambda paths: self.statusBar().showMessage(
+                f"Audit record saved: {paths[0]} (readable view: {paths[1].name})", 15000
+            )
+        )
+        task.failed.connect(
+            lambda exc: show_error(self, exc, context=f"Saving the audit record {path.name}")
+        )
+        return task
+
+    @Slot()
+    def on_audit_clicked(self) -> None:
+        """Ask where to save the shown answer's audit record and write it (JSON and HTML)."""
+        if self.history_ref is None or self.answer is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self,
+            "Export audit record",
+            str(Path.home() / f"audit-{self.history_ref[1]}.json"),
+            "Audit record (*.json)",
+        )
+        if not path:
+            return
+        target = Path(path)
+        if target.suffix.lower() != ".json":
+            target = target.with_name(target.name + ".json")
+        self.save_audit(target)

@@ -1,0 +1,195 @@
+"""The library panel's progress area: the running ingest or repair with its files, chunks and a
+Cancel button (:class:`ProgressFrame`), and the last run's summary, which stays until dismissed
+(:class:`SummaryFrame`, worded by :func:`ingest_summary` and :func:`repair_summary`).
+
+The runs are :class:`~verifai_desktop.ui.library_runs.CollectionRuns`; the panel showing both
+frames is :class:`~verifai_desktop.ui.library_panel.LibraryPanel`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from verifai_desktop.domain import Progress
+from verifai_desktop.store.repair import RepairReport
+from verifai_desktop.store.writer import IngestReport, Outcome
+from verifai_desktop.ui.resources import icon
+from verifai_desktop.ui.tasks import Task
+
+PROGRESS_DELAY_MS = 600  # show progress only for work that is not instant (STYLE.md)
+MAX_LISTED_MISSING = 8  # file names listed in a repair summary; the tooltip has them all
+NOT_INDEXED = frozenset({Outcome.FAILED, Outcome.ENCRYPTED, Outcome.NEEDS_OCR, Outcome.EMPTY})
+"""Outcomes of files that a run did not index; the documents table lists them with a reason."""
+NOT_INDEXED_NOTE = " Files not indexed are listed in red with the reason."
+
+
+class ProgressFrame(QFrame):
+    """What the running ingest or repair is reading, its files bar, the chunks embedded so far
+    and Cancel; shown only once the run has taken :data:`PROGRESS_DELAY_MS`."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # The ingest or repair whose progress is shown (and Cancel stops).
+        self.task: Task[IngestReport] | Task[RepairReport] | None = None
+        self.label = QLabel("")
+        self.label.setWordWrap(True)
+        self.files_bar = QProgressBar()
+        self.files_bar.setObjectName("filesProgress")
+        self.files_bar.setFormat("%v / %m files")
+        self.chunks_label = QLabel("")
+        self.cancel_button = QPushButton(icon("cancel"), "Cancel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addWidget(self.label)
+        row = QHBoxLayout()
+        row.addWidget(self.files_bar, 1)
+        row.addWidget(self.cancel_button)
+        layout.addLayout(row)
+        layout.addWidget(self.chunks_label)
+        self.setVisible(False)
+        self.cancel_button.clicked.connect(self.cancel)
+
+    def track(self, task: Task[IngestReport] | Task[RepairReport], label: str) -> None:
+        """Show ``task``'s progress under ``label`` (after the delay) until it ends."""
+        self.task = task
+        self.label.setText(label)
+        self.files_bar.setRange(0, 0)
+        self.chunks_label.setText("")
+        self.cancel_button.setEnabled(True)
+        QTimer.singleShot(PROGRESS_DELAY_MS, lambda: self._show(task))
+        task.finished.connect(lambda: self._on_finished(task))
+
+    def _show(self, task: Task[IngestReport] | Task[RepairReport]) -> None:
+        if task.is_running and task is self.task:
+            self.setVisible(True)
+
+    def _on_finished(self, task: Task[IngestReport] | Task[RepairReport]) -> None:
+        if task is self.task:
+            self.setVisible(False)
+            self.task = None
+
+    def show_progress(self, p: Progress) -> None:
+        """Update the files bar (files) and the chunks line (chunks embedded)."""
+        if p.unit == "files":
+            self.files_bar.setRange(0, p.total or 0)
+            self.files_bar.setValue(p.done)
+            if p.message:
+                self.label.setText(f"Reading {p.message}")
+        elif p.unit == "chunks":
+            self.chunks_label.setText(f"{p.done:,} chunks embedded")
+
+    @Slot()
+    def cancel(self) -> None:
+        """Stop the running ingest (files finished so far stay indexed) or repair (the
+        collection is left as it was)."""
+        task = self.task
+        if task is not None and task.is_running:
+            task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.label.setText("Cancelling…")
+
+
+class SummaryFrame(QFrame):
+    """The last ingest's or repair's summary, kept until dismissed: a status-bar message is
+    gone before a user who looked away has read which files failed."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ingestSummary")
+        self.label = QLabel("")
+        self.label.setObjectName("ingestSummaryText")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.close_button = QToolButton()
+        self.close_button.setIcon(
+            self.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton)
+        )
+        self.close_button.setToolTip("Dismiss")
+        self.close_button.setAccessibleName("Dismiss the ingest summary")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 4, 2, 4)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.setVisible(False)
+        self.close_button.clicked.connect(self.on_close_clicked)
+
+    def show_summary(self, text: str, *, details: str = "") -> None:
+        """Show ``text`` until the user dismisses it; ``details`` is its tooltip."""
+        self.label.setText(text)
+        self.label.setToolTip(details)
+        self.setVisible(True)
+
+    @Slot()
+    def on_close_clicked(self) -> None:
+        """Dismiss the summary."""
+        self.setVisible(False)
+
+
+def _counts(report: IngestReport) -> str:
+    """``"3 indexed, 1 encrypted"``: files per outcome, outcomes without files left out."""
+    return ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(report.counts.items()) if v)
+
+
+def _not_indexed_note(report: IngestReport) -> str:
+    """:data:`NOT_INDEXED_NOTE` when the run left files unindexed, else ``""``."""
+    return NOT_INDEXED_NOTE if any(o.status in NOT_INDEXED for o in report.outcomes) else ""
+
+
+def ingest_summary(name: str, report: IngestReport) -> str:
+    """One paragraph on an ingest run: files per outcome, new chunks, and where reasons are.
+
+    Example: "Added to “papers”: 3 indexed, 1 encrypted; 412 new chunks. Files not indexed
+    are listed in red with the reason."
+    """
+    counts = _counts(report)
+    text = f"Added to “{name}”: {counts or 'nothing new'}; {report.chunks_indexed:,} new chunks."
+    return text + _not_indexed_note(report)
+
+
+def repair_summary(name: str, report: RepairReport) -> str:
+    """One paragraph on a repair: files per outcome, chunks, and the files that were lost.
+
+    Example: "Rebuilt “papers” from its source files: 2 indexed; 31 chunks. 1 file is no
+    longer on disk, so it could not be read again and is not in the collection: old.md. Add it
+    again from where it is now."
+    """
+    ingest = report.ingest
+    text = (
+        f"Rebuilt “{name}” from its source files: {_counts(ingest) or 'no files'}; "
+        f"{ingest.chunks_indexed:,} chunks."
+    )
+    n = len(report.missing)
+    if n:
+        names = ", ".join(Path(s).name for s in report.missing[:MAX_LISTED_MISSING])
+        more = f" and {n - MAX_LISTED_MISSING} more" if n > MAX_LISTED_MISSING else ""
+        one = n == 1
+        text += (
+            f" {n} {'file is' if one else 'files are'} no longer on disk, so "
+            f"{'it' if one else 'they'} could not be read again and "
+            f"{'is' if one else 'are'} not in the collection: {names}{more}. Add "
+            f"{'it' if one else 'them'} again from where {'it is' if one else 'they are'} now."
+        )
+    if not report.catalog_complete:
+        text += (
+            " Part of the damaged catalog could not be read, so files it named may be missing: "
+            "add them again."
+        )
+    if report.not_files:
+        text += (
+            f" {report.not_files} pre-parsed documents (a BEIR corpus) are no files and were not "
+            "rebuilt."
+        )
+    return text + _not_indexed_note(ingest)

@@ -1,0 +1,62 @@
+"""The legend under the answer: each sentence label, and the conflict marker, in exactly the
+style :mod:`verifai_desktop.ui.answer_render` gives them in the answer view."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QResizeEvent, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from verifai_desktop.presentation import (
+    CONFLICT_COLOR,
+    CONFLICT_GLYPH,
+    CONFLICT_TITLE,
+    LABEL_STYLES,
+)
+from verifai_desktop.ui.answer_render import sentence_char_format
+
+CONFLICT_DESCRIPTION = "passages elsewhere in your documents contradict the sentence"
+
+
+class LegendView(QTextBrowser):
+    """One line naming each label in exactly the style the answer view uses."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("legend")
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFrameShape(QTextBrowser.Shape.NoFrame)
+        self.document().setDocumentMargin(4)
+        cursor = QTextCursor(self.document())
+        cursor.insertText("Legend:  ", QTextCharFormat())
+        for style in LABEL_STYLES.values():
+            fmt = sentence_char_format(style.label)
+            fmt.setToolTip(style.description)
+            # No-break spaces keep glyph and name together when the legend wraps.
+            cursor.insertText(f"{style.glyph} {style.title}".replace(" ", "\u00a0"), fmt)
+            cursor.insertText("   ", QTextCharFormat())
+        conflict = QTextCharFormat()
+        conflict.setForeground(QColor(CONFLICT_COLOR))
+        conflict.setToolTip(CONFLICT_DESCRIPTION)
+        cursor.insertText(f"{CONFLICT_GLYPH} Conflicting evidence".replace(" ", "\u00a0"), conflict)
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+        self.setFixedHeight(int(self.fontMetrics().height() * 2.2))
+        self.setToolTip(
+            "<br>".join(
+                f"<b>{s.glyph} {html.escape(s.title)}</b>: {html.escape(s.description)}"
+                for s in LABEL_STYLES.values()
+            )
+            + f"<br><b>{CONFLICT_GLYPH} {html.escape(CONFLICT_TITLE)}</b>: {CONFLICT_DESCRIPTION}"
+        )
+
+    def resizeEvent(self, e: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """Fit the height to the text, which wraps onto a second line in narrow windows."""
+        super().resizeEvent(e)
+        self.document().setTextWidth(self.viewport().width())
+        height = int(self.document().size().height()) + 2 * self.frameWidth() + 2
+        if height != self.height():
+            self.setFixedHeight(height)
