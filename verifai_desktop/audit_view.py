@@ -16,6 +16,7 @@ from typing import Any
 from verifai_desktop.audit import record_to_json
 from verifai_desktop.domain import SentenceLabel
 from verifai_desktop.presentation import LABEL_STYLES
+from verifai_desktop.private import export_private_texts, export_target
 
 
 def record_to_html(record: Mapping[str, Any]) -> str:
@@ -99,21 +100,28 @@ exported {e(record["exported_at"])}.{
 """
 
 
-def write_record(record: Mapping[str, Any], output: Path) -> tuple[Path, Path]:
+def write_record(record: Mapping[str, Any], output: Path | str) -> tuple[Path, Path]:
     """Write the record as JSON to ``output`` and its HTML view beside it (same name,
     ``.html``; an ``output`` ending in ``.html`` gets the JSON as ``.json``).
+
+    Both files are user-only (mode 0600; they quote the documents) and written as a pair or
+    not at all: both are written in full before either is renamed into place
+    (:func:`~verifai_desktop.private.export_private_texts`).
 
     Returns:
         ``(json_path, html_path)``.
 
     Raises:
-        OSError: a file cannot be written.
+        ExportFailed: a file cannot be written (a folder, no name, a missing or read-only
+            folder, a full disk); neither file was changed.
     """
-    output = Path(output)
+    output = export_target(output, "audit record")
     if output.suffix.lower() in (".html", ".htm"):
         json_path, html_path = output.with_suffix(".json"), output
     else:
         json_path, html_path = output, output.with_suffix(".html")
-    json_path.write_text(record_to_json(record), encoding="utf-8")
-    html_path.write_text(record_to_html(record), encoding="utf-8")
+    export_private_texts(
+        [(json_path, record_to_json(record)), (html_path, record_to_html(record))],
+        what="audit record",
+    )
     return json_path, html_path

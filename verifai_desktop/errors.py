@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
+
+from verifai_desktop.names import printable, redact_url, redact_urls
 
 
 class VerifaiError(Exception):
@@ -323,9 +326,52 @@ class HistoryNotFound(VerifaiError):
 
 
 class RemoteGeneratorError(VerifaiError):
-    """An OpenAI-compatible generation server refused, failed or could not be reached."""
+    """An OpenAI-compatible generation server refused, failed or could not be reached.
+
+    Attributes:
+        base_url: the server's address with its credentials removed
+            (:func:`~verifai_desktop.names.redact_url`).
+        reason: why, with the credentials of any URL it quotes removed.
+    """
 
     def __init__(self, base_url: str, reason: str) -> None:
-        self.base_url = base_url
+        self.base_url = redact_url(base_url)
+        self.reason = redact_urls(reason)
+        super().__init__(f"the generation server at {self.base_url} failed: {self.reason}")
+
+
+_WRITE_FAILURES: dict[int, str] = {
+    errno.EISDIR: "it is a folder; give a file name inside it",
+    errno.ENOENT: "its folder does not exist; create the folder or choose another",
+    errno.ENOTDIR: "a part of the path is a file, not a folder; choose another path",
+    errno.EACCES: "permission denied; choose a folder you may write to",
+    errno.EPERM: "permission denied; choose a folder you may write to",
+    errno.EROFS: "the disk is read-only; choose another disk",
+    errno.ENOSPC: "the disk is full; free some space or choose another disk",
+    errno.EDQUOT: "the disk quota is used up; free some space or choose another disk",
+    errno.EFBIG: "the file is too large for this disk or account; choose another disk",
+    errno.ENAMETOOLONG: "the name is too long; choose a shorter one",
+}
+
+
+class ExportFailed(VerifaiError):
+    """An export (an answer, an audit record, feedback for training) could not be written.
+
+    Nothing was left half-written: the files are written whole beside their target and only
+    then renamed into place, so the target keeps its former content, or stays missing.
+
+    Attributes:
+        path: the file that could not be written.
+        reason: why, and what to do.
+    """
+
+    def __init__(self, path: Path | str, what: str, reason: str | OSError) -> None:
+        self.path = Path(path)
+        if isinstance(reason, OSError):
+            known = _WRITE_FAILURES.get(reason.errno or 0)
+            reason = known or f"{reason.strerror or reason}; choose another file or folder"
         self.reason = reason
-        super().__init__(f"the generation server at {base_url} failed: {reason}")
+        super().__init__(
+            f"could not write the {what} to {printable(repr(str(path)))}: {reason} "
+            "(no file was changed)"
+        )

@@ -39,6 +39,7 @@ from verifai_desktop.generate.grammar import citation_grammar
 from verifai_desktop.generate.passages import dedupe_passages
 from verifai_desktop.generate.prompt import AnswerPrompt, build_answer_prompt
 from verifai_desktop.modelstore import Role
+from verifai_desktop.names import redact_url
 from verifai_desktop.retrieve import PassageRetriever, Retriever
 from verifai_desktop.settings import Settings, check_generation, check_retrieval, check_verify
 from verifai_desktop.store.base import CollectionStore
@@ -198,7 +199,7 @@ class AskSession:
             self._generator = ServerGenerator(server, self.settings.models)
             self._identities["generator"] = {
                 "name": server.model,
-                "path": server.base_url,
+                "path": redact_url(server.base_url),  # kept in answers and audit records
                 "sha256": "",
             }
         if self._generator is None:

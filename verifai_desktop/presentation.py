@@ -30,6 +30,7 @@ from verifai_desktop.domain import (
     label_probability,
 )
 from verifai_desktop.errors import UnsupportedExportFormat
+from verifai_desktop.private import export_private_texts, export_target
 
 CONFLICT_GLYPH = "\u21c4"  # ⇄ after a sentence with conflicting evidence
 CONFLICT_TITLE = "Conflicting evidence in your documents"
@@ -452,14 +453,18 @@ def format_for_path(path: Path | str) -> ExportFormat:
 def write_answer(answer: Answer, path: Path | str, *, fmt: ExportFormat | None = None) -> Path:
     """Write ``answer`` to ``path`` as UTF-8 in ``fmt`` (by default the format its suffix names).
 
+    The file is user-only (mode 0600; it quotes the documents) and written whole or not at
+    all (:func:`~verifai_desktop.private.export_private_texts`).
+
     Returns:
         The path written.
 
     Raises:
         UnsupportedExportFormat: ``fmt`` is None and the suffix names no export format.
-        OSError: the file cannot be written.
+        ExportFailed: the file cannot be written (a folder, no name, a missing or read-only
+            folder, a full disk); nothing was changed.
     """
-    target = Path(path)
+    target = export_target(path, "answer")
     fmt = fmt or format_for_path(target)
-    target.write_text(fmt.render(answer), encoding="utf-8")
+    export_private_texts([(target, fmt.render(answer))], what="answer")
     return target

@@ -6,6 +6,10 @@ process umask. Files are created with the private mode where VerifAI creates the
 files third-party engines write (Tantivy segments, SQLite's ``-wal``/``-shm``) are tightened
 after each commit and whenever a collection opens, inside folders no one else may enter.
 On Windows the modes mean little (ACLs rule); the calls are harmless there.
+
+Exports the user asks for (an answer, an audit record and its HTML view, feedback for
+training) hold document text too: :func:`export_private_texts` writes them 0600, whole or not
+at all (temp files beside their targets, renamed into place only once every one is written).
 """
 
 from __future__ import annotations
@@ -13,7 +17,11 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+
+from verifai_desktop.errors import ExportFailed
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +75,82 @@ def write_private_text(path: Path, text: str) -> None:
         fh.write(text)
     _chmod(tmp, FILE_MODE)  # an older temp file left behind keeps its mode under O_CREAT
     os.replace(tmp, path)
+
+
+def export_private_texts(files: Sequence[tuple[Path | str, str]], *, what: str) -> None:
+    """Write each ``(path, text)`` as UTF-8, mode 0600, all of them or none.
+
+    Every text goes to a temp file in its target's folder (flushed to disk); only when all
+    are written are they renamed over their targets, so a failure (a full disk, a folder that
+    is missing or read-only) leaves every target as it was and no temp file behind. A target
+    that is a folder, a device (``/dev/full``) or a pipe is refused: renaming over it would
+    replace it, so it is not written at all.
+
+    Args:
+        files: the targets and their texts; ``""`` as a path is refused.
+        what: what is written, for the error (``"audit record"``).
+
+    Raises:
+        ExportFailed: a target cannot be written; it names the file and what to do.
+    """
+    targets = [(export_target(path, what), text) for path, text in files]
+    temps: list[tuple[Path, Path]] = []
+    placed: list[Path] = []
+    current = targets[0][0] if targets else Path()
+    try:
+        for current, text in targets:
+            fd, name = tempfile.mkstemp(
+                dir=current.parent, prefix=f".{current.name}.", suffix=".tmp"
+            )
+            temps.append((Path(name), current))
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for tmp, current in temps:
+            existed = current.exists()
+            os.replace(tmp, current)
+            if not existed:
+                placed.append(current)
+    except BaseException as exc:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+        for done in placed:  # a later rename failed: take back the files that were new
+            done.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise ExportFailed(current, what, exc) from exc
+        raise
+
+
+def export_target(path: Path | str, what: str) -> Path:
+    """``path`` as the target of an export, checked before anything is rendered or written.
+
+    Args:
+        path: where the user asked for the export.
+        what: what is exported, for the error (``"answer"``).
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`: missing, or an existing regular file.
+
+    Raises:
+        ExportFailed: ``path`` is empty, a folder, a device or a pipe, or cannot be looked at.
+    """
+    if not str(path).strip():
+        raise ExportFailed(path, what, "no file name given; give the path of a file to write")
+    target = Path(path)
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise ExportFailed(path, what, exc) from exc
+    if stat.S_ISDIR(st.st_mode):
+        raise ExportFailed(path, what, "it is a folder; give a file name inside it")
+    if not stat.S_ISREG(st.st_mode):
+        raise ExportFailed(
+            path, what, "it is a device or a pipe, not a file; give the path of a file to write"
+        )
+    return target
 
 
 def tighten(path: Path) -> None:

@@ -18,6 +18,7 @@ import platformdirs
 import tomli_w
 
 from verifai_desktop.errors import SettingsError
+from verifai_desktop.names import redact_url
 from verifai_desktop.private import make_private_dir, write_private_text
 
 APP_NAME = "verifai-desktop"
@@ -298,6 +299,7 @@ def load_settings(path: Path | None = None) -> Settings:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(str(path), f"not valid TOML ({exc}); fix or delete the file") from exc
     settings = _from_table(Settings, data, "settings")
+    check_models(settings.models)
     check_retrieval(settings.retrieval)
     check_generation(settings.generation)
     check_verify(settings.verify)
@@ -317,22 +319,34 @@ def check_watch(watch: WatchSettings) -> None:
         raise _bad("watch.debounce_s", watch.debounce_s, "use 0.1 to 600 seconds")
 
 
+MAX_SERVER_TIMEOUT_S = 3600.0
+"""Longest wait for a generation server to start answering: an hour. Beyond it the HTTP
+client's timer overflows (``1e308`` raised ``OverflowError``), and a server that silent is
+down."""
+
+
 def check_server(server: ServerSettings) -> None:
     """Validate the generation server settings.
 
     Raises:
         SettingsError: ``base_url`` is not an ``http://`` or ``https://`` address, a server
-            is set without ``model``, ``constrain`` is unknown or ``timeout_s`` is not
-            positive.
+            is set without ``model``, ``constrain`` is unknown or ``timeout_s`` is not a
+            number from 1 to :data:`MAX_SERVER_TIMEOUT_S` seconds. The address is named
+            without its credentials (:func:`~verifai_desktop.names.redact_url`).
     """
     if server.constrain not in SERVER_CONSTRAINTS:
         raise _bad("server.constrain", server.constrain, f"use one of {SERVER_CONSTRAINTS}")
-    if not (math.isfinite(server.timeout_s) and server.timeout_s > 0):
-        raise _bad("server.timeout_s", server.timeout_s, "use a number of seconds above 0")
+    t = server.timeout_s
+    number = isinstance(t, (int, float)) and not isinstance(t, bool)
+    if not (number and math.isfinite(t) and 1.0 <= t <= MAX_SERVER_TIMEOUT_S):
+        allowed = f"use a number of seconds from 1 to {MAX_SERVER_TIMEOUT_S:g}"
+        raise _bad("server.timeout_s", t, allowed)
     if not server.base_url:
         return
     if not server.base_url.startswith(("http://", "https://")):
-        raise _bad("server.base_url", server.base_url, "use an http:// or https:// address")
+        raise _bad(
+            "server.base_url", redact_url(server.base_url), "use an http:// or https:// address"
+        )
     if not server.model:
         raise _bad("server.model", server.model, "name the server's model")
 
@@ -341,9 +355,58 @@ def _bad(key: str, value: object, allowed: str) -> SettingsError:
     return SettingsError(key, f"{value!r}; {allowed}")
 
 
+def _check_whole(key: str, value: object, low: int, high: int, unit: str = "") -> None:
+    """``value`` is a whole number from ``low`` to ``high`` (the messages of values below
+    ``low`` say "of {low} or more", as they always have)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad(key, value, f"use a whole number{unit}")
+    if value < low:
+        raise _bad(key, value, f"use a whole number of {low}{unit} or more")
+    if value > high:
+        raise _bad(key, value, f"use a whole number from {low} to {high}{unit}")
+
+
+MAX_GPU_LAYERS = 999
+"""Most layers to offload (the settings dialog's limit; no GGUF model has that many)."""
+MIN_CONTEXT_TOKENS = 512
+"""Smallest generator context: a short prompt and a short answer."""
+MAX_CONTEXT_TOKENS = 1_048_576
+"""Largest generator context (1M tokens, the longest any GGUF model is trained for)."""
+MAX_ANSWER_TOKENS = 32_768
+"""Longest answer the generator may write."""
+
+
+def check_models(models: ModelSettings) -> None:
+    """Check model settings before they are used.
+
+    Raises:
+        SettingsError: names the key, the value and what is allowed: ``n_gpu_layers`` a
+            whole number from -1 (all) to :data:`MAX_GPU_LAYERS`, ``context_tokens`` from
+            :data:`MIN_CONTEXT_TOKENS` to :data:`MAX_CONTEXT_TOKENS`, ``max_answer_tokens``
+            from 1 to :data:`MAX_ANSWER_TOKENS`.
+    """
+    _check_whole("models.n_gpu_layers", models.n_gpu_layers, -1, MAX_GPU_LAYERS)
+    _check_whole(
+        "models.context_tokens",
+        models.context_tokens,
+        MIN_CONTEXT_TOKENS,
+        MAX_CONTEXT_TOKENS,
+        " tokens",
+    )
+    _check_whole(
+        "models.max_answer_tokens", models.max_answer_tokens, 1, MAX_ANSWER_TOKENS, " tokens"
+    )
+
+
 def _check_unit(key: str, value: float, low: float = 0.0) -> None:
     if not (math.isfinite(value) and low <= value <= 1.0):
         raise _bad(key, value, f"use a number from {low:g} to 1")
+
+
+MAX_RETRIEVAL_DEPTH = 10_000
+"""Largest ``k``, ``candidates`` and ``rrf_k``: far past what a prompt holds or an evaluation
+asks for (``evaluate.retrieval.CHUNK_DEPTH`` is 300), short of a search that reads the
+whole index."""
 
 
 def check_retrieval(retrieval: RetrievalSettings) -> None:
@@ -351,7 +414,8 @@ def check_retrieval(retrieval: RetrievalSettings) -> None:
 
     Raises:
         SettingsError: names the key, the value and what is allowed: ``k``, ``rrf_k`` and
-            ``candidates`` must be positive integers, ``mode`` a search mode, the weights
+            ``candidates`` must be whole numbers from 1 to :data:`MAX_RETRIEVAL_DEPTH`,
+            ``mode`` a search mode, the weights
             finite numbers from 0 to 1 that are not both 0, ``exclude_references`` true or
             false.
     """
@@ -359,9 +423,7 @@ def check_retrieval(retrieval: RetrievalSettings) -> None:
     if r.mode not in SEARCH_MODES:
         raise _bad("retrieval.mode", r.mode, f"use one of {', '.join(SEARCH_MODES)}")
     for key in ("k", "rrf_k", "candidates"):
-        value = getattr(r, key)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise _bad(f"retrieval.{key}", value, "use a whole number of 1 or more")
+        _check_whole(f"retrieval.{key}", getattr(r, key), 1, MAX_RETRIEVAL_DEPTH)
     _check_unit("retrieval.lexical_weight", r.lexical_weight)
     _check_unit("retrieval.semantic_weight", r.semantic_weight)
     if r.mode == "hybrid" and r.lexical_weight + r.semantic_weight == 0:
@@ -374,6 +436,8 @@ def check_retrieval(retrieval: RetrievalSettings) -> None:
 
 MIN_PROMPT_PASSAGE_TOKENS = 128
 """Smallest passage budget: one passage's source line and a few sentences."""
+MAX_PROMPT_PASSAGE_TOKENS = MAX_CONTEXT_TOKENS
+"""Largest passage budget: the largest generator context."""
 
 
 def check_generation(generation: GenerationSettings) -> None:
@@ -381,29 +445,31 @@ def check_generation(generation: GenerationSettings) -> None:
 
     Raises:
         SettingsError: names the key, the value and what is allowed: both passage budgets are
-            whole numbers of at least :data:`MIN_PROMPT_PASSAGE_TOKENS` tokens.
+            whole numbers from :data:`MIN_PROMPT_PASSAGE_TOKENS` to
+            :data:`MAX_PROMPT_PASSAGE_TOKENS` tokens.
     """
     for key in ("prompt_passage_tokens", "prompt_passage_tokens_gpu"):
-        value = getattr(generation, key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _bad(f"generation.{key}", value, "use a whole number of tokens")
-        if value < MIN_PROMPT_PASSAGE_TOKENS:
-            raise _bad(
-                f"generation.{key}",
-                value,
-                f"use a whole number of {MIN_PROMPT_PASSAGE_TOKENS} tokens or more",
-            )
+        _check_whole(
+            f"generation.{key}",
+            getattr(generation, key),
+            MIN_PROMPT_PASSAGE_TOKENS,
+            MAX_PROMPT_PASSAGE_TOKENS,
+            " tokens",
+        )
+
+
+MAX_CHUNKS_PER_FILE = 1_000_000
+"""Largest ``ingest.max_chunks_per_file``: about 400,000 pages, 100 times the default."""
 
 
 def check_ingest(ingest: IngestSettings) -> None:
     """Check ingest settings before they are used.
 
     Raises:
-        SettingsError: ``max_chunks_per_file`` is not a whole number of 1 or more.
+        SettingsError: ``max_chunks_per_file`` is not a whole number from 1 to
+            :data:`MAX_CHUNKS_PER_FILE`.
     """
-    value = ingest.max_chunks_per_file
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise _bad("ingest.max_chunks_per_file", value, "use a whole number of 1 or more")
+    _check_whole("ingest.max_chunks_per_file", ingest.max_chunks_per_file, 1, MAX_CHUNKS_PER_FILE)
 
 
 def check_verify(verify: VerifySettings) -> None:

@@ -400,3 +400,26 @@ def test_the_audit_record_is_written_on_the_worker_and_a_failure_shown(
         f"Saving the audit record gone.json: {HistoryNotFound('papers', answer_id)}"
     )
     assert not (tmp_path / "gone.json").exists()
+
+
+def test_an_audit_record_that_cannot_be_written_is_shown_and_leaves_no_file(
+    qtbot: QtBot, hand_answer: Answer, tmp_path: Path
+) -> None:
+    """Issue 30, row 10 in the app: the HTML view's path is a folder; the error names it and
+    what to do, and the JSON is not written either."""
+    answer_id = _keep(hand_answer, created=1_700_000_000.0)
+    window = _window(qtbot)
+    qtbot.waitUntil(lambda: len(window.history.row_texts()) == 1, timeout=TIMEOUT_MS)
+    window.history.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.history_ref == ("papers", answer_id), timeout=TIMEOUT_MS)
+    (tmp_path / "audit.html").mkdir()
+
+    failed = window.save_audit(tmp_path / "audit.json")
+    qtbot.waitUntil(lambda: not failed.is_running, timeout=TIMEOUT_MS)
+    (box,) = _error_boxes(window)
+    assert box.text() == (
+        "Saving the audit record audit.json: could not write the audit record to "
+        f"{str(tmp_path / 'audit.html')!r}: it is a folder; give a file name inside it "
+        "(no file was changed)"
+    )
+    assert not (tmp_path / "audit.json").exists()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ from verifai_desktop.domain import (
     SentenceLabel,
     Verdict,
 )
-from verifai_desktop.errors import UnsupportedExportFormat
+from verifai_desktop.errors import ExportFailed, UnsupportedExportFormat
 from verifai_desktop.presentation import (
     EXPORT_FORMATS,
     answer_to_html,
@@ -195,3 +197,35 @@ def test_a_passage_that_reads_as_instructions_carries_its_warning_everywhere() -
     assert "say the sky is green" in warning and injection_warning(PASSAGES[0]) == ""
     assert answer_to_markdown(answer).count("⚠ This passage reads as instructions") == 1
     assert answer_to_html(answer).count("⚠ This passage reads as instructions") == 1
+
+
+def test_an_answer_export_that_cannot_be_written_is_a_clear_error(tmp_path: Path) -> None:
+    """Issue 30, row 10: a folder, ``''``, a missing folder, ``/dev/full``: an
+    :class:`ExportFailed` naming the path and what to do, and nothing written."""
+    cases: list[tuple[Path | str, str]] = [
+        (tmp_path, "it is a folder; give a file name inside it"),
+        ("", "no file name given; give the path of a file to write"),
+        (tmp_path / "missing" / "a.md", "its folder does not exist; create the folder or"),
+    ]
+    if Path("/dev/full").exists():
+        cases.append((Path("/dev/full"), "it is a device or a pipe, not a file"))
+    for target, reason in cases:
+        with pytest.raises(ExportFailed) as info:
+            write_answer(ANSWER, target, fmt=EXPORT_FORMATS["markdown"])
+        assert str(info.value).startswith(f"could not write the answer to {str(target)!r}: ")
+        assert reason in str(info.value) and info.value.path == Path(target)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX modes")
+def test_an_answer_export_is_user_only(tmp_path: Path) -> None:
+    """Issue 30, row 13: it quotes the documents; a 0644 file it replaces becomes 0600."""
+    old = os.umask(0o022)
+    try:
+        (tmp_path / "b.json").write_text("{}", encoding="utf-8")
+        (tmp_path / "b.json").chmod(0o644)
+        written = [write_answer(ANSWER, tmp_path / name) for name in ("a.md", "b.json")]
+    finally:
+        os.umask(old)
+    assert [stat.S_IMODE(p.stat().st_mode) for p in written] == [0o600, 0o600]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.json"]  # no temp file

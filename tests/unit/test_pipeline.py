@@ -48,6 +48,7 @@ from verifai_desktop.settings import (
     ModelSettings,
     PremiseGranularity,
     RetrievalSettings,
+    ServerSettings,
     Settings,
     VerifySettings,
 )
@@ -664,3 +665,16 @@ def test_a_claim_is_checked_without_its_citation_markers_and_needs_words() -> No
     session, *_ = _session(())
     with pytest.raises(EmptyClaim):
         session.check_claim(object(), "[3]")  # type: ignore[arg-type]
+
+
+def test_the_server_address_kept_with_each_answer_holds_no_password() -> None:
+    """Issue 30, row 12: the generator's identity goes into every answer and audit record;
+    it names the server without the credentials of its address (no request is made)."""
+    server = ServerSettings(base_url="http://admin:hunter2@127.0.0.1:9/v1", model="m")
+    session = AskSession(Settings(server=server))
+    assert type(session.generator).__name__ == "ServerGenerator"
+    assert session.model_identities()["generator"] == {
+        "name": "m",
+        "path": "http://***@127.0.0.1:9/v1",
+        "sha256": "",
+    }

@@ -84,6 +84,41 @@ def test_bad_settings_raise_clear_error(tmp_path: Path, body: str) -> None:
             "[generation]\nprompt_passage_tokens = 1500.5\n",
             "settings.generation.prompt_passage_tokens: expected int, got 1500.5",
         ),
+        # Issue 30, row 11: upper bounds, so a huge value is refused here, not crashed on later.
+        (
+            "[server]\ntimeout_s = 1e308\n",
+            "invalid setting server.timeout_s: 1e+308; use a number of seconds from 1 to 3600",
+        ),
+        ("[server]\ntimeout_s = inf\n", "server.timeout_s: inf; use a number of seconds from 1"),
+        ("[server]\ntimeout_s = 0.5\n", "server.timeout_s: 0.5; use a number of seconds from 1"),
+        ("[retrieval]\nk = 10001\n", "retrieval.k: 10001; use a whole number from 1 to 10000"),
+        (
+            "[retrieval]\ncandidates = 1000000000\n",
+            "retrieval.candidates: 1000000000; use a whole number from 1 to 10000",
+        ),
+        ("[retrieval]\nrrf_k = 99999\n", "retrieval.rrf_k: 99999; use a whole number from 1"),
+        (
+            "[generation]\nprompt_passage_tokens_gpu = 10000000\n",
+            "generation.prompt_passage_tokens_gpu: 10000000; use a whole number from 128 to "
+            "1048576 tokens",
+        ),
+        (
+            "[ingest]\nmax_chunks_per_file = 9999999999\n",
+            "ingest.max_chunks_per_file: 9999999999; use a whole number from 1 to 1000000",
+        ),
+        (
+            "[models]\ncontext_tokens = 99999999\n",
+            "models.context_tokens: 99999999; use a whole number from 512 to 1048576 tokens",
+        ),
+        (
+            "[models]\nmax_answer_tokens = 0\n",
+            "models.max_answer_tokens: 0; use a whole number of 1 tokens or more",
+        ),
+        ("[models]\nn_gpu_layers = -2\n", "models.n_gpu_layers: -2; use a whole number of -1"),
+        (
+            "[server]\nbase_url = 'ftp://user:hunter2@host/v1'\n",
+            "server.base_url: 'ftp://***@host/v1'; use an http:// or https:// address",
+        ),
     ],
 )
 def test_out_of_range_settings_name_key_value_and_what_is_allowed(
@@ -104,6 +139,13 @@ def test_edge_values_are_accepted(tmp_path: Path) -> None:
     )
     s = st.load_settings(p)
     assert (s.retrieval.rrf_k, s.verify.abstain_threshold) == (1, -1.0)
+    p.write_text(
+        "[retrieval]\nk = 10000\ncandidates = 10000\n[server]\ntimeout_s = 3600\n"
+        "[models]\nn_gpu_layers = -1\ncontext_tokens = 512\nmax_answer_tokens = 32768\n"
+        "[ingest]\nmax_chunks_per_file = 1000000\n"
+    )
+    s = st.load_settings(p)
+    assert (s.retrieval.k, s.server.timeout_s, s.models.context_tokens) == (10000, 3600.0, 512)
 
 
 def test_generation_budgets_default_and_round_trip(tmp_path: Path) -> None:

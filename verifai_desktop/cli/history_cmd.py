@@ -4,7 +4,6 @@ said of the verdicts, and audit records of verified answers."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from verifai_desktop.store.history import (
     SavedAnswer,
     changed_documents,
     feedback_records,
+    write_feedback,
 )
 
 
@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "export", help="write the judgements as premise/hypothesis/label JSONL for training"
     )
     add_collection_arg(export)
-    export.add_argument("--jsonl", type=Path, required=True, help="file to write")
+    export.add_argument("--jsonl", required=True, help="file to write (its folder must exist)")
     export.set_defaults(func=run_feedback_export)
 
     au = sub.add_parser("audit", help="export and check audit records of verified answers")
@@ -71,7 +71,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     which.add_argument("--last", action="store_true", help="the newest answer")
     which.add_argument("--id", type=int, help="the answer with this id (verifai history)")
     ex.add_argument(
-        "--output", "-o", type=Path, required=True, help="the JSON file (the HTML goes beside it)"
+        "--output",
+        "-o",
+        required=True,
+        help="the JSON file (the HTML goes beside it; the folder must exist)",
     )
     ex.set_defaults(func=run_audit_export)
     ck = au_sub.add_parser(
@@ -188,12 +191,9 @@ def run_feedback_export(args: argparse.Namespace) -> int:
     --extra``)."""
     with _history(args.collection) as history:
         records, skipped = feedback_records(history, collection=args.collection)
-    args.jsonl.parent.mkdir(parents=True, exist_ok=True)
-    with args.jsonl.open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    written = write_feedback(records, args.jsonl)
     print(
-        f"wrote {len(records)} training pairs to {args.jsonl}"
+        f"wrote {len(records)} training pairs to {printable(str(written))}"
         + (f"; {skipped} judgements teach no label (flags, 'wrong' without one)" if skipped else "")
     )
     return 0
@@ -207,7 +207,7 @@ def run_audit_export(args: argparse.Namespace) -> int:
     json_path, html_path = write_record(record, args.output)
     print(
         f"audit record of answer {saved.answer_id} ({len(record['quotes'])} quoted spans): "
-        f"{json_path}, {html_path}"
+        f"{printable(str(json_path))}, {printable(str(html_path))}"
     )
     return 0
 

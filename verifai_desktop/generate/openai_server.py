@@ -11,7 +11,9 @@ ones dropped and counted (``AnswerSentence.invalid_citations``) as for any answe
 
 The API key comes from the environment variable ``server.api_key_env`` or else the system
 keyring (service :data:`KEYRING_SERVICE`, user = the server's host); none is sent when
-neither has one.
+neither has one. Credentials written into the address (``http://user:password@host/v1``) are
+never shown: errors and log lines name the address through
+:func:`~verifai_desktop.names.redact_url`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from urllib.parse import urlsplit
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import Cancelled, RemoteGeneratorError
 from verifai_desktop.generate.prompt import ChatMessage
-from verifai_desktop.settings import ModelSettings, ServerSettings
+from verifai_desktop.names import redact_urls
+from verifai_desktop.settings import ModelSettings, ServerSettings, check_server
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +47,12 @@ LOCAL_HOSTS = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
 def server_host(base_url: str) -> str:
-    """The host name of ``base_url`` (``"127.0.0.1"``), '' when it has none."""
-    return urlsplit(base_url).hostname or ""
+    """The host name of ``base_url`` (``"127.0.0.1"``), '' when it has none or is malformed
+    (``http://[::1``)."""
+    try:
+        return urlsplit(base_url).hostname or ""
+    except ValueError:
+        return ""
 
 
 def is_local(base_url: str) -> bool:
@@ -93,12 +100,17 @@ class ServerGenerator:
     Args:
         server: the server settings (``base_url``, ``model``, key, constraint, timeout).
         models: model settings (``max_answer_tokens``).
+
+    Raises:
+        SettingsError: a server setting is out of range (:func:`check_server`), e.g. a
+            ``timeout_s`` the HTTP client cannot wait for.
     """
 
     gpu_offload = True
     """A server is assumed to run on a GPU: prompts get the GPU passage budget."""
 
     def __init__(self, server: ServerSettings, models: ModelSettings) -> None:
+        check_server(server)
         import openai  # deferred: it takes a moment to import, and most users never need it
 
         self.server = server
@@ -178,11 +190,11 @@ class ServerGenerator:
             except openai.BadRequestError as exc:
                 if not extra or self._constrain != "auto":
                     raise
-                self.invalid_constraint = str(exc)
+                self.invalid_constraint = redact_urls(str(exc))
                 log.warning(
                     "the server refused the citation grammar (%s); generating without it, "
                     "citations are checked after generation",
-                    exc,
+                    self.invalid_constraint,
                 )
                 self._constrain = "none"
                 chunks = create({})

@@ -28,7 +28,7 @@ from verifai_desktop import __version__
 from verifai_desktop.codec import answer_from_dict, answer_to_json, settings_for
 from verifai_desktop.domain import Answer, NliLabel
 from verifai_desktop.errors import BadRecord, HistoryNotFound, IndexCorrupt, ParseError
-from verifai_desktop.private import create_private_file
+from verifai_desktop.private import create_private_file, export_private_texts, export_target
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.sources import is_file_source
 
@@ -476,6 +476,25 @@ def feedback_records(history: History, *, collection: str = "") -> tuple[list[di
             }
         )
     return records, skipped
+
+
+def write_feedback(records: Sequence[Mapping[str, str]], path: Path | str) -> Path:
+    """Write training pairs (:func:`feedback_records`) to ``path`` as JSONL, one per line.
+
+    The file is user-only (mode 0600; the premises are document text) and written whole or
+    not at all (:func:`~verifai_desktop.private.export_private_texts`).
+
+    Returns:
+        The path written.
+
+    Raises:
+        ExportFailed: the file cannot be written (a folder, no name, a missing or read-only
+            folder, a full disk); nothing was changed.
+    """
+    target = export_target(path, "feedback export")
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    export_private_texts([(target, text)], what="feedback export")
+    return target
 
 
 def keep_answer(collection: CollectionStore, answer: Answer, settings: Settings) -> int:

@@ -51,6 +51,7 @@ class Exporting(WindowBase):
 
         Raises:
             UnsupportedExportFormat: the suffix names no export format.
+            ExportFailed: the file cannot be written; nothing was changed.
         """
         assert self.answer is not None
         return write_answer(self.answer, path)
@@ -93,7 +94,7 @@ class Exporting(WindowBase):
 
         Raises:
             HistoryNotFound: the answer is no longer in its history.
-            OSError: the files cannot be written.
+            ExportFailed: the files cannot be written; neither was changed.
         """
         assert self.history_ref is not None
         name, answer_id = self.history_ref

@@ -154,7 +154,7 @@ def write_audit_record(
 
     Raises:
         HistoryNotFound: the answer is no longer in the history.
-        OSError: the files cannot be written.
+        ExportFailed: the files cannot be written; neither was changed.
     """
     return write_record(build_record(history.require(answer_id), collection=collection), output)
 

@@ -123,3 +123,47 @@ def test_removed_document_text_is_gone_from_the_catalog_file(
     )
     assert b"PELICAN-7734" not in raw
     assert b"Aspirin lowers" in raw
+
+
+_FULL_DISK = """
+import resource, signal, sys
+from pathlib import Path
+from verifai_desktop.errors import ExportFailed
+from verifai_desktop.private import export_private_texts
+
+folder = Path(sys.argv[1])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+try:
+    export_private_texts(
+        [(folder / "rec.json", "small"), (folder / "rec.html", "x" * 100_000)],
+        what="audit record",
+    )
+except ExportFailed as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file size limit")
+def test_a_pair_that_fails_midway_leaves_both_files_as_they_were(tmp_path: Path) -> None:
+    """Issue 30, row 10: the second file of an export fails half-written (the file size limit
+    stands in for a full disk: a real write refused by the kernel part way); the first file,
+    written in full, is not put in place either, the old one keeps its text, no temp file
+    stays."""
+    import subprocess
+    import sys
+
+    (tmp_path / "rec.json").write_text("old record", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    assert done.stdout == (
+        f"could not write the audit record to {str(tmp_path / 'rec.html')!r}: the file is too "
+        "large for this disk or account; choose another disk (no file was changed)\n"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == ["rec.json"]
+    assert (tmp_path / "rec.json").read_text(encoding="utf-8") == "old record"

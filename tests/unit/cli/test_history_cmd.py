@@ -1,0 +1,134 @@
+"""`verifai feedback export` and `verifai audit export` on real files and real paths: a path
+that cannot be written is one clear ``error:`` line and exit status 1, never a traceback, and
+nothing is left half-written; what is written is user-only (issue 30, rows 10 and 13).
+
+A real collection (the hashing fake embedder only stands in for the model) with a real
+history holding one answer and one judgement.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.unit.test_codec import ANSWER
+from verifai_desktop.cli import main
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import collection_history
+from verifai_desktop.store.history import Feedback
+
+FOLDER = "it is a folder; give a file name inside it"
+NO_NAME = "no file name given; give the path of a file to write"
+NO_FOLDER = "its folder does not exist; create the folder or choose another"
+DEVICE = "it is a device or a pipe, not a file; give the path of a file to write"
+DENIED = "permission denied; choose a folder you may write to"
+
+EXPORTS = {
+    "feedback export": ["feedback", "export", "-c", "kept", "--jsonl"],
+    "audit record": ["audit", "export", "-c", "kept", "--last", "-o"],
+}
+
+
+@pytest.fixture
+def kept(fake_settings: Settings) -> None:
+    """Collection ``kept`` with one answer in its history and one judgement of it."""
+    with Collection.open("kept", create=True, settings=fake_settings):
+        pass
+    with collection_history("kept") as history:
+        answer_id = history.add(ANSWER, Settings(), {})
+        history.set_feedback(Feedback(answer_id, 0, 1, "SUPPORT", "right"))
+
+
+@pytest.fixture
+def loose_umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize("what", list(EXPORTS))
+@pytest.mark.usefixtures("kept")
+def test_an_export_to_a_path_that_cannot_be_written_is_a_clear_error(
+    what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Row 10: a folder, ``''``, a missing folder, ``/dev/full``, an unwritable folder."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    cases = [
+        (str(folder), FOLDER),
+        ("", NO_NAME),
+        (str(tmp_path / "missing" / "x.json"), NO_FOLDER),
+    ]
+    if Path("/dev/full").exists():
+        cases.append(("/dev/full", DEVICE))
+    if Path("/sys").is_dir():
+        cases.append(("/sys/verifai-export.json", DENIED))
+    for target, reason in cases:
+        assert main([*EXPORTS[what], target]) == 1, target
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == (
+            f"error: could not write the {what} to {target!r}: {reason} (no file was changed)\n"
+        )
+    assert _files(folder) == [] and not (tmp_path / "missing").exists()
+    assert not Path("/sys/verifai-export.json").exists()
+    if Path("/dev/full").exists():
+        assert stat.S_ISCHR(Path("/dev/full").stat().st_mode)  # still the device
+
+
+def test_permission_denied_by_the_mode_bits_is_a_clear_error(
+    kept: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Row 10, a folder made read-only with chmod (root ignores the bits: skipped there; the
+    test above covers permission denied with ``/sys``, which refuses root too)."""
+    if os.geteuid() == 0:
+        pytest.skip("running as root: permission bits do not stop root from writing")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        assert main([*EXPORTS["feedback export"], str(folder / "fb.jsonl")]) == 1
+    finally:
+        folder.chmod(0o700)
+    assert DENIED in capsys.readouterr().err
+    assert _files(folder) == []
+
+
+@pytest.mark.usefixtures("kept")
+def test_an_audit_export_whose_html_cannot_be_written_leaves_no_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Row 10: ``rec.json`` was written, then the export crashed on ``rec.html``."""
+    (tmp_path / "rec.html").mkdir()
+    assert main([*EXPORTS["audit record"], str(tmp_path / "rec.json")]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: could not write the audit record to {str(tmp_path / 'rec.html')!r}: {FOLDER} "
+        "(no file was changed)\n"
+    )
+    assert _files(tmp_path) == ["rec.html", "verifai_home"]
+
+
+@pytest.mark.usefixtures("kept", "loose_umask")
+def test_exports_are_user_only(tmp_path: Path) -> None:
+    """Row 13: they hold document text; even a 0644 file they replace ends up 0600."""
+    old = tmp_path / "fb.jsonl"
+    old.write_text("old\n", encoding="utf-8")
+    old.chmod(0o644)
+    assert main([*EXPORTS["feedback export"], str(old)]) == 0
+    assert main([*EXPORTS["audit record"], str(tmp_path / "rec.json")]) == 0
+    written = ["fb.jsonl", "rec.html", "rec.json"]
+    assert _files(tmp_path) == [*written, "verifai_home"]
+    assert {n: stat.S_IMODE((tmp_path / n).stat().st_mode) for n in written} == dict.fromkeys(
+        written, 0o600
+    )
+    assert '"premise"' in old.read_text(encoding="utf-8")
