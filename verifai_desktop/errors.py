@@ -375,3 +375,18 @@ class ExportFailed(VerifaiError):
             f"could not write the {what} to {printable(repr(str(path)))}: {reason} "
             "(no file was changed)"
         )
+
+
+class AuditKeyError(VerifaiError):
+    """This install's audit signing key (or a public key given to check with) is unusable.
+
+    Attributes:
+        path: the key file ('' for a key given on the command line).
+        reason: what is wrong and what to do.
+    """
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        where = f"the audit signing key {printable(self.path)}" if self.path else "the public key"
+        super().__init__(f"cannot use {where}: {reason}")

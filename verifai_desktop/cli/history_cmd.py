@@ -7,11 +7,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from verifai_desktop.audit import build_record, check_record, read_record
+from verifai_desktop.audit import (
+    CheckReport,
+    build_record,
+    check_record,
+    install_public_key,
+    key_path,
+    parse_public_key,
+    read_record,
+)
 from verifai_desktop.audit_view import write_record
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
 from verifai_desktop.domain import NliLabel
-from verifai_desktop.errors import HistoryNotFound
+from verifai_desktop.errors import (
+    AuditKeyError,
+    BadRecord,
+    CollectionNotFound,
+    HistoryNotFound,
+    InvalidCollectionName,
+)
 from verifai_desktop.names import printable
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.folders import collection_history
@@ -78,16 +92,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     ex.set_defaults(func=run_audit_export)
     ck = au_sub.add_parser(
-        "check", help="confirm every quoted span still reads the same in the same document"
+        "check",
+        help="check a record whole: its signature, the collection's history of the answer, "
+        "and that every quoted span still reads the same (exit 0 ok, 1 problems found, "
+        "2 not a readable record)",
     )
     ck.add_argument("record", type=Path, help="an audit record (JSON)")
     ck.add_argument(
         "--no-collection",
         action="store_true",
-        help="compare with the files only, not with the collection's catalog",
+        help="compare with the files only, not with the collection's catalog and history",
+    )
+    ck.add_argument(
+        "--key",
+        metavar="PUBLIC_KEY",
+        help="require the record to be signed with this public key (`verifai audit key` on "
+        "the machine that exported it prints it)",
     )
     add_json_arg(ck)
     ck.set_defaults(func=run_audit_check)
+    key = au_sub.add_parser(
+        "key", help="print this install's public key, which audit records it exports carry"
+    )
+    key.set_defaults(func=run_audit_key)
 
 
 def _history(collection: str) -> History:
@@ -212,19 +239,54 @@ def run_audit_export(args: argparse.Namespace) -> int:
     return 0
 
 
+BAD_RECORD_EXIT = 2
+"""Exit status of ``verifai audit check`` for a file that is not a readable audit record (1 is
+for a record that was edited or no longer matches its documents)."""
+
+
+def run_audit_key(args: argparse.Namespace) -> int:
+    """Print this install's public key (made on first use)."""
+    public_key = install_public_key()
+    print(public_key)
+    print(f"(private key: {printable(str(key_path()))})", file=sys.stderr)
+    return 0
+
+
 def run_audit_check(args: argparse.Namespace) -> int:
-    """Check an audit record against the documents (and the collection); exit 1 when
-    something changed."""
-    record = read_record(args.record)
+    """Check an audit record whole; exit 1 when something was edited or changed, 2 when the
+    file is not a readable record."""
+    try:
+        record = read_record(args.record)
+        required = None
+        if args.key is not None:
+            required = args.key.strip()
+            parse_public_key(required)
+    except (BadRecord, AuditKeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return BAD_RECORD_EXIT
     catalog = None
+    saved = None
+    note = "not compared (--no-collection)"
+    name = record["collection"]
     if not args.no_collection:
-        with Collection.open(str(record["collection"]), reconcile=False) as collection:
-            catalog = {d.source: d.sha256 for d in collection.documents()}
-    report = check_record(record, catalog_sha256=catalog)
+        try:
+            with Collection.open(name, reconcile=False) as collection:
+                catalog = {d.source: d.sha256 for d in collection.documents()}
+            with _history(name) as history:
+                saved = history.get(record["answer_id"])
+            note = f"answer {record['answer_id']} is no longer in the history of {name!r}"
+        except (CollectionNotFound, InvalidCollectionName):
+            note = f"collection {name!r} is not on this machine; compared with the files only"
+    report = check_record(
+        record, catalog_sha256=catalog, saved=saved, history_note=note, require_key=required
+    )
     if args.json:
         print_json(
             {
                 "ok": report.ok,
+                "signed_by": report.signer,
+                "public_key": report.public_key,
+                "history": report.history,
                 "quotes_checked": report.quotes_checked,
                 "documents_checked": report.documents_checked,
                 "problems": [
@@ -233,14 +295,24 @@ def run_audit_check(args: argparse.Namespace) -> int:
                 ],
             }
         )
-    elif report.ok:
-        print(
-            f"ok: {report.quotes_checked} quoted spans in {report.documents_checked} documents "
-            "read the same, in documents with the same sha256"
-        )
     else:
-        print(f"changed: {len(report.problems)} finding(s)")
-        for p in report.problems:
-            where = f" ({p.quote_id})" if p.quote_id else ""
-            print(f"  {p.kind}: {printable(p.path)}{where}: {printable(p.detail)}")
+        _print_report(report)
     return 0 if report.ok else 1
+
+
+def _print_report(report: CheckReport) -> None:
+    if report.ok:
+        print(
+            f"ok: signed by {report.signer}'s key {report.public_key}; history: "
+            f"{printable(report.history)}; {report.quotes_checked} quoted spans in "
+            f"{report.documents_checked} documents read the same, in documents with the same "
+            "sha256"
+        )
+        return
+    print(f"changed: {len(report.problems)} finding(s)")
+    signer = f"{report.signer}'s key {report.public_key}" if report.signer != "nobody" else "nobody"
+    print(f"  signed by: {signer}; history: {printable(report.history)}")
+    for p in report.problems:
+        where = f" ({p.quote_id})" if p.quote_id else ""
+        path = f" {printable(p.path)}{where}:" if p.path else ""
+        print(f"  {p.kind}:{path} {printable(p.detail)}")

@@ -1,0 +1,408 @@
+"""Audit records that cannot be edited unnoticed (issue 30, rows 8 and 9).
+
+`verifai audit check` verifies the whole record: its Ed25519 signature (this install's key or
+another one's, ``--key`` to require one), the fields it derives from the answer it holds, the
+collection's history of that answer, and the quoted spans against the documents. A file that
+is not a valid record is one ``error:`` line and exit status 2, never a traceback.
+
+A real collection of two real text files (the hashing fake embedder only stands in for the
+model) with a real history; the answer is made by hand, its passages real spans of the
+documents' extracted text.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verifai_desktop.audit import MAX_RECORD_BYTES, key_path, sign_record
+from verifai_desktop.cli import main
+from verifai_desktop.domain import (
+    Answer,
+    AnswerSentence,
+    ChunkId,
+    DocId,
+    Location,
+    LocationKind,
+    NliLabel,
+    Passage,
+    SentenceLabel,
+    Verdict,
+)
+from verifai_desktop.ingest.parse import ParserPool
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.folders import collection_history
+from verifai_desktop.store.history import quoted_documents
+
+ASPIRIN = (
+    "Aspirin trial.\n\nThe weather was mild during the trial. Aspirin lowered stroke risk in "
+    "women over sixty-five. Bleeding was rare.\n\nA second paragraph about follow-up visits "
+    "that lasted ten years in total.\n"
+)
+HEPARIN = "DVT review.\n\nHeparin reduced DVT in trauma patients. It was given daily.\n"
+TEXT = "Aspirin lowers stroke risk [1]. Heparin increased DVT [2]. A summary."
+
+
+def _span(text: str, needle: str) -> tuple[int, int]:
+    start = text.index(needle)
+    return start, start + len(needle)
+
+
+def _passage(number: int, path: Path, text: str, needle: str) -> Passage:
+    start, end = _span(text, needle)
+    return Passage(
+        ChunkId(number), DocId(number), path, path.stem, needle, start, end,
+        Location(LocationKind.SECTION, heading=path.stem), ((0, len(needle)),),
+    )  # fmt: skip
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """The two documents and their extracted text (as the check reads them again)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    found = {}
+    with ParserPool() as pool:
+        for name, content in (("aspirin.txt", ASPIRIN), ("heparin.txt", HEPARIN)):
+            path = folder / name
+            path.write_text(content, encoding="utf-8")
+            found[name] = (path, pool.parse(path).text)
+    return found
+
+
+@pytest.fixture
+def record_path(fake_settings: Settings, docs: dict[str, tuple[Path, str]], tmp_path: Path) -> Path:
+    """Collection ``kept`` holding the documents, one answer in its history, and that answer's
+    audit record exported by `verifai audit export`."""
+    (p1, t1), (p2, t2) = docs["aspirin.txt"], docs["heparin.txt"]
+    passages = (
+        _passage(1, p1, t1, "The weather was mild during the trial. Aspirin lowered stroke risk "
+                 "in women over sixty-five."),
+        _passage(2, p2, t2, "Heparin reduced DVT in trauma patients."),
+    )  # fmt: skip
+    e1 = passages[0].text.index("Aspirin")
+    sentences = (
+        AnswerSentence(
+            TEXT[0:31], 0, 31, (1,),
+            (Verdict(1, NliLabel.SUPPORT, 0.93, 0.02, 0.05, passages[0].text[e1:],
+                     (e1, len(passages[0].text))),),
+            SentenceLabel.SUPPORTED,
+        ),
+        AnswerSentence(
+            TEXT[32:58], 32, 58, (2,),
+            (Verdict(2, NliLabel.CONTRADICT, 0.05, 0.88, 0.07, passages[1].text,
+                     (0, len(passages[1].text))),),
+            SentenceLabel.CONTRADICTED,
+        ),
+        AnswerSentence(TEXT[59:], 59, len(TEXT), (), (), SentenceLabel.UNREFERENCED),
+    )  # fmt: skip
+    answer = Answer(
+        question="Does aspirin lower stroke risk?",
+        text=TEXT,
+        sentences=sentences,
+        passages=passages,
+        timings_ms={"total": 50.0},
+        models={"verifier": {"name": "verifai-minilm-nli", "sha256": "ab"}},
+    )
+    with Collection.open("kept", create=True, settings=fake_settings) as collection:
+        collection.add_paths([p1.parent])
+        sha = {d.source: d.sha256 for d in collection.documents()}
+    assert set(sha) == {str(p1), str(p2)}
+    with collection_history("kept") as history:
+        history.add(answer, Settings(), quoted_documents(answer, sha))
+    out = tmp_path / "audit.json"
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(out)]) == 0
+    return out
+
+
+def _check(
+    capsys: pytest.CaptureFixture[str], path: Path, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    capsys.readouterr()
+    code = main(["audit", "check", str(path), "--json", *extra])
+    out, err = capsys.readouterr()
+    assert err == ""
+    return code, json.loads(out)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def _save(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def _kinds(found: dict[str, Any]) -> set[str]:
+    return {p["kind"] for p in found["problems"]}
+
+
+def _details(found: dict[str, Any], kind: str) -> list[str]:
+    return [p["detail"] for p in found["problems"] if p["kind"] == kind]
+
+
+def test_an_exported_record_is_signed_and_checks_ok(
+    record_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = _load(record_path)
+    assert record["public_key"].startswith("ed25519:") and record["signature"]
+    code, found = _check(capsys, record_path)
+    assert code == 0, found
+    assert found["signed_by"] == "this install"
+    assert found["history"] == "the same as answer 1 in the collection's history"
+    assert (found["quotes_checked"], found["documents_checked"]) == (2, 2)
+    assert main(["audit", "check", str(record_path)]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"ok: signed by this install's key {record['public_key']}; history: the same as answer 1"
+    )
+
+
+SIGNED_EDIT = "the signature does not match the content"
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (
+            lambda r: r["sentences"][0].__setitem__("probability", 0.51),
+            "the probability of sentence 1 (sentences[0].probability): 0.51 in the record, 0.93 in",
+        ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].__setitem__("p_support", 0.99),
+            "the p_support of verdict 1 of sentence 1 (sentences[0].verdicts[0].p_support): 0.99",
+        ),
+        (
+            lambda r: r["sentences"][1].__setitem__("label", "supported"),
+            'the label of sentence 2 (sentences[1].label): "supported" in the record, '
+            '"contradicted" in',
+        ),
+        (
+            lambda r: r.__setitem__("answer", "Aspirin cures everything [1]."),
+            'the answer text (answer): "Aspirin cures everything [1]." in the record',
+        ),
+    ],
+    ids=["probability", "verdict-probability", "label", "answer-text"],
+)
+def test_an_edited_answer_field_is_reported(
+    record_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, named: str
+) -> None:
+    """Row 8: changed probabilities, labels, answer text."""
+    record = _load(record_path)
+    edit(record)
+    _save(record_path, record)
+    code, found = _check(capsys, record_path)
+    assert code == 1
+    assert _details(found, "signature_invalid")[0].startswith(SIGNED_EDIT)
+    assert any(d.startswith(named) for d in _details(found, "edited")), found
+    assert any(d.startswith(named) for d in _details(found, "history_differs")), found
+    assert found["signed_by"] == "nobody"
+
+
+def test_emptied_quotes_are_reported(record_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Row 8: the quotes list emptied while sentences cite passages."""
+    record = _load(record_path)
+    record["quotes"] = []
+    _save(record_path, record)
+    code, found = _check(capsys, record_path)
+    assert code == 1
+    assert _kinds(found) == {"signature_invalid", "edited", "quotes_missing", "history_differs"}
+    assert _details(found, "quotes_missing") == [
+        "2 verdict(s) cite quotes the record does not hold (q1, q2; sentence 1 cites passage [1] "
+        "through q1): its quotes were removed"
+    ]
+    assert _details(found, "edited") == [
+        "the quoted spans (quotes): 0 item(s) in the record, 2 in the answer it holds "
+        "(answer_record)"
+    ]
+
+
+def test_an_emptied_sha256_is_reported(
+    record_path: Path, docs: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Row 8: a document's sha256 set to "" (in its quotes and in the document list)."""
+    record = _load(record_path)
+    aspirin = str(docs["aspirin.txt"][0])
+    for item in (*record["quotes"], *record["documents"]):
+        if item["path"] == aspirin:
+            item["sha256"] = ""
+    _save(record_path, record)
+    code, found = _check(capsys, record_path)
+    assert code == 1
+    assert "signature_invalid" in _kinds(found)
+    [no_hash] = [p for p in found["problems"] if p["kind"] == "no_hash"]
+    assert no_hash["path"] == aspirin
+    assert no_hash["detail"].startswith("the record gives no sha256 for this document")
+    assert any('sha256: "" in the record' in d for d in _details(found, "history_differs"))
+
+
+def test_a_quote_moved_to_another_real_span_is_reported(
+    record_path: Path, docs: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Row 8: the quote reads true at its new offsets, so only the signature, the answer it
+    holds and the history can tell."""
+    record = _load(record_path)
+    text = docs["aspirin.txt"][1]
+    other = "A second paragraph about follow-up visits that lasted ten years in total."
+    start, end = _span(text, other)
+    [quote] = [q for q in record["quotes"] if q["id"] == "q1"]
+    quote.update(
+        char_start=start, char_end=end, text=other,
+        evidence_char_start=start, evidence_char_end=end, evidence=other,
+    )  # fmt: skip
+    _save(record_path, record)
+    code, found = _check(capsys, record_path)
+    assert code == 1
+    assert "text_changed" not in _kinds(found)  # the span is real
+    assert "signature_invalid" in _kinds(found)
+    assert any(
+        d.startswith(f"quoted span 1 (quotes[0].char_start, moved to other offsets): {start} in")
+        for d in _details(found, "edited")
+    ), found
+
+
+def test_a_record_re_signed_with_another_key_still_differs_from_the_history(
+    record_path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Row 8: answer edited consistently (answer_record too) and signed anew elsewhere."""
+    record = _load(record_path)
+    record["answer"] = record["answer_record"]["answer"] = "Aspirin cures everything [1]."
+    monkeypatch.setenv("VERIFAI_HOME", str(tmp_path / "forger"))
+    forged = sign_record(record)
+    monkeypatch.setenv("VERIFAI_HOME", str(tmp_path / "verifai_home"))
+    assert forged["public_key"] != record["public_key"]
+    _save(record_path, forged)
+    code, found = _check(capsys, record_path)
+    assert code == 1
+    assert found["signed_by"] == "another install"
+    assert _kinds(found) == {"history_differs"}
+    assert found["history"] == "differs from answer 1 in the collection's history"
+    assert _details(found, "history_differs")[0].startswith(
+        'the answer text (answer): "Aspirin cures everything [1]." in the record, '
+        '"Aspirin lowers stroke risk [1]. Heparin increased DVT [2]. A summary." in the '
+        "collection's history"
+    )
+    code, found = _check(capsys, record_path, "--key", record["public_key"])
+    assert code == 1 and "wrong_key" in _kinds(found)
+
+
+def test_audit_key_prints_the_public_key_records_carry(
+    record_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert main(["audit", "key"]) == 0
+    out, err = capsys.readouterr()
+    public_key = _load(record_path)["public_key"]
+    assert out == public_key + "\n"
+    assert len(base64.b64decode(out.removeprefix("ed25519:").strip())) == 32
+    assert err == f"(private key: {key_path()})\n"
+    assert stat.S_IMODE(key_path().stat().st_mode) == 0o600
+    assert stat.S_IMODE(key_path().parent.stat().st_mode) == 0o700
+    assert main(["audit", "key"]) == 0 and capsys.readouterr().out == out  # kept, not remade
+
+
+def test_a_record_is_verified_on_another_machine_with_its_public_key(
+    record_path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    public_key = _load(record_path)["public_key"]
+    monkeypatch.setenv("VERIFAI_HOME", str(tmp_path / "elsewhere"))
+    code, found = _check(capsys, record_path, "--key", public_key)
+    assert code == 0, found
+    assert found["signed_by"] == "another install" and found["public_key"] == public_key
+    assert found["history"] == (
+        "collection 'kept' is not on this machine; compared with the files only"
+    )
+    assert found["quotes_checked"] == 2
+    assert main(["audit", "key"]) == 0
+    own_key = capsys.readouterr().out.strip()
+    assert own_key != public_key
+    code, found = _check(capsys, record_path, "--key", own_key)
+    assert code == 1
+    assert _details(found, "wrong_key") == [
+        f"it names the key {public_key}, not the key required ({own_key})"
+    ]
+    record = _load(record_path)
+    record["sentences"][0]["probability"] = 0.2
+    _save(record_path, record)
+    code, found = _check(capsys, record_path, "--key", public_key)
+    assert code == 1 and {"signature_invalid", "edited"} <= _kinds(found)
+
+
+def _expect_bad(capsys: pytest.CaptureFixture[str], path: Path, reason: str) -> None:
+    capsys.readouterr()
+    assert main(["audit", "check", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"error: cannot read audit record {path}: {reason}\n"
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda r: r.pop("collection"), "field 'collection' is missing"),
+        (lambda r: r["quotes"][0].pop("char_start"), "field 'quotes[0].char_start' is missing"),
+        (lambda r: r["quotes"][1].pop("text"), "field 'quotes[1].text' is missing"),
+        (
+            lambda r: r["quotes"][0].__setitem__("char_start", "12"),
+            "field 'quotes[0].char_start' is a text ('12'), expected a whole number",
+        ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].__setitem__("p_support", None),
+            "field 'sentences[0].verdicts[0].p_support' is null, expected a number",
+        ),
+        (
+            lambda r: r.__setitem__("sentences", {"0": 1}),
+            "field 'sentences' is an object, expected a list",
+        ),
+    ],
+    ids=["no-collection", "no-char_start", "no-text", "string-offset", "null-prob", "not-list"],
+)
+def test_a_record_missing_or_mistyping_a_field_is_a_clear_error(
+    record_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, reason: str
+) -> None:
+    """Row 9: KeyError / ValueError tracebacks before."""
+    record = _load(record_path)
+    edit(record)
+    _save(record_path, record)
+    _expect_bad(capsys, record_path, reason)
+
+
+def test_deeply_nested_json_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Row 9: 200,000-deep nesting raised RecursionError in the JSON parser."""
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+    reason = "it nests objects or lists deeper than 32 levels; it is not an audit record"
+    _expect_bad(capsys, path, reason)
+    inner: dict[str, Any] = {}
+    nested = {"schema": "verifai.audit/1", "x": inner}
+    for _ in range(40):  # parses, but deeper than any record
+        inner["x"] = inner = {}
+    _save(path, nested)
+    _expect_bad(capsys, path, reason)
+
+
+def test_an_oversized_file_is_refused_before_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Row 9: a file larger than the limit is not read whole."""
+    path = tmp_path / "huge.json"
+    with path.open("wb") as fh:
+        fh.truncate(MAX_RECORD_BYTES + 1)  # sparse: no disk used
+    _expect_bad(
+        capsys,
+        path,
+        "it is larger than 32 MiB, far more than any record VerifAI writes; check that it is "
+        "the right file",
+    )
+    assert os.path.getsize(path) == MAX_RECORD_BYTES + 1

@@ -1,0 +1,408 @@
+"""Checking an audit record whole: its signature, its own consistency, the collection's history
+and the documents it quotes.
+
+:func:`check_record` reports, as :class:`Problem`\\ s:
+
+- the signature (:mod:`verifai_desktop.audit.signing`): missing, not matching the content, or
+  made with another key than the one required; it also says whose key signed (this install's
+  or another one's);
+- every field the record derives from the answer it holds (``answer_record``): the answer
+  text, each sentence's label and probability, each verdict and each quote are built again
+  from it and compared, so an edit of one without the other is named field by field;
+- quotes removed while verdicts still cite them, and documents recorded without a sha256;
+- when the collection's history still holds the answer: the record built again from that
+  entry, compared field by field (this catches an answer edited whole and re-signed with
+  another key);
+- the documents: each quoted span and evidence window is read again at its offsets, in a
+  document with the same sha256.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from verifai_desktop.audit.record import unsigned_record
+from verifai_desktop.audit.signing import (
+    PUBLIC_KEY_FIELD,
+    install_public_key,
+    signature_holds,
+)
+from verifai_desktop.audit.validate import validate_record
+from verifai_desktop.errors import BadRecord, ParseError
+from verifai_desktop.store.history import SavedAnswer
+from verifai_desktop.store.sources import is_file_source
+
+ProblemKind = Literal[
+    "unsigned",
+    "signature_invalid",
+    "wrong_key",
+    "edited",
+    "quotes_missing",
+    "no_hash",
+    "history_differs",
+    "missing",
+    "unreadable",
+    "hash_changed",
+    "text_changed",
+    "not_in_collection",
+]
+
+Signer = Literal["this install", "another install", "nobody"]
+
+_NOT_COMPARED = ("exported_at", "exported_by_version", "public_key", "signature")
+_MAX_DIFFS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One way a record was edited, or no longer matches the documents.
+
+    Attributes:
+        kind: ``unsigned`` (no signature), ``signature_invalid`` (the content was changed
+            after signing), ``wrong_key`` (signed by another key than the one required),
+            ``edited`` (a field disagrees with the answer the record holds),
+            ``quotes_missing`` (verdicts cite quotes the record does not hold), ``no_hash``
+            (a document recorded without its sha256), ``history_differs`` (a field differs
+            from the collection's history of the answer), ``missing`` (the file is gone),
+            ``unreadable`` (it cannot be parsed now), ``hash_changed`` (its sha256
+            differs), ``text_changed`` (a quoted span reads differently at its offsets),
+            ``not_in_collection`` (the collection no longer holds it, or holds another
+            version).
+        path: the document ('' for the record as a whole).
+        detail: what differs, for people.
+        quote_id: the quote concerned ('' for the document as a whole).
+    """
+
+    kind: ProblemKind
+    path: str
+    detail: str
+    quote_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What :func:`check_record` found.
+
+    Attributes:
+        quotes_checked: quoted spans compared with their documents.
+        documents_checked: distinct documents read.
+        problems: everything edited or no longer matching; empty when the record holds.
+        signer: whose key made a valid signature (``nobody``: none, or it does not hold).
+        public_key: the public key the record names ('' when none).
+        history: how the record compared with the collection's history, for people.
+    """
+
+    quotes_checked: int
+    documents_checked: int
+    problems: tuple[Problem, ...]
+    signer: Signer = "nobody"
+    public_key: str = ""
+    history: str = "not compared"
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was edited and every quoted span reads the same."""
+        return not self.problems
+
+
+def check_record(
+    record: Mapping[str, Any],
+    *,
+    catalog_sha256: Mapping[str, str] | None = None,
+    saved: SavedAnswer | None = None,
+    history_note: str = "not compared",
+    require_key: str | None = None,
+    timeout_s: float = 60.0,
+) -> CheckReport:
+    """Check ``record`` whole: signature, consistency, history, documents.
+
+    Args:
+        record: an audit record (:func:`~verifai_desktop.audit.record.build_record` or
+            :func:`~verifai_desktop.audit.validate.read_record`).
+        catalog_sha256: path -> sha256 of the documents the collection holds now, or None
+            not to compare with the collection.
+        saved: the collection's history entry of the record's answer id, or None when
+            there is none to compare with (``history_note`` says why).
+        history_note: why there is no history entry to compare with.
+        require_key: a public key (``"ed25519:..."``) the record must be signed with.
+        timeout_s: wall-clock limit in seconds for hashing and for parsing each document.
+
+    Raises:
+        BadRecord: ``record`` is not a valid audit record (a field missing or mistyped).
+        AuditKeyError: this install's key file is damaged.
+    """
+    validate_record(record)
+    problems: list[Problem] = []
+    signer, public_key = _check_signature(record, require_key, problems)
+    problems += _check_consistency(record)
+    history = history_note
+    if saved is not None:
+        found = _diffs(record, _rebuilt(saved, record), "the collection's history")
+        history = f"differs from answer {saved.answer_id} in the collection's history"
+        if not found:
+            history = f"the same as answer {saved.answer_id} in the collection's history"
+        problems += [Problem("history_differs", "", d) for d in found]
+    checked, documents = _check_documents(record, catalog_sha256, timeout_s, problems)
+    return CheckReport(checked, documents, tuple(problems), signer, public_key, history)
+
+
+def _check_signature(
+    record: Mapping[str, Any], require_key: str | None, problems: list[Problem]
+) -> tuple[Signer, str]:
+    public_key = str(record.get(PUBLIC_KEY_FIELD, ""))
+    holds = signature_holds(record)
+    signer: Signer = "nobody"
+    if holds is None:
+        problems.append(
+            Problem(
+                "unsigned",
+                "",
+                "the record carries no signature (or no public key): any field of it may have "
+                "been edited unnoticed",
+            )
+        )
+    elif not holds:
+        problems.append(
+            Problem(
+                "signature_invalid",
+                "",
+                "the signature does not match the content: a field (the answer, a label, a "
+                "probability, a quote...) was changed, added or removed after it was signed",
+            )
+        )
+    else:
+        own = install_public_key(create=False)
+        signer = "this install" if public_key == own else "another install"
+    if require_key is not None and public_key != require_key:
+        problems.append(
+            Problem(
+                "wrong_key",
+                "",
+                f"it names the key {public_key or 'none'}, not the key required ({require_key})",
+            )
+        )
+    return signer, public_key
+
+
+def _rebuilt(saved: SavedAnswer, record: Mapping[str, Any]) -> dict[str, Any]:
+    return unsigned_record(saved, collection=str(record["collection"]))
+
+
+def _check_consistency(record: Mapping[str, Any]) -> list[Problem]:
+    """The fields derived from ``answer_record`` against that answer, and the quote links."""
+    problems: list[Problem] = []
+    own = SavedAnswer(
+        answer_id=record["answer_id"],
+        created=0.0,
+        question=record["question"],
+        answer_json=json.dumps(record["answer_record"]),
+        settings=record["settings"],
+        documents={d["path"]: d["sha256"] for d in record["documents"]},
+        app_version=record["app_version"],
+    )
+    try:
+        rebuilt = _rebuilt(own, record)
+    except (BadRecord, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        reason = exc.reason if isinstance(exc, BadRecord) else f"{type(exc).__name__}: {exc}"
+        problems.append(
+            Problem("edited", "", f"the answer it holds (answer_record) cannot be read: {reason}")
+        )
+    else:
+        skipped = ("answered_at", "app_version", "settings", "documents")
+        found = _diffs(record, rebuilt, "the answer it holds (answer_record)", skipped)
+        problems += [Problem("edited", "", d) for d in found]
+    held = {q["id"] for q in record["quotes"]}
+    cited = [
+        (i, v["passage"], v["quote"])
+        for i, s in enumerate(record["sentences"])
+        for v in (*s["verdicts"], *s["conflicts"])
+        if v["quote"] and v["quote"] not in held
+    ]
+    if cited:
+        ids = ", ".join(dict.fromkeys(q for _, _, q in cited))
+        first = cited[0]
+        problems.append(
+            Problem(
+                "quotes_missing",
+                "",
+                f"{len(cited)} verdict(s) cite quotes the record does not hold ({ids}; sentence "
+                f"{first[0] + 1} cites passage [{first[1]}] through {first[2]}): its quotes were "
+                "removed",
+            )
+        )
+    for path in dict.fromkeys(q["path"] for q in record["quotes"] if not q["sha256"]):
+        if is_file_source(path):
+            problems.append(
+                Problem(
+                    "no_hash",
+                    path,
+                    "the record gives no sha256 for this document, so the file read now cannot "
+                    "be matched with the one quoted",
+                )
+            )
+    return problems
+
+
+def _diffs(
+    record: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    source: str,
+    skipped: tuple[str, ...] = (),
+) -> list[str]:
+    out: list[str] = []
+    for key in dict.fromkeys([*expected, *record]):
+        if key in _NOT_COMPARED or key in skipped:
+            continue
+        _diff(record.get(key, _ABSENT), expected.get(key, _ABSENT), key, source, out)
+    if len(out) > _MAX_DIFFS:
+        out[_MAX_DIFFS:] = [f"and {len(out) - _MAX_DIFFS} more fields differ from {source}"]
+    return out
+
+
+_ABSENT = object()
+
+
+def _diff(got: object, want: object, path: str, source: str, out: list[str]) -> None:
+    if len(out) > _MAX_DIFFS:
+        return
+    if isinstance(got, dict) and isinstance(want, dict):
+        for key in dict.fromkeys([*want, *got]):
+            _diff(got.get(key, _ABSENT), want.get(key, _ABSENT), f"{path}.{key}", source, out)
+        return
+    if isinstance(got, list) and isinstance(want, list):
+        if len(got) != len(want):
+            out.append(
+                f"{_describe(path)}: {len(got)} item(s) in the record, {len(want)} in {source}"
+            )
+            return
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _diff(g, w, f"{path}[{i}]", source, out)
+        return
+    if type(got) is type(want) and got == want:
+        return
+    out.append(f"{_describe(path)}: {_show(got)} in the record, {_show(want)} in {source}")
+
+
+_SENTENCE_FIELD = re.compile(r"^sentences\[(\d+)\]\.(\w+)(?:\[(\d+)\]\.(\w+))?")
+_QUOTE_FIELD = re.compile(r"^quotes\[(\d+)\]\.(\w+)")
+
+
+def _describe(path: str) -> str:
+    """``path`` with what it means for people (``sentences[1].label`` -> the label of
+    sentence 2)."""
+    if path == "answer":
+        return "the answer text (answer)"
+    if path == "quotes":
+        return "the quoted spans (quotes)"
+    m = _SENTENCE_FIELD.match(path)
+    if m:
+        sentence = int(m.group(1)) + 1
+        if m.group(3) is not None:
+            return (
+                f"the {m.group(4)} of verdict {int(m.group(3)) + 1} of sentence {sentence} ({path})"
+            )
+        return f"the {m.group(2)} of sentence {sentence} ({path})"
+    m = _QUOTE_FIELD.match(path)
+    if m:
+        field = m.group(2)
+        moved = field in ("char_start", "char_end", "evidence_char_start", "evidence_char_end")
+        what = "moved to other offsets" if moved else f"its {field} changed"
+        return f"quoted span {int(m.group(1)) + 1} ({path}, {what})"
+    return path
+
+
+def _show(value: object) -> str:
+    if value is _ABSENT:
+        return "nothing"
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+def _check_documents(
+    record: Mapping[str, Any],
+    catalog_sha256: Mapping[str, str] | None,
+    timeout_s: float,
+    problems: list[Problem],
+) -> tuple[int, int]:
+    """Each quoted span against its document now; returns (quotes checked, documents)."""
+    from verifai_desktop.ingest.parse import ParserPool
+
+    by_path: dict[str, list[Mapping[str, Any]]] = {}
+    for q in record["quotes"]:
+        by_path.setdefault(q["path"], []).append(q)
+    checked = 0
+    with ParserPool(timeout_s=timeout_s) as pool:
+        for path, items in by_path.items():
+            recorded = str(items[0]["sha256"])
+            if not is_file_source(path):
+                continue  # pre-parsed corpora have no file to read again
+            if catalog_sha256 is not None:
+                held = catalog_sha256.get(path)
+                if held is None:
+                    problems.append(
+                        Problem("not_in_collection", path, "the collection no longer holds it")
+                    )
+                elif recorded and held != recorded:
+                    problems.append(
+                        Problem(
+                            "not_in_collection",
+                            path,
+                            f"the collection holds another version (sha256 {held[:12]}…)",
+                        )
+                    )
+            file = Path(path)
+            if not file.is_file():
+                problems.append(Problem("missing", path, "the file is gone"))
+                continue
+            try:
+                now = pool.sha256(file)
+            except ParseError as exc:
+                problems.append(Problem("unreadable", path, exc.reason))
+                continue
+            if recorded and now != recorded:
+                problems.append(
+                    Problem(
+                        "hash_changed",
+                        path,
+                        f"sha256 was {recorded[:12]}…, is {now[:12]}…: the file has changed",
+                    )
+                )
+            try:
+                text = pool.parse(file).text
+            except ParseError as exc:
+                problems.append(Problem("unreadable", path, exc.reason))
+                continue
+            for q in items:
+                checked += 1
+                problems += _compare(path, q, text)
+    return checked, len(by_path)
+
+
+def _compare(path: str, quote: Mapping[str, Any], text: str) -> list[Problem]:
+    spans = (
+        ("passage", quote["char_start"], quote["char_end"], quote["text"]),
+        ("evidence", quote["evidence_char_start"], quote["evidence_char_end"], quote["evidence"]),
+    )
+    for what, start, end, expected in spans:
+        found = text[start:end]
+        if found != expected:
+            return [
+                Problem(
+                    "text_changed",
+                    path,
+                    f"the {what} at characters {start}-{end} now reads "
+                    f"“{_short(found)}”, was “{_short(expected)}”",
+                    quote["id"],
+                )
+            ]  # the evidence lies inside the passage: one finding per quote
+    return []
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,216 @@
+"""Audit records of verified answers: what was answered, from which exact text, by which models.
+
+An audit record (schema :data:`AUDIT_SCHEMA`, JSON; its readable HTML view and the export of
+both files are :mod:`verifai_desktop.audit_view`'s) holds the
+question and answer, every sentence with its verdicts and probabilities, and every quoted span:
+each cited passage and each conflicting passage with its document's path and sha256, its
+location and its character offsets into the document's extracted text, and inside it the
+evidence window that decided the verdict. It also names the model files (sha256), the
+settings and thresholds, the app version and the times of answer and export, and ends with
+the install's public key and an Ed25519 signature of all the rest
+(:mod:`verifai_desktop.audit.signing`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from verifai_desktop import __version__
+from verifai_desktop.audit.signing import sign_record
+from verifai_desktop.codec import answer_to_dict, settings_for
+from verifai_desktop.domain import Passage, Verdict
+from verifai_desktop.store.history import SavedAnswer
+
+AUDIT_SCHEMA = "verifai.audit/1"
+"""Schema name of every audit record."""
+
+QuoteRole = Literal["cited", "conflict"]
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """One quoted span of a document.
+
+    Attributes:
+        quote_id: ``q1``, ``q2``, ... (verdicts in the record point at it).
+        role: ``cited`` (a passage a sentence cites) or ``conflict`` (a passage that
+            contradicts a sentence).
+        path: the document's path (or benchmark key, :mod:`verifai_desktop.store.sources`).
+        sha256: the document's sha256 when the answer was made ('' when unknown).
+        location: the human location label (``"p. 3"``).
+        char_start: start of the passage in the document's extracted text (characters).
+        char_end: end (exclusive) of the passage.
+        text: the passage text, ``document_text[char_start:char_end]``.
+        evidence_start: start of the deciding evidence window in the document's text.
+        evidence_end: end (exclusive) of the evidence window.
+        evidence: the evidence window's text.
+    """
+
+    quote_id: str
+    role: QuoteRole
+    path: str
+    sha256: str
+    location: str
+    char_start: int
+    char_end: int
+    text: str
+    evidence_start: int
+    evidence_end: int
+    evidence: str
+
+
+def _quote(
+    quote_id: str, role: QuoteRole, passage: Passage, verdict: Verdict, sha256: str
+) -> Quote:
+    span = verdict.evidence_span
+    if span == (0, 0) or not verdict.evidence:
+        span = (0, len(passage.text))
+    return Quote(
+        quote_id,
+        role,
+        str(passage.path),
+        sha256,
+        passage.location.label(),
+        passage.char_start,
+        passage.char_end,
+        passage.text,
+        passage.char_start + span[0],
+        passage.char_start + span[1],
+        passage.text[span[0] : span[1]],
+    )
+
+
+def build_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
+    """The audit record of a saved answer, signed with this install's key.
+
+    Args:
+        saved: an answer of the history.
+        collection: its collection's name.
+
+    Returns:
+        :func:`unsigned_record`'s data plus ``public_key`` and ``signature``
+        (:func:`~verifai_desktop.audit.signing.sign_record`).
+
+    Raises:
+        BadRecord: the saved answer cannot be read.
+        AuditKeyError: this install's signing key cannot be created or read.
+    """
+    return sign_record(unsigned_record(saved, collection=collection))
+
+
+def unsigned_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
+    """The audit record of a saved answer, without its key and signature.
+
+    Args:
+        saved: an answer of the history.
+        collection: its collection's name.
+
+    Returns:
+        JSON-ready data of schema :data:`AUDIT_SCHEMA`: ``quotes`` (one per distinct quoted
+        span, :class:`Quote` fields), ``sentences`` (text, label, probability, and per
+        verdict its probabilities and ``quote`` id), ``models``, ``settings``,
+        ``thresholds``, ``documents`` and the whole saved answer under ``answer_record``.
+
+    Raises:
+        BadRecord: the saved answer cannot be read.
+    """
+    answer = saved.answer()
+    data = saved.data()
+    settings = settings_for(data)
+    quotes: dict[tuple[str, int, int, int, int], Quote] = {}
+
+    def quote_for(role: QuoteRole, passage: Passage, verdict: Verdict) -> str:
+        q = _quote("", role, passage, verdict, saved.documents.get(str(passage.path), ""))
+        key = (q.path, q.char_start, q.char_end, q.evidence_start, q.evidence_end)
+        if key not in quotes:
+            quotes[key] = dataclasses.replace(q, quote_id=f"q{len(quotes) + 1}")
+        return quotes[key].quote_id
+
+    sentences = []
+    answer_dict = answer_to_dict(answer, settings)
+    for s, sd in zip(answer.sentences, answer_dict["sentences"], strict=True):  # type: ignore[call-overload]
+        verdicts = []
+        for v in s.verdicts:
+            n = v.passage_number
+            given = 1 <= n <= len(answer.passages)
+            ref = quote_for("cited", answer.passages[n - 1], v) if given else ""
+            verdicts.append(_verdict_entry(v, ref))
+        conflicts = [
+            _verdict_entry(e.verdict, quote_for("conflict", e.passage, e.verdict))
+            for e in s.conflicts
+        ]
+        sentences.append(
+            {
+                "index": sd["index"],
+                "text": s.text,
+                "label": s.label.value,
+                "probability": sd["probability"],
+                "citations": list(s.citations),
+                "cited_by_generator": list(s.generator_citations),
+                "verdicts": verdicts,
+                "conflicts": conflicts,
+            }
+        )
+    return {
+        "schema": AUDIT_SCHEMA,
+        "exported_at": _iso(dt.datetime.now(dt.UTC)),
+        "answered_at": _iso(dt.datetime.fromtimestamp(saved.created, dt.UTC)),
+        "app_version": saved.app_version,
+        "exported_by_version": __version__,
+        "collection": collection,
+        "answer_id": saved.answer_id,
+        "question": answer.question,
+        "answer": answer.text,
+        "abstained": answer.abstained,
+        "abstain_reason": answer.abstain_reason.value,
+        "sentences": sentences,
+        "quotes": [_quote_dict(q) for q in quotes.values()],
+        "documents": [
+            {"path": path, "sha256": sha} for path, sha in sorted(saved.documents.items())
+        ],
+        "models": {role: dict(ident) for role, ident in answer.models.items()},
+        "thresholds": data["thresholds"],
+        "settings": dict(saved.settings),
+        "answer_record": data,
+    }
+
+
+def _quote_dict(q: Quote) -> dict[str, Any]:
+    return {
+        "id": q.quote_id,
+        "role": q.role,
+        "path": q.path,
+        "sha256": q.sha256,
+        "location": q.location,
+        "char_start": q.char_start,
+        "char_end": q.char_end,
+        "text": q.text,
+        "evidence_char_start": q.evidence_start,
+        "evidence_char_end": q.evidence_end,
+        "evidence": q.evidence,
+    }
+
+
+def _verdict_entry(v: Verdict, quote: str) -> dict[str, Any]:
+    return {
+        "passage": v.passage_number,
+        "label": v.label.value,
+        "p_support": v.p_support,
+        "p_contradict": v.p_contradict,
+        "p_no_evidence": v.p_no_evidence,
+        "quote": quote,
+    }
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.isoformat(timespec="seconds")
+
+
+def record_to_json(record: Mapping[str, Any]) -> str:
+    """An audit record as indented JSON text (UTF-8 characters kept), ending in a newline."""
+    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
