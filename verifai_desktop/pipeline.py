@@ -533,7 +533,7 @@ class AskSession:
         """Add to each sentence the passages elsewhere in the collection that contradict it
         (:func:`~verifai_desktop.contradictions.find_conflicts`, one verifier batch)."""
         v = self.settings.verify
-        claims = [strip_citations(s.text) for s in sentences]
+        claims = [s.claim for s in sentences]
         todo = [i for i, claim in enumerate(claims) if _has_words(claim)]
         found = find_conflicts(
             retriever,

@@ -388,11 +388,6 @@ def collection_conflicts(answer: Answer) -> tuple[CollectionConflict, ...]:
     return tuple(CollectionConflict(best[k], tuple(where[k])) for k in order)
 
 
-def claim_text(sentence: AnswerSentence) -> str:
-    """The claim an answer sentence makes: its text without citation markers."""
-    return sentence.claim
-
-
 CHECK_VERDICT_TEXT: dict[CheckLabel, str] = {
     "SUPPORT": "supports",
     "CONTRADICT": "contradicts",

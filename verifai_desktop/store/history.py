@@ -210,7 +210,7 @@ class History:
     Args:
         folder: the collection's folder; the file is created on first use. Open it through
             the collection (:meth:`CollectionStore.history`, or
-            :func:`~verifai_desktop.store.collection.collection_history` by name).
+            :func:`~verifai_desktop.store.folders.collection_history` by name).
 
     Raises:
         IndexCorrupt: ``history.sqlite`` is not a readable SQLite database.

@@ -30,7 +30,6 @@ from verifai_desktop.presentation import (
     NOT_FOUND_TEXT,
     UNSUPPORTED_TEXT,
     LabelStyle,
-    claim_text,
     recitation_note,
     verdict_phrase,
 )
@@ -166,7 +165,7 @@ def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) 
     else:
         for sentence in shown:
             cursor.insertBlock(spaced)
-            cursor.insertText(f"\u201c{claim_text(sentence)}\u201d", quote)
+            cursor.insertText(f"\u201c{sentence.claim}\u201d", quote)
             cursor.insertBlock(indent)
             verdict = answer.closest_verdict(sentence)
             if verdict is None:

@@ -32,7 +32,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QTextBrowser, QTextEdit, QWidget
 
 from verifai_desktop.domain import Answer, CheckResult, NliLabel, SentenceLabel
-from verifai_desktop.presentation import claim_text
 from verifai_desktop.store.history import Feedback, FeedbackVerdict
 from verifai_desktop.ui import answer_readback
 from verifai_desktop.ui.answer_menu import (
@@ -429,7 +428,7 @@ class AnswerView(QTextBrowser):
                 menu, generated_toggle(menu, shown, lambda: self.set_generated_shown(not shown))
             )
         if self.answer is not None and 0 <= index < self.sentence_count():
-            claim = claim_text(self.answer.sentences[index])
+            claim = self.answer.sentences[index].claim
             lead_with(menu, check_action(menu, lambda: self.claim_check_requested.emit(claim)))
             add_feedback_actions(
                 menu,

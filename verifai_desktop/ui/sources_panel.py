@@ -26,7 +26,6 @@ from verifai_desktop.presentation import (
     CONFLICT_GLYPH,
     CONFLICT_TITLE,
     CollectionConflict,
-    claim_text,
     collection_conflicts,
     injection_warning,
 )
@@ -292,7 +291,7 @@ class SourcesPanel(QWidget):
             prob.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             against = "\n".join(
                 f"Contradicts sentence {i + 1} of the answer: "
-                f"\u201c{claim_text(answer.sentences[i])}\u201d"
+                f"\u201c{answer.sentences[i].claim}\u201d"
                 for i in conflict.sentences
             )
             tip = (
