@@ -15,13 +15,14 @@ from typing import Any
 
 from verifai_desktop.audit import record_to_json
 from verifai_desktop.domain import SentenceLabel
-from verifai_desktop.presentation import LABEL_STYLES
+from verifai_desktop.presentation import HELD_BACK, LABEL_STYLES
 from verifai_desktop.private import export_private_texts, export_target
 
 
 def record_to_html(record: Mapping[str, Any]) -> str:
     """A readable, self-contained HTML page of an audit record: the question, each sentence
-    coloured by its label with its verdicts, every quoted span with its document, sha256,
+    coloured by its label with its verdicts (the label shown when it differs from the
+    verifier's, and the checks that held each back), every quoted span with its document, sha256,
     location, offsets and the evidence highlighted, then models, thresholds and settings."""
     e = html.escape
     quotes = {q["id"]: q for q in record["quotes"]}
@@ -30,13 +31,13 @@ def record_to_html(record: Mapping[str, Any]) -> str:
         style = LABEL_STYLES[SentenceLabel(s["label"])]
         prob = "" if s["probability"] is None else f" (p = {s['probability']:.2f})"
         verdicts = "".join(
-            f"<li>[{v['passage']}] {e(v['label'])} — support {v['p_support']:.2f}, contradict "
-            f"{v['p_contradict']:.2f}, no evidence {v['p_no_evidence']:.2f}"
-            f"{' — ' + e(v['quote']) if v['quote'] else ''}</li>"
+            f"<li>[{v['passage']}] {e(v['label'])}{_shown(v)} — support {v['p_support']:.2f}, "
+            f"contradict {v['p_contradict']:.2f}, no evidence {v['p_no_evidence']:.2f}"
+            f"{' — ' + e(v['quote']) if v['quote'] else ''}{_flags(v)}</li>"
             for v in s["verdicts"]
         )
         conflicts = "".join(
-            f"<li>contradicts: {e(c['quote'])} (contradict {c['p_contradict']:.2f})</li>"
+            f"<li>contradicts: {e(c['quote'])} (contradict {c['p_contradict']:.2f}){_flags(c)}</li>"
             for c in s["conflicts"]
         )
         rows.append(
@@ -98,6 +99,21 @@ exported {e(record["exported_at"])}.{
 <pre>{settings}</pre>
 </body></html>
 """
+
+
+def _shown(verdict: Mapping[str, Any]) -> str:
+    """``", shown UNSURE"`` when the record says the app showed another label than the
+    verifier's own, else ``""`` (a verdict recorded before shown labels has none)."""
+    shown = verdict.get("shown")
+    return f", shown {html.escape(shown)}" if shown and shown != verdict["label"] else ""
+
+
+def _flags(verdict: Mapping[str, Any]) -> str:
+    """The checks that held a recorded verdict back, one line each (``"Held back: …"``)."""
+    return "".join(
+        f"<br><em>{html.escape(HELD_BACK)}: {html.escape(flag)}</em>"
+        for flag in verdict.get("flags", ())
+    )
 
 
 def write_record(record: Mapping[str, Any], output: Path | str) -> tuple[Path, Path]:

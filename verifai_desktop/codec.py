@@ -4,7 +4,8 @@ output share; no wording, no styles (those are :mod:`verifai_desktop.presentatio
 
 One schema: a passage is the same object in ``verifai ask --json`` and ``verifai search --json``
 (:func:`passage_to_dict`). An answer read back (:func:`answer_from_dict`) is the answer that was
-verified: ``answer_to_dict(answer_from_dict(d), settings_for(d)) == d``.
+verified: ``answer_to_dict(answer_from_dict(d), settings_for(d)) == d`` for ``d`` of schema
+:data:`ANSWER_SCHEMA` (an older answer reads back with the fields it lacks at their defaults).
 
 Layer: foundation (imports only :mod:`~verifai_desktop.domain`, :mod:`~verifai_desktop.errors`
 and :mod:`~verifai_desktop.settings`).
@@ -31,25 +32,30 @@ from verifai_desktop.domain import (
     NliLabel,
     Passage,
     SentenceLabel,
+    ShownLabel,
     Verdict,
     label_probability,
 )
 from verifai_desktop.errors import BadRecord
 from verifai_desktop.settings import Settings
 
-ANSWER_SCHEMA = "verifai.answer/3"
+ANSWER_SCHEMA = "verifai.answer/4"
 """Schema name written into every JSON answer (2: re-citation; ``answer`` and ``citations``
 are the corrected ones, ``generated_answer`` and ``cited_by_generator`` as generated; 3:
 passages keep their ``sentence_spans``, so an answer read back (:func:`answer_from_dict`) is
-the answer that was verified)."""
+the answer that was verified; 4: every verdict has ``shown`` and ``flags``, and a sentence
+label may be ``unsure``)."""
 
-READABLE_SCHEMAS = ("verifai.answer/2", ANSWER_SCHEMA)
-"""Schemas :func:`answer_from_dict` reads (a ``/2`` passage has no sentence spans)."""
+READABLE_SCHEMAS = ("verifai.answer/2", "verifai.answer/3", ANSWER_SCHEMA)
+"""Schemas :func:`answer_from_dict` reads (a ``/2`` passage has no sentence spans; ``/2`` and
+``/3`` verdicts have no ``shown`` and no ``flags``)."""
 
 
 def verdict_to_dict(verdict: Verdict) -> dict[str, object]:
-    """One verdict: label, probabilities, and the deciding premise window as ``evidence`` with
-    its offsets into the cited passage's ``text``."""
+    """One verdict: label, probabilities, the deciding premise window as ``evidence`` with
+    its offsets into the cited passage's ``text``, what the app shows for it as ``shown`` (a
+    :class:`~verifai_desktop.domain.ShownLabel` value, ``null`` on a verdict made before
+    shown labels) and the checks that held it back as ``flags`` (a list of texts)."""
     return {
         "passage": verdict.passage_number,
         "label": verdict.label.value,
@@ -60,6 +66,8 @@ def verdict_to_dict(verdict: Verdict) -> dict[str, object]:
         "evidence": verdict.evidence,
         "evidence_char_start": verdict.evidence_span[0],
         "evidence_char_end": verdict.evidence_span[1],
+        "shown": None if verdict.shown is None else verdict.shown.value,
+        "flags": list(verdict.flags),
     }
 
 
@@ -72,8 +80,9 @@ def evidence_to_dict(evidence: Evidence) -> dict[str, object]:
     return out
 
 
-CHECK_SCHEMA = "verifai.check/1"
-"""Schema name written into every ``verifai check --json`` result."""
+CHECK_SCHEMA = "verifai.check/2"
+"""Schema name written into every ``verifai check --json`` result (2: a document's ``label``
+may be ``UNSURE``, and verdicts carry ``shown`` and ``flags``, :func:`verdict_to_dict`)."""
 
 
 def check_to_dict(result: CheckResult) -> dict[str, object]:
@@ -102,7 +111,7 @@ def check_to_dict(result: CheckResult) -> dict[str, object]:
 
 
 def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
-    """One passage as in ``verifai.answer/3`` (and ``verifai search --json``).
+    """One passage as in ``verifai.answer`` (since ``/3``; and ``verifai search --json``).
 
     Args:
         passage: the passage.
@@ -228,11 +237,16 @@ def _passage_from_dict(data: Mapping[str, Any]) -> Passage:
 
 
 def verdict_from_dict(data: Mapping[str, Any]) -> Verdict:
-    """The inverse of :func:`verdict_to_dict`.
+    """The inverse of :func:`verdict_to_dict`; ``shown`` and ``flags`` may be absent (a
+    verdict written before they existed: ``shown`` None, no flags).
 
     Raises:
         KeyError, ValueError, TypeError: ``data`` is not a verdict as written.
     """
+    shown = data.get("shown")
+    flags = data.get("flags", ())
+    if isinstance(flags, str) or not all(isinstance(f, str) for f in flags):
+        raise TypeError(f"verdict flags must be a list of texts, not {flags!r}")
     return Verdict(
         passage_number=int(data["passage"]),
         label=NliLabel(data["label"]),
@@ -241,6 +255,8 @@ def verdict_from_dict(data: Mapping[str, Any]) -> Verdict:
         p_no_evidence=data["p_no_evidence"],
         evidence=str(data["evidence"]),
         evidence_span=(int(data["evidence_char_start"]), int(data["evidence_char_end"])),
+        shown=None if shown is None else ShownLabel(shown),
+        flags=tuple(flags),
     )
 
 
@@ -274,7 +290,8 @@ def answer_from_dict(data: Mapping[str, Any]) -> Answer:
     ``answer_to_dict(answer_from_dict(d), settings_for(d)) == d``.
 
     Args:
-        data: parsed JSON of schema ``verifai.answer/2`` or ``/3`` (:data:`READABLE_SCHEMAS`).
+        data: parsed JSON of schema ``verifai.answer/2``, ``/3`` or ``/4``
+            (:data:`READABLE_SCHEMAS`).
 
     Raises:
         BadRecord: another schema, or a field missing or of the wrong type.

@@ -17,8 +17,10 @@ reciprocal rank fusion (RRF, k = 60, Cormack et al., SIGIR 2009):
 3. the claim's dense neighbours (cosine, the collection's embedder);
 
 then the NLI verifier on every sentence window of the top ``budget`` candidates, one batch
-(:func:`verifai_desktop.verify.check.verify_pairs`), the deciding window kept as evidence. The
-budget bounds the cost: ``budget`` passages x about 3 windows per sentence of each.
+(:func:`verifai_desktop.verify.check.verify_pairs`), the deciding window kept as evidence. A
+passage's statements of aim or hypothesis are not evidence (:mod:`verifai_desktop.verify.aims`),
+so a paper's own hypothesis is never listed as a conflicting passage. The budget bounds the
+cost: ``budget`` passages x about 3 windows per sentence of each.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from verifai_desktop.retrieve import Fused, PassageRetriever
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import Verifier, verify_pairs
 from verifai_desktop.verify.evidence import document_verdicts, verify_evidence
+from verifai_desktop.verify.labels import contradicts, supports
 
 RRF_K = 60
 """Reciprocal rank fusion constant (Cormack, Clarke & Buettcher, SIGIR 2009)."""
@@ -132,7 +135,7 @@ def check_claim(
         retriever: the collection's retriever (its BM25 and HNSW indexes).
         verifier: the NLI verifier.
         claim: any statement.
-        thresholds: support and contradict thresholds.
+        thresholds: the per-label thresholds of the shown labels.
         budget: candidate passages verified (:func:`candidate_passages`).
 
     Returns:
@@ -141,13 +144,14 @@ def check_claim(
     Raises:
         ValueError: ``budget`` below 1.
     """
-    evidence = verify_evidence(verifier, claim, candidate_passages(retriever, claim, budget))
+    found = candidate_passages(retriever, claim, budget)
+    evidence = verify_evidence(verifier, claim, found, thresholds=thresholds)
     supporting = sorted(
-        (e for e in evidence if e.verdict.p_support >= thresholds.support_threshold),
+        (e for e in evidence if supports(e.verdict, thresholds)),
         key=lambda e: -e.verdict.p_support,
     )
     contradicting = sorted(
-        (e for e in evidence if e.verdict.p_contradict >= thresholds.contradict_threshold),
+        (e for e in evidence if contradicts(e.verdict, thresholds)),
         key=lambda e: -e.verdict.p_contradict,
     )
     return CheckResult(
@@ -177,12 +181,12 @@ def find_conflicts(
         retriever: the collection's retriever.
         verifier: the NLI verifier.
         claims: the hypotheses (answer sentences without citation markers).
-        thresholds: ``contradict_threshold``.
+        thresholds: the per-label thresholds of the shown labels.
         budget: candidate passages verified per claim.
         skip: chunk ids not to verify again.
 
     Returns:
-        One tuple per claim, of passages with P(CONTRADICT) >= the contradict threshold.
+        One tuple per claim, of the passages shown as contradicting it.
 
     Raises:
         ValueError: ``budget`` below 1.
@@ -202,9 +206,10 @@ def find_conflicts(
         [(p.text, claims[n]) for n, p in zip(owners, items, strict=True)],
         granularity="sentences",
         sentence_spans=[p.sentence_spans or None for p in items],
+        thresholds=thresholds,
     )
     for i, (n, p) in enumerate(zip(owners, items, strict=True)):
         verdict = result.verdict(i, p.text, 0)
-        if verdict.p_contradict >= thresholds.contradict_threshold:
+        if contradicts(verdict, thresholds):
             out[n].append(Evidence(p, verdict))
     return tuple(tuple(sorted(found, key=lambda e: -e.verdict.p_contradict)) for found in out)

@@ -238,6 +238,21 @@ class SentenceLabel(enum.StrEnum):
     CONTRADICTED = "contradicted"
     NO_EVIDENCE = "no_evidence"
     UNREFERENCED = "unreferenced"
+    UNSURE = "unsure"
+    """The verifier cannot tell: its best guess is below that label's threshold, or a check
+    (a figure not stated for the same subject, a negation the evidence lacks) blocked it.
+    Shown in a neutral style, never green or red; the hover card gives the best guess."""
+
+
+class ShownLabel(enum.StrEnum):
+    """What the app shows for one (claim, passage) verdict, after the per-label thresholds
+    and the deterministic checks (:func:`verifai_desktop.verify.labels.shown_label`);
+    ``verifai eval verifier`` reports these as ``shown_labels``."""
+
+    SUPPORT = "SUPPORT"
+    CONTRADICT = "CONTRADICT"
+    NO_EVIDENCE = "NO_EVIDENCE"
+    UNSURE = "UNSURE"
 
 
 def label_counts(labels: Iterable[SentenceLabel]) -> dict[SentenceLabel, int]:
@@ -274,6 +289,11 @@ class Verdict:
         evidence: the premise window that decided the verdict (:func:`.verify.check.verify_pairs`;
             the whole passage at passage granularity).
         evidence_span: offsets of ``evidence`` into the passage text.
+        shown: what the app shows for the pair (thresholds and checks applied,
+            :func:`verifai_desktop.verify.labels.shown_label`); ``None`` on verdicts made
+            before shown labels existed (then the plain thresholds decide).
+        flags: why a check held the verdict back, in the user's words (e.g. ``"the figure
+            12% is not stated for the same subject in the evidence"``); empty when none did.
     """
 
     passage_number: int
@@ -283,6 +303,8 @@ class Verdict:
     p_no_evidence: float
     evidence: str = ""
     evidence_span: tuple[int, int] = (0, 0)
+    shown: ShownLabel | None = None
+    flags: tuple[str, ...] = ()
 
     @property
     def probability(self) -> float:
@@ -299,10 +321,13 @@ def label_probability(label: SentenceLabel, verdicts: Sequence[Verdict]) -> floa
 
     ``supported``: the weakest P(SUPPORT) of its citations; ``partially_supported``: the
     strongest P(SUPPORT); ``contradicted``: the strongest P(CONTRADICT); ``no_evidence``: the
-    strongest P(NO_EVIDENCE); ``unreferenced`` (or no verdicts): 0.
+    strongest P(NO_EVIDENCE); ``unsure``: the probability of the best guess of its strongest
+    verdict (:attr:`Verdict.probability`); ``unreferenced`` (or no verdicts): 0.
     """
     if not verdicts or label is SentenceLabel.UNREFERENCED:
         return 0.0
+    if label is SentenceLabel.UNSURE:
+        return max(verdicts, key=lambda v: max(v.p_support, v.p_contradict)).probability
     if label is SentenceLabel.SUPPORTED:
         return min(v.p_support for v in verdicts)
     if label is SentenceLabel.PARTIALLY_SUPPORTED:
@@ -481,7 +506,7 @@ class Progress:
     message: str = ""
 
 
-CheckLabel = Literal["SUPPORT", "CONTRADICT", "NO_EVIDENCE"]
+CheckLabel = Literal["SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNSURE"]
 """What one document says about a claim, as a whole (:class:`DocumentVerdict`)."""
 
 
@@ -493,8 +518,10 @@ class DocumentVerdict:
         doc_id: catalog id.
         path: source file.
         title: document title.
-        label: ``SUPPORT`` or ``CONTRADICT`` when its strongest passage (highest
-            :attr:`Evidence.strength`) passes that label's threshold, else ``NO_EVIDENCE``.
+        label: the shown label (:class:`ShownLabel` value) of its strongest passage (highest
+            :attr:`Evidence.strength`): ``SUPPORT`` or ``CONTRADICT`` when it passes that
+            label's threshold and no check holds it back, ``UNSURE`` when the verifier's best
+            guess falls short of that, else ``NO_EVIDENCE``.
         evidence: that strongest passage.
     """
 

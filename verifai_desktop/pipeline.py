@@ -41,12 +41,19 @@ from verifai_desktop.generate.prompt import AnswerPrompt, build_answer_prompt
 from verifai_desktop.modelstore import Role
 from verifai_desktop.names import redact_url
 from verifai_desktop.retrieve import PassageRetriever, Retriever
-from verifai_desktop.settings import Settings, check_generation, check_retrieval, check_verify
+from verifai_desktop.settings import (
+    Settings,
+    VerifySettings,
+    check_generation,
+    check_retrieval,
+    check_verify,
+)
 from verifai_desktop.store.base import CollectionStore
 from verifai_desktop.verify.answer import verify_answer
 from verifai_desktop.verify.check import Verifier
 from verifai_desktop.verify.claims import Splitter
 from verifai_desktop.verify.nli import get_verifier
+from verifai_desktop.verify.presets import effective_thresholds
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +234,24 @@ class AskSession:
             self._identities["verifier"] = _identity(name, "verifier")
         return self._verifier
 
+    def thresholds(self) -> VerifySettings:
+        """``settings.verify`` with the per-label thresholds of its preset, taken from the
+        verifier's model card (:func:`~verifai_desktop.verify.presets.effective_thresholds`;
+        a verifier without a card, or ``preset = "custom"``, keeps the settings' own)."""
+        verifier = self._verifier
+        if verifier is None:
+            try:  # the card only: the model loads (and is recorded) when a pair is verified
+                verifier = get_verifier(self.settings.models.verifier)
+            except ModelNotFound:
+                return self.settings.verify
+        card = getattr(verifier, "card", None)
+        return effective_thresholds(self.settings.verify, getattr(card, "presets", {}))
+
+    def settings_in_effect(self) -> Settings:
+        """The settings with the thresholds actually applied (:meth:`thresholds`): what an
+        answer records as made with (its JSON ``thresholds``, the history, the audit record)."""
+        return dataclasses.replace(self.settings, verify=self.thresholds())
+
     def retriever(self, collection: CollectionStore) -> PassageRetriever:
         """The retriever of ``collection`` (cached per collection object).
 
@@ -383,7 +408,7 @@ class AskSession:
         text = claim_to_check(claim)
         with self._lock:
             retriever = self.retriever(collection)
-            return check_claim(retriever, self.verifier, text, self.settings.verify, budget=budget)
+            return check_claim(retriever, self.verifier, text, self.thresholds(), budget=budget)
 
     def _check(self, cancel: threading.Event | None) -> None:
         if cancel is not None and cancel.is_set():
@@ -497,7 +522,7 @@ class AskSession:
         t0 = time.perf_counter()
         report("verify", 0, 2, "steps")
         verified = verify_answer(
-            _Lazy(self), text, passages, settings.verify, splitter=self._splitter
+            _Lazy(self), text, passages, self.thresholds(), splitter=self._splitter
         )
         sentences = verified.sentences
         retriever = self.retriever(collection)
@@ -532,7 +557,7 @@ class AskSession:
     ) -> tuple[AnswerSentence, ...]:
         """Add to each sentence the passages elsewhere in the collection that contradict it
         (:func:`~verifai_desktop.contradictions.find_conflicts`, one verifier batch)."""
-        v = self.settings.verify
+        v = self.thresholds()
         claims = [s.claim for s in sentences]
         todo = [i for i, claim in enumerate(claims) if _has_words(claim)]
         found = find_conflicts(

@@ -5,8 +5,11 @@ and glyphs, Markdown and HTML renderings, and the export formats; no Qt. Used by
 The label style table is shared by the desktop answer view and the HTML export, so both show the
 same scheme: the VerifAI paper's colours (supported dark green, partially supported dark
 yellow/orange, contradicted red, unreferenced dark grey; Bojic et al., VerifAI, 2024) plus a
-distinct style for "no evidence", and for colour-blind readers a different underline style and
-a marker glyph per label. The JSON side of an answer is :mod:`verifai_desktop.codec`.
+distinct style for "no evidence" and a neutral one for "unsure" (never green or red: the
+verifier cannot tell, and its best guess is given in words, :func:`best_guess`), and for
+colour-blind readers a different underline style and a marker glyph per label. Wherever a
+verdict is shown, the checks that held it back are shown with it (:func:`flag_lines`). The JSON
+side of an answer is :mod:`verifai_desktop.codec`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from verifai_desktop.domain import (
     Answer,
     AnswerSentence,
     CheckLabel,
+    DocumentVerdict,
     Evidence,
     NliLabel,
     Passage,
@@ -36,7 +40,7 @@ CONFLICT_GLYPH = "\u21c4"  # ⇄ after a sentence with conflicting evidence
 CONFLICT_TITLE = "Conflicting evidence in your documents"
 CONFLICT_COLOR = "#ad1457"  # the conflict marker: a hue none of the sentence labels uses
 
-UnderlineStyle = Literal["solid", "dashed", "wavy", "dotted", "none"]
+UnderlineStyle = Literal["solid", "dashed", "wavy", "dotted", "double", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,14 @@ LABEL_STYLES: dict[SentenceLabel, LabelStyle] = {
         "?",
         "the cited passages neither support nor contradict it",
     ),
+    SentenceLabel.UNSURE: LabelStyle(
+        SentenceLabel.UNSURE,
+        "Unsure",
+        "#3f6e8c",
+        "double",
+        "≈",
+        "the verifier cannot tell; its best guess is in the hover card",
+    ),
     SentenceLabel.UNREFERENCED: LabelStyle(
         SentenceLabel.UNREFERENCED,
         "Unreferenced",
@@ -131,6 +143,46 @@ def verdict_summary(verdict: Verdict) -> str:
         f"support {verdict.p_support:.2f} · contradict {verdict.p_contradict:.2f} · "
         f"no evidence {verdict.p_no_evidence:.2f}"
     )
+
+
+GUESS_TEXT: dict[NliLabel, str] = {
+    NliLabel.SUPPORT: "supported",
+    NliLabel.CONTRADICT: "contradicted",
+    NliLabel.NO_EVIDENCE: "no evidence",
+}
+"""How the verifier's best guess is named for an unsure sentence (:func:`best_guess`)."""
+
+HELD_BACK = "Held back"
+"""What leads each flag of a verdict (:func:`flag_lines`)."""
+
+
+def best_guess(verdict: Verdict) -> str:
+    """``"best guess: supported, p 0.72"``: the verifier's own label for a pair (its argmax,
+    :attr:`Verdict.label`) and that label's probability, as an unsure sentence states it."""
+    return f"best guess: {GUESS_TEXT[verdict.label]}, p {verdict.probability:.2f}"
+
+
+def flag_lines(verdict: Verdict) -> tuple[str, ...]:
+    """One line per check that held ``verdict`` back (:attr:`Verdict.flags`): ``"Held back:
+    the figure 12% is not stated for the same subject in the evidence"``; ``()`` when none
+    did."""
+    return tuple(f"{HELD_BACK}: {flag}" for flag in verdict.flags)
+
+
+def deciding_verdict(sentence: AnswerSentence) -> Verdict | None:
+    """The verdict an unsure sentence's best guess comes from: its strongest (highest
+    ``max(P(SUPPORT), P(CONTRADICT))``, the rule of
+    :func:`verifai_desktop.domain.label_probability`); ``None`` without verdicts."""
+    return max(sentence.verdicts, key=lambda v: max(v.p_support, v.p_contradict), default=None)
+
+
+def unsure_guess(sentence: AnswerSentence) -> str:
+    """For an unsure sentence, its deciding verdict's :func:`best_guess`; ``""`` for any other
+    label or a sentence without verdicts."""
+    verdict = deciding_verdict(sentence)
+    if sentence.label is not SentenceLabel.UNSURE or verdict is None:
+        return ""
+    return best_guess(verdict)
 
 
 def verdict_phrase(verdict: Verdict) -> str:
@@ -197,6 +249,8 @@ def answer_to_markdown(answer: Answer) -> str:
             st = LABEL_STYLES[s.label]
             p = sentence_probability(s)
             prob = f", {p:.2f}" if p is not None else ""
+            if unsure_guess(s):
+                prob = f" — {unsure_guess(s)}"
             flag = f" {CONFLICT_GLYPH} *{CONFLICT_TITLE.lower()}*" if s.conflicts else ""
             out.append(f"{s.text} **[{st.glyph} {st.title}{prob}]**{flag}")
             out.append("")
@@ -211,9 +265,12 @@ def answer_to_markdown(answer: Answer) -> str:
                 where = passage.source_label() if passage else "unknown source"
                 ev = f': "{v.evidence}"' if v.evidence else ""
                 out.append(f"   - [{v.passage_number}] {where} — {verdict_summary(v)}{ev}")
+                out += [f"     - {line}" for line in flag_lines(v)]
             if s.conflicts:
                 out.append(f"   - {CONFLICT_GLYPH} {CONFLICT_TITLE}:")
-                out += [f"     - {conflict_note(c)}" for c in s.conflicts]
+                for c in s.conflicts:
+                    out.append(f"     - {conflict_note(c)}")
+                    out += [f"       - {line}" for line in flag_lines(c.verdict)]
         out.append("")
     out += ["## Sources", ""]
     for n, ps in enumerate(answer.passages, start=1):
@@ -287,6 +344,8 @@ def answer_to_html(answer: Answer) -> str:
             st = LABEL_STYLES[s.label]
             p = sentence_probability(s)
             prob = f" {p:.2f}" if p is not None else ""
+            if unsure_guess(s):
+                prob = f" — {unsure_guess(s)}"
             parts.append(
                 f'<span class="sentence {s.label.value}" style="{sentence_css(s.label)}" '
                 f'title="{e(st.title)}{prob}">{e(s.text)}</span>'
@@ -295,9 +354,10 @@ def answer_to_html(answer: Answer) -> str:
         parts.append("</p><h2>Evidence</h2><ol>")
         for s in answer.sentences:
             st = LABEL_STYLES[s.label]
+            guess = f" ({e(unsure_guess(s))})" if unsure_guess(s) else ""
             parts.append(
                 f'<li><span style="{sentence_css(s.label)}">{e(s.text)}</span> '
-                f"— {st.glyph} {e(st.title)}<ul>"
+                f"— {st.glyph} {e(st.title)}{guess}<ul>"
             )
             if s.recited:
                 parts.append(f"<li><em>{e(recitation_note(s))}</em></li>")
@@ -307,7 +367,7 @@ def answer_to_html(answer: Answer) -> str:
                 body = highlight_evidence_html(passage.text, v.evidence_span) if passage else ""
                 parts.append(
                     f"<li>[{v.passage_number}] {e(where)} — {e(verdict_summary(v))}"
-                    f"<blockquote>{body}</blockquote></li>"
+                    f"{_flags_html(v)}<blockquote>{body}</blockquote></li>"
                 )
             if s.conflicts:
                 parts.append(f"<li>{CONFLICT_GLYPH} {e(CONFLICT_TITLE)}<ul>")
@@ -315,7 +375,7 @@ def answer_to_html(answer: Answer) -> str:
                     body = highlight_evidence_html(c.passage.text, c.verdict.evidence_span)
                     parts.append(
                         f"<li>{e(c.passage.source_label())} — {e(verdict_summary(c.verdict))}"
-                        f"<blockquote>{body}</blockquote></li>"
+                        f"{_flags_html(c.verdict)}<blockquote>{body}</blockquote></li>"
                     )
                 parts.append("</ul></li>")
             parts.append("</ul></li>")
@@ -340,6 +400,11 @@ def answer_to_html(answer: Answer) -> str:
     )
     parts.append("</p></body></html>")
     return "\n".join(parts)
+
+
+def _flags_html(verdict: Verdict) -> str:
+    """The verdict's :func:`flag_lines`, each on its own line (escaped), or ``""``."""
+    return "".join(f"<br><em>{html.escape(line)}</em>" for line in flag_lines(verdict))
 
 
 def conflict_note(evidence: Evidence) -> str:
@@ -392,6 +457,7 @@ CHECK_VERDICT_TEXT: dict[CheckLabel, str] = {
     "SUPPORT": "supports",
     "CONTRADICT": "contradicts",
     "NO_EVIDENCE": "no evidence",
+    "UNSURE": "unsure",
 }
 """How a document's verdict on a claim is worded (``"report.pdf supports"``)."""
 
@@ -399,8 +465,18 @@ CHECK_VERDICT_LABEL: dict[CheckLabel, SentenceLabel] = {
     "SUPPORT": SentenceLabel.SUPPORTED,
     "CONTRADICT": SentenceLabel.CONTRADICTED,
     "NO_EVIDENCE": SentenceLabel.NO_EVIDENCE,
+    "UNSURE": SentenceLabel.UNSURE,
 }
 """The sentence label whose style (:data:`LABEL_STYLES`) shows a document verdict."""
+
+
+def document_verdict_note(document: DocumentVerdict) -> str:
+    """What backs a document's verdict on a claim: ``"probability 0.91"``, or for an
+    ``UNSURE`` document its strongest passage's :func:`best_guess` (``"best guess:
+    supported, p 0.72"``)."""
+    if document.label == "UNSURE":
+        return best_guess(document.evidence.verdict)
+    return f"probability {document.probability:.2f}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,11 @@ SearchMode = Literal["hybrid", "rrf", "lexical", "semantic"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "rrf", "lexical", "semantic")
 PremiseGranularity = Literal["passage", "sentences"]
 PREMISES: tuple[PremiseGranularity, ...] = ("passage", "sentences")
+VerifyPreset = Literal["strict", "balanced", "lenient", "custom"]
+VERIFY_PRESETS: tuple[VerifyPreset, ...] = ("strict", "balanced", "lenient", "custom")
+"""Named per-label thresholds: the first three are chosen on dev sets for a stated precision
+and kept in the verifier's model card (``presets`` in ``model_card.json``); ``custom`` uses
+``support_threshold`` and ``contradict_threshold`` as set."""
 
 
 def data_root() -> Path:
@@ -132,8 +137,14 @@ class VerifySettings:
     """Verification thresholds and premise granularity.
 
     Attributes:
-        contradict_threshold: P(CONTRADICT) at or above which a pair counts as contradicting.
-        support_threshold: P(SUPPORT) at or above which a pair counts as supporting.
+        preset: which per-label thresholds decide the colours: ``strict``, ``balanced`` or
+            ``lenient`` take them from the verifier's model card (each chosen on dev sets for a
+            stated precision); ``custom`` takes the two thresholds below. A verifier whose card
+            has no presets uses the two thresholds below whatever the preset.
+        contradict_threshold: with ``preset = "custom"``, P(CONTRADICT) at or above which a
+            pair counts as contradicting (when CONTRADICT is the verifier's best guess).
+        support_threshold: with ``preset = "custom"``, P(SUPPORT) at or above which a pair
+            counts as supporting (when SUPPORT is the best guess and no check held it back).
         premise: ``"passage"`` (whole passage as premise) or ``"sentences"`` (1-3 sentence
             windows, max-aggregated).
         abstain_threshold: best raw cosine similarity below which the app answers
@@ -151,6 +162,7 @@ class VerifySettings:
             grows with it.
     """
 
+    preset: VerifyPreset = "balanced"
     contradict_threshold: float = 0.5
     support_threshold: float = 0.5
     premise: PremiseGranularity = "sentences"
@@ -298,6 +310,10 @@ def load_settings(path: Path | None = None) -> Settings:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(str(path), f"not valid TOML ({exc}); fix or delete the file") from exc
+    verify = data.get("verify")
+    thresholds = {"support_threshold", "contradict_threshold"}
+    if isinstance(verify, dict) and "preset" not in verify and thresholds & verify.keys():
+        verify["preset"] = "custom"  # thresholds set before presets existed: the user's own
     settings = _from_table(Settings, data, "settings")
     check_models(settings.models)
     check_retrieval(settings.retrieval)
@@ -477,7 +493,8 @@ def check_verify(verify: VerifySettings) -> None:
 
     Raises:
         SettingsError: names the key, the value and what is allowed: the contradict and
-            support thresholds are probabilities from 0 to 1, ``abstain_threshold`` a cosine
+            support thresholds are probabilities from 0 to 1, ``preset`` one of
+            :data:`VERIFY_PRESETS`, ``abstain_threshold`` a cosine
             similarity from -1 to 1 (-1 never abstains), ``premise`` one of ``passage`` or
             ``sentences``, ``recite``, ``conflict_search`` and ``abstain_unsupported`` true or
             false,
@@ -489,6 +506,8 @@ def check_verify(verify: VerifySettings) -> None:
     _check_unit("verify.abstain_threshold", v.abstain_threshold, low=-1.0)
     if v.premise not in PREMISES:
         raise _bad("verify.premise", v.premise, f"use one of {', '.join(PREMISES)}")
+    if v.preset not in VERIFY_PRESETS:
+        raise _bad("verify.preset", v.preset, f"use one of {', '.join(VERIFY_PRESETS)}")
     for key in ("recite", "conflict_search", "abstain_unsupported"):
         if not isinstance(getattr(v, key), bool):
             raise _bad(f"verify.{key}", getattr(v, key), "use true or false")

@@ -126,7 +126,7 @@ def test_network_guard_is_active(env: dict[str, str]) -> None:
 
 
 def test_answer_json_schema(answer: dict[str, Any]) -> None:
-    assert answer["schema"] == "verifai.answer/3"
+    assert answer["schema"] == "verifai.answer/4"
     assert answer["question"] == QUESTION
     assert answer["abstained"] is False
     assert answer["answer"].strip()

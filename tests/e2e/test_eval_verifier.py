@@ -30,6 +30,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
             str(N),
             "--granularity",
             "passage",
+            "--preset",
+            "lenient",
             "--json",
         ],
         capture_output=True,
@@ -72,3 +74,22 @@ def test_metrics_are_consistent_with_the_confusion_matrix(report: dict[str, obje
     assert report["accuracy"] == pytest.approx(sum(cm[k][k] for k in range(3)) / N)
     assert 0.0 <= float(report["ece"]) <= 1.0  # type: ignore[arg-type]
     assert report["granularity"] == "passage" and report["dataset"] == f"scifact_dev[:{N}]"
+
+
+def test_what_the_app_shows_agrees_with_the_verifier(report: dict[str, object]) -> None:
+    """Shown SUPPORT / CONTRADICT only where that is the verifier's best guess, and every pair
+    shown exactly once, per gold label (rows as the confusion matrix's)."""
+    cm, shown = report["confusion"], report["shown_confusion"]
+    assert isinstance(cm, list) and isinstance(shown, list)
+    assert report["shown_labels"] == ["SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNSURE"]
+    for gold_row, shown_row in zip(cm, shown, strict=True):
+        assert sum(shown_row) == sum(gold_row)
+        assert shown_row[0] <= gold_row[0] and shown_row[1] <= gold_row[1]
+    per = report["shown_per_label"]
+    assert isinstance(per, dict)
+    for k, label in enumerate(("SUPPORT", "CONTRADICT", "NO_EVIDENCE")):
+        n_shown = sum(r[k] for r in shown)
+        assert per[label]["shown"] == n_shown
+        if n_shown:
+            assert per[label]["precision"] == pytest.approx(shown[k][k] / n_shown)
+    assert report["unsure_share"] == pytest.approx(sum(r[3] for r in shown) / N)

@@ -22,6 +22,7 @@ from verifai_desktop.domain import (
     NliLabel,
     Passage,
     SentenceLabel,
+    ShownLabel,
     Verdict,
 )
 
@@ -154,6 +155,34 @@ def make_answer() -> Answer:
 def hand_answer() -> Answer:
     """See :func:`make_answer`."""
     return make_answer()
+
+
+UNSURE_FLAG = "the figure 12% is not stated for the same subject in the evidence"
+"""Why the unsure sentence of :func:`make_unsure_answer` was held back."""
+
+
+def make_unsure_answer() -> Answer:
+    """:func:`make_answer` with a sixth sentence, unsure: the verifier's best guess is
+    supported (p 0.72) but a check held it back (:data:`UNSURE_FLAG`); every label has a
+    sentence."""
+    answer = make_answer()
+    verdict = Verdict(
+        1,
+        NliLabel.SUPPORT,
+        0.72,
+        0.06,
+        0.22,
+        "A model that memorises the training data fails on new data.",
+        (29, 88),
+        ShownLabel.UNSURE,
+        (UNSURE_FLAG,),
+    )
+    claim = "A memorising model fails on 12% of new data [1]."
+    text = f"{answer.text} {claim}"
+    sentence = AnswerSentence(
+        claim, len(text) - len(claim), len(text), (1,), (verdict,), SentenceLabel.UNSURE
+    )
+    return dataclasses.replace(answer, text=text, sentences=(*answer.sentences, sentence))
 
 
 def make_unsupported_answer() -> Answer:

@@ -1,17 +1,22 @@
-"""The answer view renders labels from domain.Answer and shows the right evidence on hover/focus."""
+"""The answer view renders labels from domain.Answer and shows the right evidence on hover/focus;
+an unsure sentence (issue 26) in its own neutral style, its card giving the verifier's best
+guess and every check that held the verdict back."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFontMetrics, QTextCharFormat
 from pytestqt.qtbot import QtBot
 
+from tests.ui.conftest import UNSURE_FLAG, make_unsure_answer
+from tests.unit.test_codec import FLAG, UNSURE_CHECK
 from verifai_desktop.domain import Answer, SentenceLabel
 from verifai_desktop.presentation import LABEL_STYLES, NOT_FOUND_TEXT
-from verifai_desktop.ui.answer_render import qt_underline
+from verifai_desktop.ui.answer_render import PROP_MARKER, PROP_SENTENCE, qt_underline
 from verifai_desktop.ui.answer_view import HINT_FLAGS, AnswerView
+from verifai_desktop.ui.asking import check_summary
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
 from verifai_desktop.ui.legend import LegendView
 from verifai_desktop.ui.sources_panel import SourcesPanel
@@ -27,15 +32,12 @@ def _view(qtbot: QtBot, answer: Answer) -> AnswerView:
     return view
 
 
-def test_rendered_sentences_carry_label_colour_underline_and_marker(
-    qtbot: QtBot, hand_answer: Answer
-) -> None:
-    view = _view(qtbot, hand_answer)
+def test_rendered_sentences_carry_label_colour_underline_and_marker(qtbot: QtBot) -> None:
+    answer = make_unsure_answer()  # one sentence of every label
+    view = _view(qtbot, answer)
     rendered = view.rendered_sentences()
-    assert [(r.text, r.label) for r in rendered] == [
-        (s.text, s.label) for s in hand_answer.sentences
-    ]
-    assert view.sentence_labels() == [(s.text, s.label) for s in hand_answer.sentences]
+    assert [(r.text, r.label) for r in rendered] == [(s.text, s.label) for s in answer.sentences]
+    assert view.sentence_labels() == [(s.text, s.label) for s in answer.sentences]
     for r in rendered:
         style = LABEL_STYLES[r.label]
         assert (r.color_hex, r.underline, r.marker) == (
@@ -170,3 +172,94 @@ def test_empty_view_hint_is_shown_whole(qtbot: QtBot, hand_answer: Answer) -> No
     assert not view.showing_hint  # waiting for the answer: no hint over the stream
     view.clear_answer()
     assert view.showing_hint
+
+
+UNSURE = 5  # the unsure sentence of make_unsure_answer
+GUESS = "best guess: supported, p 0.72"
+
+
+def test_an_unsure_sentence_is_neutral_and_its_card_gives_the_guess_and_the_flag(
+    qtbot: QtBot,
+) -> None:
+    answer = make_unsure_answer()
+    view = _view(qtbot, answer)
+    rendered = view.rendered_sentences()[UNSURE]
+    assert (rendered.text, rendered.label) == (
+        "A memorising model fails on 12% of new data [1].",
+        SentenceLabel.UNSURE,
+    )
+    assert rendered.color_hex == "#3f6e8c" == LABEL_STYLES[SentenceLabel.UNSURE].color_hex
+    assert rendered.underline == QTextCharFormat.UnderlineStyle.DashDotLine
+    assert rendered.marker == "≈"
+    others = view.rendered_sentences()[:UNSURE]
+    assert rendered.color_hex not in {r.color_hex for r in others}  # not green, not red
+    assert _marker_format(view, UNSURE).toolTip() == f"Unsure — {GUESS}"
+
+    with qtbot.waitSignal(view.sentence_hovered, timeout=2000) as blocker:
+        qtbot.mouseMove(view.viewport(), view.sentence_point(UNSURE))
+    assert blocker.args == [UNSURE]
+    assert view.popup.isVisible() and view.popup.label.text() == view.hover_html(UNSURE)
+    lines = view.hover_text(UNSURE).splitlines()
+    assert lines[0] == f"≈ Unsure — {GUESS}"
+    summary = lines.index("support 0.72 · contradict 0.06 · no evidence 0.22")
+    assert lines[summary + 1] == f"Held back: {UNSURE_FLAG}"  # under the verdict it held back
+    assert "Held back" not in view.hover_text(0)  # a verdict no check held back
+    assert view.hover_text(0).splitlines()[0] == "✓ Supported — probability 0.93"
+
+
+def test_a_flag_on_a_verdict_of_any_label_is_on_the_card(qtbot: QtBot) -> None:
+    answer = make_unsure_answer()
+    contradicted = answer.sentences[2]
+    flagged = dataclasses.replace(
+        contradicted,
+        verdicts=(dataclasses.replace(contradicted.verdicts[0], flags=("no negation found",)),),
+    )
+    answer = dataclasses.replace(
+        answer, sentences=(*answer.sentences[:2], flagged, *answer.sentences[3:])
+    )
+    view = _view(qtbot, answer)
+    lines = view.hover_text(2).splitlines()
+    assert lines[0] == "✗ Contradicted — probability 0.88"
+    assert "Held back: no negation found" in lines
+
+
+def test_the_legend_lists_unsure_in_its_style(qtbot: QtBot) -> None:
+    legend = LegendView()
+    qtbot.addWidget(legend)
+    assert "? No evidence   ≈ Unsure   ○ Unreferenced" in legend.toPlainText()
+    fmt = legend.document().find("Unsure").charFormat()
+    assert fmt.foreground().color().name() == "#3f6e8c"
+    assert fmt.underlineStyle() == QTextCharFormat.UnderlineStyle.DashDotLine
+    assert (
+        "<b>≈ Unsure</b>: the verifier cannot tell; its best guess is in the hover card"
+        in legend.toolTip()
+    )
+
+
+def test_a_claim_check_shows_an_unsure_document_with_its_guess_and_flag(qtbot: QtBot) -> None:
+    view = _view(qtbot, make_unsure_answer())
+    view.show_check(UNSURE_CHECK)
+    lines = view.toPlainText().splitlines()
+    row = lines.index("≈ unsure")
+    assert lines[row + 1 : row + 4] == [
+        "Aspirin trial",
+        f"aspirin.pdf, p. 4 · {GUESS}",
+        f"Held back: {FLAG}",
+    ]
+    assert "dvt.md, Results · probability 0.95" in lines
+    assert view.toPlainText().count("Held back:") == 1
+    assert check_summary(UNSURE_CHECK) == "1 document supports, 1 unsure · 12 passages checked"
+
+
+def _marker_format(view: AnswerView, index: int) -> QTextCharFormat:
+    """The character format of sentence ``index``'s label glyph."""
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            if fmt.boolProperty(PROP_MARKER) and fmt.intProperty(PROP_SENTENCE) == index:
+                return fmt
+            it += 1
+        block = block.next()
+    raise AssertionError(f"no marker for sentence {index}")

@@ -13,11 +13,11 @@ import pytest
 from PySide6.QtWidgets import QMenu, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from tests.ui.conftest import make_answer
-from verifai_desktop.domain import Answer, NliLabel
+from tests.ui.conftest import UNSURE_FLAG, make_answer, make_unsure_answer
+from verifai_desktop.domain import Answer, NliLabel, SentenceLabel
 from verifai_desktop.errors import HistoryNotFound, IndexCorrupt
 from verifai_desktop.hashing import sha256_file
-from verifai_desktop.settings import HistorySettings, Settings
+from verifai_desktop.settings import HistorySettings, Settings, VerifySettings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.folders import existing_path
 from verifai_desktop.store.history import Feedback, History
@@ -162,6 +162,9 @@ class _Session:
 
     def ask(self, collection: object, question: str, **_kwargs: object) -> Answer:
         return dataclasses.replace(self.answer, question=question)
+
+    def thresholds(self) -> VerifySettings:
+        return VerifySettings()
 
 
 def test_an_answer_is_kept_after_the_question_only_when_history_is_on(
@@ -423,3 +426,22 @@ def test_an_audit_record_that_cannot_be_written_is_shown_and_leaves_no_file(
         "(no file was changed)"
     )
     assert not (tmp_path / "audit.json").exists()
+
+
+def test_an_unsure_answer_reopens_unsure_with_its_best_guess_and_flag(qtbot: QtBot) -> None:
+    """Issue 26: the history keeps the shown label and the flags of every verdict; the
+    reopened answer is unsure where it was, and its card says why."""
+    answer = make_unsure_answer()
+    kept = _keep(answer, created=1_700_000_000.0)
+    window = _window(qtbot)
+    panel = window.history
+    qtbot.waitUntil(lambda: len(panel.row_texts()) == 1, timeout=TIMEOUT_MS)
+    assert panel.row_texts()[0].endswith(f" · {ROW_SUMMARY}, 1 unsure")
+    panel.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.history_ref == ("papers", kept), timeout=TIMEOUT_MS)
+    assert window.answer == answer
+    view = window.answer_view
+    assert view.sentence_labels()[-1] == (answer.sentences[-1].text, SentenceLabel.UNSURE)
+    card = view.hover_text(len(answer.sentences) - 1).splitlines()
+    assert card[0] == "≈ Unsure — best guess: supported, p 0.72"
+    assert f"Held back: {UNSURE_FLAG}" in card

@@ -23,7 +23,7 @@ from verifai_desktop.domain import (
     Passage,
     Progress,
 )
-from verifai_desktop.settings import load_settings
+from verifai_desktop.settings import VerifySettings, load_settings
 from verifai_desktop.ui.document_view import DocumentView
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.settings_dialog import SettingsDialog
@@ -209,6 +209,9 @@ class _HeldSession:
         self.release.wait(30)
         return self.answer
 
+    def thresholds(self) -> VerifySettings:
+        return VerifySettings()
+
 
 def test_enter_asks_only_when_ask_is_enabled_and_a_new_question_clears_the_page(
     qtbot: QtBot, hand_answer: Answer
@@ -292,6 +295,9 @@ class _ReadingSession:
         progress(Progress("generate", 1, 512, "tokens"))
         self.steps[2].wait(30)
         return self.answer
+
+    def thresholds(self) -> VerifySettings:
+        return VerifySettings()
 
 
 def test_the_answer_pane_and_a_bar_show_prompt_reading_until_the_answer_streams(

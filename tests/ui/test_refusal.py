@@ -12,7 +12,14 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
 from pytestqt.qtbot import QtBot
 
-from tests.ui.conftest import OTHER_TRIAL, contradiction, make_answer, make_unsupported_answer
+from tests.ui.conftest import (
+    OTHER_TRIAL,
+    UNSURE_FLAG,
+    contradiction,
+    make_answer,
+    make_unsupported_answer,
+    make_unsure_answer,
+)
 from tests.ui.test_conflicts import _HeldChecks as HeldChecks
 from tests.ui.test_conflicts import _window_with_collection as window_with_collection
 from verifai_desktop.domain import AbstainReason, Answer, SentenceLabel
@@ -68,6 +75,25 @@ def _retrieval_refusal() -> Answer:
 
 
 # ----- answer view ---------------------------------------------------------------------------
+
+
+def test_a_refused_unsure_answer_says_what_held_its_closest_evidence_back(qtbot: QtBot) -> None:
+    """Issue 26: an unsure sentence is no support, so an answer of it alone is refused; its
+    closest evidence is listed with the check that held the verdict back."""
+    unsure = make_unsure_answer().sentences[-1]
+    answer = dataclasses.replace(
+        make_unsupported_answer(),
+        text=unsure.text,
+        sentences=(dataclasses.replace(unsure, char_start=0, char_end=len(unsure.text)),),
+    )
+    view = _view(qtbot, answer)
+    assert view.toPlainText().split("\n")[2:] == [
+        "\u201cA memorising model fails on 12% of new data.\u201d",
+        "[1] deep_rules_09_overfitting.md, Overfitting comes closest to supporting it "
+        "(support 0.72): \u201cA model that memorises the training data fails on new data.\u201d",
+        f"Held back: {UNSURE_FLAG}",
+        SHOW_GENERATED_TEXT,
+    ]
 
 
 def test_unsupported_answer_shows_the_refusal_and_the_closest_evidence(

@@ -13,8 +13,11 @@ documents' extracted text.
 from __future__ import annotations
 
 import base64
+import contextlib
+import dataclasses
 import json
 import os
+import sqlite3
 import stat
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,7 @@ from verifai_desktop.domain import (
     NliLabel,
     Passage,
     SentenceLabel,
+    ShownLabel,
     Verdict,
 )
 from verifai_desktop.ingest.parse import ParserPool
@@ -77,10 +81,12 @@ def docs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     return found
 
 
-@pytest.fixture
-def record_path(fake_settings: Settings, docs: dict[str, tuple[Path, str]], tmp_path: Path) -> Path:
-    """Collection ``kept`` holding the documents, one answer in its history, and that answer's
-    audit record exported by `verifai audit export`."""
+FLAG = "the evidence is about women over sixty-five; the sentence names no such group"
+
+
+def _answer(docs: dict[str, tuple[Path, str]], *, shown: bool) -> Answer:
+    """The answer kept: with ``shown``, sentence 1 unsure (its verdict held back by
+    :data:`FLAG`) and every verdict's shown label; without, as made before shown labels."""
     (p1, t1), (p2, t2) = docs["aspirin.txt"], docs["heparin.txt"]
     passages = (
         _passage(1, p1, t1, "The weather was mild during the trial. Aspirin lowered stroke risk "
@@ -88,22 +94,23 @@ def record_path(fake_settings: Settings, docs: dict[str, tuple[Path, str]], tmp_
         _passage(2, p2, t2, "Heparin reduced DVT in trauma patients."),
     )  # fmt: skip
     e1 = passages[0].text.index("Aspirin")
+    first = Verdict(
+        1, NliLabel.SUPPORT, 0.93, 0.02, 0.05, passages[0].text[e1:], (e1, len(passages[0].text))
+    )
+    second = Verdict(
+        2, NliLabel.CONTRADICT, 0.05, 0.88, 0.07, passages[1].text, (0, len(passages[1].text))
+    )
+    label = SentenceLabel.SUPPORTED
+    if shown:
+        first = dataclasses.replace(first, shown=ShownLabel.UNSURE, flags=(FLAG,))
+        second = dataclasses.replace(second, shown=ShownLabel.CONTRADICT)
+        label = SentenceLabel.UNSURE
     sentences = (
-        AnswerSentence(
-            TEXT[0:31], 0, 31, (1,),
-            (Verdict(1, NliLabel.SUPPORT, 0.93, 0.02, 0.05, passages[0].text[e1:],
-                     (e1, len(passages[0].text))),),
-            SentenceLabel.SUPPORTED,
-        ),
-        AnswerSentence(
-            TEXT[32:58], 32, 58, (2,),
-            (Verdict(2, NliLabel.CONTRADICT, 0.05, 0.88, 0.07, passages[1].text,
-                     (0, len(passages[1].text))),),
-            SentenceLabel.CONTRADICTED,
-        ),
+        AnswerSentence(TEXT[0:31], 0, 31, (1,), (first,), label),
+        AnswerSentence(TEXT[32:58], 32, 58, (2,), (second,), SentenceLabel.CONTRADICTED),
         AnswerSentence(TEXT[59:], 59, len(TEXT), (), (), SentenceLabel.UNREFERENCED),
-    )  # fmt: skip
-    answer = Answer(
+    )
+    return Answer(
         question="Does aspirin lower stroke risk?",
         text=TEXT,
         sentences=sentences,
@@ -111,15 +118,40 @@ def record_path(fake_settings: Settings, docs: dict[str, tuple[Path, str]], tmp_
         timings_ms={"total": 50.0},
         models={"verifier": {"name": "verifai-minilm-nli", "sha256": "ab"}},
     )
+
+
+def _keep_and_export(
+    fake_settings: Settings, answer: Answer, out: Path, *, old_schema: bool = False
+) -> Path:
+    """Collection ``kept`` holding the documents, ``answer`` in its history (with
+    ``old_schema``, stored as a ``verifai.answer/3`` record: verdicts without ``shown`` and
+    ``flags``), and its audit record exported by `verifai audit export` to ``out``."""
+    folder = answer.passages[0].path.parent
     with Collection.open("kept", create=True, settings=fake_settings) as collection:
-        collection.add_paths([p1.parent])
+        collection.add_paths([folder])
         sha = {d.source: d.sha256 for d in collection.documents()}
-    assert set(sha) == {str(p1), str(p2)}
+    assert set(sha) == {str(p.path) for p in answer.passages}
     with collection_history("kept") as history:
         history.add(answer, Settings(), quoted_documents(answer, sha))
-    out = tmp_path / "audit.json"
+        path = history.path
+    if old_schema:
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            (text,) = db.execute("SELECT answer_json FROM answers").fetchone()
+            data = json.loads(text)
+            data["schema"] = "verifai.answer/3"
+            for sentence in data["sentences"]:
+                for verdict in sentence["verdicts"]:
+                    del verdict["shown"], verdict["flags"]
+            db.execute("UPDATE answers SET answer_json = ?", (json.dumps(data, indent=2),))
     assert main(["audit", "export", "-c", "kept", "--last", "-o", str(out)]) == 0
     return out
+
+
+@pytest.fixture
+def record_path(fake_settings: Settings, docs: dict[str, tuple[Path, str]], tmp_path: Path) -> Path:
+    """Collection ``kept`` holding the documents, one answer in its history (an unsure
+    sentence among them), and that answer's audit record exported by `verifai audit export`."""
+    return _keep_and_export(fake_settings, _answer(docs, shown=True), tmp_path / "audit.json")
 
 
 def _check(
@@ -188,13 +220,42 @@ SIGNED_EDIT = "the signature does not match the content"
             lambda r: r.__setitem__("answer", "Aspirin cures everything [1]."),
             'the answer text (answer): "Aspirin cures everything [1]." in the record',
         ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].__setitem__("shown", "SUPPORT"),
+            'the shown of verdict 1 of sentence 1 (sentences[0].verdicts[0].shown): "SUPPORT" '
+            'in the record, "UNSURE" in',
+        ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].pop("shown"),
+            "the shown of verdict 1 of sentence 1 (sentences[0].verdicts[0].shown): nothing in "
+            'the record, "UNSURE" in',
+        ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].__setitem__("flags", []),
+            "the flags of verdict 1 of sentence 1 (sentences[0].verdicts[0].flags): 0 item(s) in "
+            "the record, 1 in",
+        ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0]["flags"].__setitem__(0, "checked"),
+            "the flags of verdict 1 of sentence 1 (sentences[0].verdicts[0].flags[0]): "
+            f'"checked" in the record, "{FLAG}" in',
+        ),
+        (
+            lambda r: r["sentences"][1]["verdicts"][0]["flags"].append("no figure"),
+            "the flags of verdict 1 of sentence 2 (sentences[1].verdicts[0].flags): 1 item(s) in "
+            "the record, 0 in",
+        ),
     ],
-    ids=["probability", "verdict-probability", "label", "answer-text"],
-)
+    ids=[
+        "probability", "verdict-probability", "label", "answer-text", "shown", "shown-removed",
+        "flags-emptied", "flag-reworded", "flag-added",
+    ],
+)  # fmt: skip
 def test_an_edited_answer_field_is_reported(
     record_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, named: str
 ) -> None:
-    """Row 8: changed probabilities, labels, answer text."""
+    """Row 8: changed probabilities, labels, answer text; issue 26: a verdict's shown label
+    or its flags changed, removed or added."""
     record = _load(record_path)
     edit(record)
     _save(record_path, record)
@@ -204,6 +265,47 @@ def test_an_edited_answer_field_is_reported(
     assert any(d.startswith(named) for d in _details(found, "edited")), found
     assert any(d.startswith(named) for d in _details(found, "history_differs")), found
     assert found["signed_by"] == "nobody"
+
+
+def test_a_record_holds_each_verdicts_shown_label_and_flags(record_path: Path) -> None:
+    """Issue 26: the unsure sentence, its best guess's verdict and what held it back are in
+    the record and in its readable page."""
+    record = _load(record_path)
+    first, second = (s["verdicts"][0] for s in record["sentences"][:2])
+    assert [s["label"] for s in record["sentences"]] == ["unsure", "contradicted", "unreferenced"]
+    assert record["sentences"][0]["probability"] == 0.93  # the best guess's probability
+    assert (first["label"], first["shown"], first["flags"]) == ("SUPPORT", "UNSURE", [FLAG])
+    assert (second["label"], second["shown"], second["flags"]) == ("CONTRADICT", "CONTRADICT", [])
+    page = record_path.with_suffix(".html").read_text(encoding="utf-8")
+    assert "<td style='color:#3f6e8c'>≈ Aspirin lowers stroke risk [1].</td><td>Unsure" in page
+    assert "[1] SUPPORT, shown UNSURE — support 0.93" in page
+    assert f"<br><em>Held back: {FLAG}</em>" in page
+    assert "[2] CONTRADICT — support 0.05" in page  # shown as the verifier said: not repeated
+
+
+def test_a_record_of_an_answer_kept_before_shown_labels_checks_ok(
+    fake_settings: Settings,
+    docs: dict[str, tuple[Path, str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An answer kept as ``verifai.answer/3`` (no ``shown``, no ``flags``) exports a record
+    without them, as before, and that record checks whole against the history."""
+    answer = _answer(docs, shown=False)
+    path = _keep_and_export(fake_settings, answer, tmp_path / "old.json", old_schema=True)
+    record = _load(path)
+    assert record["answer_record"]["schema"] == "verifai.answer/3"
+    kept = [v for s in record["answer_record"]["sentences"] for v in s["verdicts"]]
+    entries = [v for s in record["sentences"] for v in s["verdicts"]]
+    assert len(kept) == len(entries) == 2
+    assert all("shown" not in v and "flags" not in v for v in (*kept, *entries))
+    code, found = _check(capsys, path)
+    assert code == 0, found
+    assert found["history"] == "the same as answer 1 in the collection's history"
+    record["sentences"][0]["verdicts"][0]["shown"] = "UNSURE"  # added afterwards: caught
+    _save(path, record)
+    code, found = _check(capsys, path)
+    assert code == 1 and {"signature_invalid", "edited", "history_differs"} <= _kinds(found)
 
 
 def test_emptied_quotes_are_reported(record_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -363,9 +465,33 @@ def _expect_bad(capsys: pytest.CaptureFixture[str], path: Path, reason: str) -> 
             lambda r: r.__setitem__("sentences", {"0": 1}),
             "field 'sentences' is an object, expected a list",
         ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].__setitem__("shown", "MAYBE"),
+            "field 'sentences[0].verdicts[0].shown' is a text ('MAYBE'), expected one of "
+            "SUPPORT, CONTRADICT, NO_EVIDENCE, UNSURE or null",
+        ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].__setitem__("flags", FLAG),
+            f"field 'sentences[0].verdicts[0].flags' is a text ('{FLAG[:39]}…'), expected a list",
+        ),
+        (
+            lambda r: r["sentences"][1]["verdicts"][0].__setitem__("flags", [12]),
+            "field 'sentences[1].verdicts[0].flags[0]' is a number (12), expected a text",
+        ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].__setitem__("flags", [FLAG] * 17),
+            "field 'sentences[0].verdicts[0].flags' holds 17 flags, more than 16",
+        ),
+        (
+            lambda r: r["sentences"][0]["verdicts"][0].__setitem__("flags", ["x" * 1001]),
+            "field 'sentences[0].verdicts[0].flags[0]' is 1001 characters long, more than 1000",
+        ),
     ],
-    ids=["no-collection", "no-char_start", "no-text", "string-offset", "null-prob", "not-list"],
-)
+    ids=[
+        "no-collection", "no-char_start", "no-text", "string-offset", "null-prob", "not-list",
+        "bad-shown", "flags-text", "flag-number", "too-many-flags", "flag-too-long",
+    ],
+)  # fmt: skip
 def test_a_record_missing_or_mistyping_a_field_is_a_clear_error(
     record_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, reason: str
 ) -> None:

@@ -1,5 +1,6 @@
-"""serialize.py: the verifai.answer/3 schema and reading it back, one passage schema,
-Markdown/HTML, export formats."""
+"""codec.py: the verifai.answer/4 schema and reading it back (older answers included), one
+passage schema; presentation.py: Markdown/HTML, the unsure label and verdict flags, export
+formats."""
 
 from __future__ import annotations
 
@@ -11,26 +12,45 @@ from pathlib import Path
 
 import pytest
 
-from verifai_desktop.codec import ANSWER_SCHEMA, answer_to_dict, answer_to_json, passage_to_dict
+from verifai_desktop.codec import (
+    ANSWER_SCHEMA,
+    CHECK_SCHEMA,
+    answer_from_dict,
+    answer_to_dict,
+    answer_to_json,
+    check_to_dict,
+    passage_to_dict,
+    settings_for,
+)
 from verifai_desktop.domain import (
     Answer,
     AnswerSentence,
+    CheckResult,
     ChunkId,
     DocId,
+    DocumentVerdict,
+    Evidence,
     Location,
     LocationKind,
     NliLabel,
     Passage,
     SentenceLabel,
+    ShownLabel,
     Verdict,
 )
 from verifai_desktop.errors import ExportFailed, UnsupportedExportFormat
 from verifai_desktop.presentation import (
+    CHECK_VERDICT_LABEL,
+    CHECK_VERDICT_TEXT,
     EXPORT_FORMATS,
+    LABEL_STYLES,
     answer_to_html,
     answer_to_markdown,
+    document_verdict_note,
     format_for_path,
     injection_warning,
+    sentence_css,
+    unsure_guess,
     write_answer,
 )
 from verifai_desktop.settings import Settings, VerifySettings
@@ -89,7 +109,7 @@ def test_answer_dict_has_exactly_the_documented_keys() -> None:
         "label_counts", "passages", "timings_ms", "models", "thresholds",
     }  # fmt: skip
     assert data["generated_answer"] == data["answer"] == TEXT
-    assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/3"
+    assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/4"
     assert data["thresholds"] == {
         "support": 0.6, "contradict": 0.5, "abstain": 0.25, "recite": True,
         "conflict_search": True, "conflict_budget": 6,
@@ -106,13 +126,17 @@ def test_answer_dict_has_exactly_the_documented_keys() -> None:
     assert sentences[0]["generator_label"] == sentences[0]["label"]
     assert set(sentences[0]["verdicts"][0]) == {
         "passage", "label", "probability", "p_support", "p_contradict", "p_no_evidence",
-        "evidence", "evidence_char_start", "evidence_char_end",
+        "evidence", "evidence_char_start", "evidence_char_end", "shown", "flags",
     }  # fmt: skip
+    assert (sentences[0]["verdicts"][0]["shown"], sentences[0]["verdicts"][0]["flags"]) == (
+        None,
+        [],
+    )
     assert [s["label"] for s in sentences] == ["supported", "contradicted", "unreferenced"]
     assert [s["probability"] for s in sentences] == pytest.approx([0.93, 0.88, 0.0])
     assert data["label_counts"] == {
         "supported": 1, "partially_supported": 0, "contradicted": 1, "no_evidence": 0,
-        "unreferenced": 1,
+        "unreferenced": 1, "unsure": 0,
     }  # fmt: skip
     passages = data["passages"]
     assert isinstance(passages, list)
@@ -229,3 +253,158 @@ def test_an_answer_export_is_user_only(tmp_path: Path) -> None:
         os.umask(old)
     assert [stat.S_IMODE(p.stat().st_mode) for p in written] == [0o600, 0o600]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.json"]  # no temp file
+
+
+# -- the unsure label and verdict flags ---------------------------------------------------
+
+P3 = "Among the 480 women treated, aspirin lowered stroke risk by 12% over ten years."
+FLAG = "the figure 21% is not stated for the same subject in the evidence"
+UNSURE_TEXT = "Aspirin lowered stroke risk by 21% [1]. Heparin reduced DVT [2]."
+UNSURE_PASSAGES = (
+    dataclasses.replace(
+        PASSAGES[0], text=P3, char_end=100 + len(P3), sentence_spans=((0, len(P3)),)
+    ),
+    PASSAGES[1],
+)
+UNSURE_VERDICT = Verdict(
+    1, NliLabel.SUPPORT, 0.72, 0.08, 0.20, P3, (0, len(P3)), ShownLabel.UNSURE, (FLAG,)
+)
+UNSURE_ANSWER = Answer(
+    question="By how much did aspirin lower stroke risk?",
+    text=UNSURE_TEXT,
+    sentences=(
+        AnswerSentence(
+            UNSURE_TEXT[:39], 0, 39, (1,), (UNSURE_VERDICT,), SentenceLabel.UNSURE
+        ),
+        AnswerSentence(
+            UNSURE_TEXT[40:], 40, len(UNSURE_TEXT), (2,),
+            (Verdict(2, NliLabel.SUPPORT, 0.95, 0.01, 0.04, P2, (0, len(P2)), ShownLabel.SUPPORT),),
+            SentenceLabel.SUPPORTED,
+        ),
+    ),
+    passages=UNSURE_PASSAGES,
+    timings_ms={"total": 40.0},
+    models={"verifier": {"name": "verifai-minilm-nli", "sha256": "ab"}},
+)  # fmt: skip
+
+
+def test_shown_labels_flags_and_unsure_round_trip_exactly() -> None:
+    text = answer_to_json(UNSURE_ANSWER)
+    data = json.loads(text)
+    first = data["sentences"][0]
+    assert first["label"] == "unsure"
+    assert first["probability"] == pytest.approx(0.72)  # the best guess's probability
+    assert first["verdicts"][0]["shown"] == "UNSURE"
+    assert first["verdicts"][0]["flags"] == [FLAG]
+    assert data["sentences"][1]["verdicts"][0] == {
+        **data["sentences"][1]["verdicts"][0], "shown": "SUPPORT", "flags": [],
+    }  # fmt: skip
+    assert data["label_counts"]["unsure"] == 1 and data["label_counts"]["supported"] == 1
+    back = answer_from_dict(data)
+    assert back == UNSURE_ANSWER
+    assert back.sentences[0].verdicts[0].flags == (FLAG,)
+    assert answer_to_json(back, settings_for(data)) == text
+
+
+def test_an_answer_written_before_shown_labels_reads_back() -> None:
+    """A ``verifai.answer/3`` record (kept in a history before this schema): its verdicts
+    have no ``shown`` and no ``flags``; they read back as None and ()."""
+    old = answer_to_dict(ANSWER)
+    old["schema"] = "verifai.answer/3"
+    for sentence in old["sentences"]:  # type: ignore[attr-defined]
+        for verdict in sentence["verdicts"]:
+            del verdict["shown"], verdict["flags"]
+    old = json.loads(json.dumps(old))
+    assert "shown" not in old["sentences"][0]["verdicts"][0]
+    back = answer_from_dict(old)
+    assert back == ANSWER
+    assert [(v.shown, v.flags) for s in back.sentences for v in s.verdicts] == [
+        (None, ()),
+        (None, ()),
+    ]
+    assert answer_to_dict(back)["schema"] == ANSWER_SCHEMA
+
+
+def test_malformed_flags_or_shown_are_a_bad_record() -> None:
+    from verifai_desktop.errors import BadRecord
+
+    for bad in ("UNSURE", [3], None):
+        data = answer_to_dict(UNSURE_ANSWER)
+        data["sentences"][0]["verdicts"][0]["flags"] = bad  # type: ignore[index]
+        with pytest.raises(BadRecord, match="the saved answer"):
+            answer_from_dict(data)
+    data = answer_to_dict(UNSURE_ANSWER)
+    data["sentences"][0]["verdicts"][0]["shown"] = "MAYBE"  # type: ignore[index]
+    with pytest.raises(BadRecord, match="'MAYBE' is not a valid ShownLabel"):
+        answer_from_dict(data)
+
+
+def test_unsure_has_its_own_neutral_style() -> None:
+    unsure = LABEL_STYLES[SentenceLabel.UNSURE]
+    assert (unsure.title, unsure.glyph, unsure.underline) == ("Unsure", "≈", "double")
+    others = [s for label, s in LABEL_STYLES.items() if label is not SentenceLabel.UNSURE]
+    assert unsure.color_hex not in {s.color_hex for s in others}
+    assert unsure.underline not in {s.underline for s in others}
+    assert unsure.glyph not in {s.glyph for s in others}
+    red, green, blue = (int(unsure.color_hex[i : i + 2], 16) for i in (1, 3, 5))
+    assert blue > red and blue > green  # a blue-grey: neither green nor red
+    assert unsure.description == "the verifier cannot tell; its best guess is in the hover card"
+    assert sentence_css(SentenceLabel.UNSURE) == (
+        "color:#3f6e8c;text-decoration:underline double #3f6e8c;text-underline-offset:3px"
+    )
+
+
+def test_exports_give_an_unsure_sentence_its_best_guess_and_every_flag() -> None:
+    sentence = UNSURE_ANSWER.sentences[0]
+    assert unsure_guess(sentence) == "best guess: supported, p 0.72"
+    assert unsure_guess(UNSURE_ANSWER.sentences[1]) == ""  # supported: no guess to give
+    md = answer_to_markdown(UNSURE_ANSWER)
+    assert (
+        "Aspirin lowered stroke risk by 21% [1]. **[≈ Unsure — best guess: supported, p 0.72]**"
+    ) in md
+    assert "   - [1] aspirin.pdf, p. 4 — support 0.72 · contradict 0.08 · no evidence 0.20: " in md
+    assert f"\n     - Held back: {FLAG}\n" in md
+    assert md.count("Held back:") == 1  # the supported sentence's verdict has no flag
+    assert md.splitlines()[-1].startswith("Legend: ") and "≈ Unsure; ○" in md.splitlines()[-1]
+    page = answer_to_html(UNSURE_ANSWER)
+    assert 'class="sentence unsure"' in page
+    assert 'title="Unsure — best guess: supported, p 0.72"' in page
+    assert f"<br><em>Held back: {FLAG}</em>" in page
+    assert "— ≈ Unsure (best guess: supported, p 0.72)<ul>" in page
+
+
+SUPPORTING = Evidence(
+    PASSAGES[1],
+    Verdict(0, NliLabel.SUPPORT, 0.95, 0.01, 0.04, P2, (0, len(P2)), ShownLabel.SUPPORT),
+)
+UNSURE_CHECK = CheckResult(
+    "Aspirin lowered stroke risk by 21%.",
+    (SUPPORTING,),
+    (),
+    (
+        DocumentVerdict(
+            DocId(3), Path("/docs/aspirin.pdf"), "Aspirin trial", "UNSURE",
+            Evidence(UNSURE_PASSAGES[0], dataclasses.replace(UNSURE_VERDICT, passage_number=0)),
+        ),
+        DocumentVerdict(DocId(4), Path("/docs/dvt.md"), "DVT review", "SUPPORT", SUPPORTING),
+    ),
+    12,
+)  # fmt: skip
+"""A claim check: one document unsure (its passage's verdict held back by :data:`FLAG`), one
+supporting."""
+
+
+def test_a_check_writes_an_unsure_document_with_its_flags() -> None:
+    data = json.loads(json.dumps(check_to_dict(UNSURE_CHECK)))
+    assert data["schema"] == CHECK_SCHEMA == "verifai.check/2"
+    unsure, supports = data["documents"]
+    assert (unsure["label"], supports["label"]) == ("UNSURE", "SUPPORT")
+    assert unsure["evidence"]["verdict"]["shown"] == "UNSURE"
+    assert unsure["evidence"]["verdict"]["flags"] == [FLAG]
+    assert supports["evidence"]["verdict"]["flags"] == []
+    assert CHECK_VERDICT_TEXT["UNSURE"] == "unsure"
+    assert CHECK_VERDICT_LABEL["UNSURE"] is SentenceLabel.UNSURE
+    doc = UNSURE_CHECK.documents[0]
+    assert document_verdict_note(doc) == "best guess: supported, p 0.72"
+    supported = dataclasses.replace(doc, label="SUPPORT")
+    assert document_verdict_note(supported) == "probability 0.72"

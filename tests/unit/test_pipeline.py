@@ -287,7 +287,7 @@ def test_answer_json_has_the_documented_fields() -> None:
     session, *_ = _session(ANSWER_PIECES)
     answer = session.ask(object(), "Do cats sleep?", k=3)  # type: ignore[arg-type]
     data = answer_to_dict(answer, session.settings)
-    assert data["schema"] == "verifai.answer/3"
+    assert data["schema"] == "verifai.answer/4"
     assert set(data) >= {
         "question",
         "answer",

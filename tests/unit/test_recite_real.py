@@ -196,7 +196,7 @@ def test_verifai_check_json_names_both_documents(
     save_settings(Settings())
     assert main(["check", CLAIM, "--collection", "trauma", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == CHECK_SCHEMA == "verifai.check/1"
+    assert data["schema"] == CHECK_SCHEMA == "verifai.check/2"
     assert set(data) == {"schema", "claim", "candidates", "documents", "supporting",
                          "contradicting"}  # fmt: skip
     assert data["claim"] == CLAIM and data["candidates"] >= 2

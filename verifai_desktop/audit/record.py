@@ -2,7 +2,8 @@
 
 An audit record (schema :data:`AUDIT_SCHEMA`, JSON; its readable HTML view and the export of
 both files are :mod:`verifai_desktop.audit_view`'s) holds the
-question and answer, every sentence with its verdicts and probabilities, and every quoted span:
+question and answer, every sentence with its verdicts, probabilities, shown labels and the
+checks that held a verdict back (``flags``), and every quoted span:
 each cited passage and each conflicting passage with its document's path and sha256, its
 location and its character offsets into the document's extracted text, and inside it the
 evidence window that decided the verdict. It also names the model files (sha256), the
@@ -113,7 +114,9 @@ def unsigned_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
     Returns:
         JSON-ready data of schema :data:`AUDIT_SCHEMA`: ``quotes`` (one per distinct quoted
         span, :class:`Quote` fields), ``sentences`` (text, label, probability, and per
-        verdict its probabilities and ``quote`` id), ``models``, ``settings``,
+        verdict its probabilities, ``quote`` id and, when the verdict has them, ``shown``
+        (a :class:`~verifai_desktop.domain.ShownLabel` value or null) and ``flags``),
+        ``models``, ``settings``,
         ``thresholds``, ``documents`` and the whole saved answer under ``answer_record``.
 
     Raises:
@@ -197,7 +200,7 @@ def _quote_dict(q: Quote) -> dict[str, Any]:
 
 
 def _verdict_entry(v: Verdict, quote: str) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "passage": v.passage_number,
         "label": v.label.value,
         "p_support": v.p_support,
@@ -205,6 +208,12 @@ def _verdict_entry(v: Verdict, quote: str) -> dict[str, Any]:
         "p_no_evidence": v.p_no_evidence,
         "quote": quote,
     }
+    # A verdict made before shown labels has neither: its record is built again (audit
+    # check) exactly as it was exported then.
+    if v.shown is not None or v.flags:
+        entry["shown"] = None if v.shown is None else v.shown.value
+        entry["flags"] = list(v.flags)
+    return entry
 
 
 def _iso(moment: dt.datetime) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from verifai_desktop.audit.record import AUDIT_SCHEMA
+from verifai_desktop.domain import ShownLabel
 from verifai_desktop.errors import BadRecord
 
 MAX_RECORD_BYTES = 32 * 1024 * 1024
@@ -18,6 +19,15 @@ MAX_RECORD_BYTES = 32 * 1024 * 1024
 
 MAX_DEPTH = 32
 """Deepest nesting of objects and lists accepted (records nest 7 deep)."""
+
+MAX_FLAGS = 16
+"""Most ``flags`` one verdict may carry (each is a check that held it back; there are a
+handful of checks)."""
+
+MAX_FLAG_CHARS = 1000
+"""Longest flag accepted, in characters (a flag is one sentence for people)."""
+
+_SHOWN = tuple(label.value for label in ShownLabel)
 
 _TEXT = "a text"
 _WHOLE = "a whole number"
@@ -130,7 +140,8 @@ def validate_record(data: object, *, what: str = "the audit record") -> Mapping[
 
     Raises:
         BadRecord: nested deeper than :data:`MAX_DEPTH`, of another schema, a field missing or
-            of the wrong type, or offsets out of order; the error names the field.
+            of the wrong type, a verdict's ``shown`` not a shown label, too many or too long
+            ``flags``, or offsets out of order; the error names the field.
     """
     _check_depth(data, what)
     if not isinstance(data, dict) or data.get("schema") != AUDIT_SCHEMA:
@@ -148,9 +159,9 @@ def validate_record(data: object, *, what: str = "the audit record") -> Mapping[
                 _typed(n, _WHOLE, f"{where}.{key}[{j}]", what)
         for key in ("verdicts", "conflicts"):
             for j, v in enumerate(s[key]):
-                _fields(
-                    _object(v, f"{where}.{key}[{j}]", what), _VERDICT, f"{where}.{key}[{j}]", what
-                )
+                at = f"{where}.{key}[{j}]"
+                _fields(_object(v, at, what), _VERDICT, at, what)
+                _shown_and_flags(v, at, what)
     for i, q in enumerate(data["quotes"]):
         where = f"quotes[{i}]"
         _fields(_object(q, where, what), _QUOTE, where, what)
@@ -169,6 +180,34 @@ def validate_record(data: object, *, what: str = "the audit record") -> Mapping[
     for i, d in enumerate(data["documents"]):
         _fields(_object(d, f"documents[{i}]", what), _DOCUMENT, f"documents[{i}]", what)
     return data
+
+
+def _shown_and_flags(verdict: Mapping[str, Any], where: str, what: str) -> None:
+    """A verdict's optional ``shown`` (a :class:`ShownLabel` value or null) and ``flags``
+    (texts, at most :data:`MAX_FLAGS` of at most :data:`MAX_FLAG_CHARS` characters); records
+    of verdicts made before shown labels have neither."""
+    shown = verdict.get("shown")
+    if shown is not None and shown not in _SHOWN:
+        raise BadRecord(
+            what,
+            f"field '{where}.shown' is {_kind(shown)}, expected one of {', '.join(_SHOWN)} or null",
+        )
+    if "flags" not in verdict:
+        return
+    flags = verdict["flags"]
+    _typed(flags, _LIST, f"{where}.flags", what)
+    if len(flags) > MAX_FLAGS:
+        raise BadRecord(
+            what, f"field '{where}.flags' holds {len(flags)} flags, more than {MAX_FLAGS}"
+        )
+    for k, flag in enumerate(flags):
+        _typed(flag, _TEXT, f"{where}.flags[{k}]", what)
+        if len(flag) > MAX_FLAG_CHARS:
+            raise BadRecord(
+                what,
+                f"field '{where}.flags[{k}]' is {len(flag)} characters long, more than "
+                f"{MAX_FLAG_CHARS}",
+            )
 
 
 def _check_depth(data: object, what: str) -> None:

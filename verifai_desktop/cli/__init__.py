@@ -22,6 +22,7 @@ from verifai_desktop.cli import (
     models_cmd,
     repair_cmd,
     search_cmd,
+    selfcheck_cmd,
     verifier_cmd,
     watch_cmd,
 )
@@ -40,6 +41,7 @@ _MODULES = (
     check_cmd,
     eval_cmd,
     verifier_cmd,
+    selfcheck_cmd,
     models_cmd,
 )
 

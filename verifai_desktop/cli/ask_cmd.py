@@ -28,7 +28,9 @@ from verifai_desktop.presentation import (
     CONFLICT_GLYPH,
     UNSUPPORTED_TEXT,
     conflict_note,
+    flag_lines,
     recitation_note,
+    unsure_guess,
 )
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.collection import Collection
@@ -39,6 +41,7 @@ LABEL_STYLE: dict[SentenceLabel, str] = {
     SentenceLabel.CONTRADICTED: "bold red",
     SentenceLabel.NO_EVIDENCE: "dark_orange",
     SentenceLabel.UNREFERENCED: "bright_black",
+    SentenceLabel.UNSURE: "steel_blue",  # neutral: never green or red
 }
 LABEL_TEXT: dict[SentenceLabel, str] = {
     SentenceLabel.SUPPORTED: "supported",
@@ -46,6 +49,7 @@ LABEL_TEXT: dict[SentenceLabel, str] = {
     SentenceLabel.CONTRADICTED: "contradicted",
     SentenceLabel.NO_EVIDENCE: "no evidence",
     SentenceLabel.UNREFERENCED: "unreferenced",
+    SentenceLabel.UNSURE: "unsure",
 }
 
 
@@ -268,6 +272,7 @@ def run_ask(args: argparse.Namespace) -> int:
                 on_token=on_token if stream else None,
                 progress=report,
             )
+            settings = session.settings_in_effect()  # the preset's thresholds, as recorded
             kept = keep_in_history(collection, answer, settings)  # verifai history, audit
     if stream:
         sys.stderr.write("\n\n")
@@ -281,7 +286,8 @@ def run_ask(args: argparse.Namespace) -> int:
 
 
 def render_answer(answer: Answer, settings: Settings) -> None:
-    """Print an answer with coloured sentences, a legend, verdicts and numbered sources."""
+    """Print an answer with coloured sentences, a legend, verdicts (an unsure sentence with
+    its best guess; under each verdict the checks that held it back) and numbered sources."""
     from rich.console import Console
     from rich.text import Text
 
@@ -317,7 +323,9 @@ def render_answer(answer: Answer, settings: Settings) -> None:
             prob = label_probability(s.label, s.verdicts)
             head = Text(f"{i}. ")
             head.append(LABEL_TEXT[s.label], style=LABEL_STYLE[s.label])
-            if s.verdicts:
+            if unsure_guess(s):
+                head.append(f" ({unsure_guess(s)})")
+            elif s.verdicts:
                 head.append(f" (p={prob:.2f})")
             head.append(f"  {s.text}")
             console.print(head)
@@ -329,6 +337,8 @@ def render_answer(answer: Answer, settings: Settings) -> None:
                 )
                 line.append(f"“{v.evidence}”", style="italic")
                 console.print(line)
+                for flag in flag_lines(v):
+                    console.print(Text(f"      {printable(flag)}"), markup=False)
             if s.recited:
                 console.print(Text(f"    {recitation_note(s)}", style="cyan"), markup=False)
             for c in s.conflicts:
@@ -336,6 +346,8 @@ def render_answer(answer: Answer, settings: Settings) -> None:
                     Text(f"    {CONFLICT_GLYPH} {printable(conflict_note(c))}", style="bold red"),
                     markup=False,
                 )
+                for flag in flag_lines(c.verdict):
+                    console.print(Text(f"      {printable(flag)}"), markup=False)
             if s.invalid_citations:
                 bad = ", ".join(str(n) for n in s.invalid_citations)
                 console.print(Text(f"    invalid citations dropped: {bad}", style="red"))

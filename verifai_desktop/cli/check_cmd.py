@@ -9,15 +9,20 @@ from pathlib import Path
 
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
 from verifai_desktop.codec import check_to_dict
-from verifai_desktop.domain import CheckResult, Evidence, Progress
+from verifai_desktop.domain import CheckLabel, CheckResult, Evidence, Progress
 from verifai_desktop.evaluate.check import evaluate_check, format_report
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
+from verifai_desktop.presentation import CHECK_VERDICT_TEXT, document_verdict_note, flag_lines
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.collection import Collection
 
-DOC_STYLE = {"SUPPORT": "green", "CONTRADICT": "bold red", "NO_EVIDENCE": "bright_black"}
-DOC_TEXT = {"SUPPORT": "supports", "CONTRADICT": "contradicts", "NO_EVIDENCE": "no evidence"}
+DOC_STYLE: dict[CheckLabel, str] = {
+    "SUPPORT": "green",
+    "CONTRADICT": "bold red",
+    "NO_EVIDENCE": "bright_black",
+    "UNSURE": "steel_blue",  # neutral, as an unsure sentence of `verifai ask`
+}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -136,8 +141,15 @@ def _line(ev: Evidence) -> str:
     )
 
 
+def _flags(ev: Evidence) -> list[str]:
+    """The checks that held the passage's verdict back, one indented line each."""
+    return [f"      {printable(line)}" for line in flag_lines(ev.verdict)]
+
+
 def render_check(result: CheckResult) -> None:
-    """Print the verdict per document, then the supporting and contradicting passages."""
+    """Print the verdict per document (an unsure one with its best guess), then the
+    supporting and contradicting passages; under each, the checks that held its verdict
+    back."""
     from rich.console import Console
     from rich.text import Text
 
@@ -148,9 +160,13 @@ def render_check(result: CheckResult) -> None:
     console.print(Text("Documents", style="bold"))
     for d in result.documents:
         line = Text("  ")
-        line.append(f"{DOC_TEXT[d.label]:<12}", style=DOC_STYLE[d.label])
+        line.append(f"{CHECK_VERDICT_TEXT[d.label]:<12}", style=DOC_STYLE[d.label])
         line.append(f" {printable(d.path.name)} — {printable(d.title)}")
+        if d.label == "UNSURE":
+            line.append(f" ({document_verdict_note(d)})")
         console.print(line)
+        for flag in _flags(d.evidence):
+            console.print(Text(flag), markup=False)
     for title, items, style in (
         ("Supporting passages", result.supporting, "green"),
         ("Contradicting passages", result.contradicting, "bold red"),
@@ -159,5 +175,7 @@ def render_check(result: CheckResult) -> None:
         console.print(Text(f"{title} ({len(items)})", style=style))
         for ev in items:
             console.print(Text(_line(ev)), markup=False)
+            for flag in _flags(ev):
+                console.print(Text(flag), markup=False)
         if not items:
             console.print(Text("  none", style="dim"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -11,9 +12,12 @@ from verifai_desktop.cli.common import add_json_arg, print_json
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.evaluate import verifier as ev
+from verifai_desktop.settings import VERIFY_PRESETS, load_settings
 from verifai_desktop.verify.check import Verifier
+from verifai_desktop.verify.checks import NO_CHECKS, Checks
 from verifai_desktop.verify.nli import BUNDLED_NAME, OnnxVerifier, get_verifier
 from verifai_desktop.verify.premises import GRANULARITIES
+from verifai_desktop.verify.presets import effective_thresholds
 
 
 def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,9 +50,22 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument(
         "--granularity",
         choices=GRANULARITIES,
-        default="passage",
-        help="premise: whole passage, or 1-3 sentence windows max-aggregated "
-        "(default: %(default)s)",
+        default=None,
+        help="premise: whole passage, or 1-3 sentence windows (default: the app's, "
+        "settings verify.premise)",
+    )
+    p.add_argument(
+        "--preset",
+        choices=VERIFY_PRESETS,
+        default=None,
+        help="threshold preset of the shown labels (default: the app's, settings verify.preset)",
+    )
+    p.add_argument(
+        "--checks",
+        choices=("all", "none"),
+        default="all",
+        help="the checks of the shown labels (aims, figures, negations, support-first "
+        "windows) as in the app, or none (aggregation by maximum); default: %(default)s",
     )
     p.add_argument(
         "--model",
@@ -143,12 +160,19 @@ def run_eval(args: argparse.Namespace) -> int:
         system = verifier
         name = f"{verifier.card.name} ({verifier.provider}"
         name += ", uncalibrated)" if args.uncalibrated else ")"
+    settings = load_settings().verify
+    if args.preset is not None:
+        settings = dataclasses.replace(settings, preset=args.preset)
+    card = getattr(system, "card", None)
+    thresholds = effective_thresholds(settings, getattr(card, "presets", {}))
     result = ev.evaluate_pairs(
         system,
         pairs,
         dataset=dataset,
         system=name,
-        granularity=args.granularity,
+        granularity=args.granularity or settings.premise,
+        thresholds=thresholds,
+        checks=Checks() if args.checks == "all" else NO_CHECKS,
         progress=None if args.json else _stderr_progress,
     )
     if args.json:

@@ -84,7 +84,8 @@ class QuestionResult:
 SUPPORTED_LABELS = frozenset(
     {SentenceLabel.SUPPORTED.value, SentenceLabel.PARTIALLY_SUPPORTED.value}
 )
-"""Labels that count as support for abstention by evidence."""
+"""Labels that count as support for abstention by evidence (``unsure`` does not: the verifier
+could not tell, whatever its best guess)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +156,8 @@ class AnswersReport:
         invalid_citation_pct: invalid citation numbers among all cited numbers.
         support_pct: verified pairs with P(SUPPORT) >= support threshold.
         contradict_pct: verified pairs with P(CONTRADICT) >= contradict threshold.
-        label_pct: share of sentences per label.
+        label_pct: share of sentences per label (every :class:`SentenceLabel` value,
+            ``unsure`` included).
         gold_retrieved_pct: questions whose gold abstract was retrieved.
         gold_cited_pct: questions whose gold abstract was cited.
         decision_accuracy_pct: decision equal to the gold final_decision.

@@ -36,6 +36,7 @@ def format_report(report: AnswersReport) -> str:
         f"{'yes/no/maybe agreement (%)':<40}{report.decision_accuracy_pct:>10.2f}",
         "",
         "sentence labels (%): " + ", ".join(f"{k} {v:.1f}" for k, v in report.label_pct.items()),
+        "sentences shown (%): " + shown_colours(report),
         "decisions: " + ", ".join(f"{k} {v}" for k, v in report.decision_counts.items()),
         "mean time per stage (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in report.mean_ms.items()),
         "",
@@ -89,6 +90,22 @@ def format_report(report: AnswersReport) -> str:
     return "\n".join(lines)
 
 
+SHOWN_COLOURS: tuple[tuple[str, SentenceLabel], ...] = (
+    ("green", SentenceLabel.SUPPORTED),
+    ("red", SentenceLabel.CONTRADICTED),
+    ("unsure", SentenceLabel.UNSURE),
+)
+"""The colours a reader acts on, and the sentence label each one shows."""
+
+
+def shown_colours(report: AnswersReport) -> str:
+    """``"green 50.0, red 16.7, unsure 8.3"``: the share of sentences shown supported,
+    contradicted and unsure (%)."""
+    return ", ".join(
+        f"{name} {report.label_pct.get(label.value, 0.0):.1f}" for name, label in SHOWN_COLOURS
+    )
+
+
 def generator_name(report: AnswersReport, *, sha256: bool = True) -> str:
     """The generator a report was made with: its name and, if asked, the start of its sha256."""
     ident = report.models.get("generator", {})
@@ -100,9 +117,9 @@ def format_comparison(reports: Sequence[AnswersReport]) -> str:
     """Generators side by side on the same questions, one row per report.
 
     Columns: answers, sentences per answer, own abstract cited and (sentence, passage) pairs
-    supported with the generator's citations / after re-citation, sentences supported after
-    re-citation, yes/no/maybe agreement, and mean seconds per answer (retrieve + generate +
-    verify, the decision turn not included) and of it generating.
+    supported with the generator's citations / after re-citation, sentences supported and
+    sentences unsure after re-citation, yes/no/maybe agreement, and mean seconds per answer
+    (retrieve + generate + verify, the decision turn not included) and of it generating.
 
     Args:
         reports: reports of :func:`verifai_desktop.evaluate.answers.evaluate_pubmedqa` on the
@@ -115,7 +132,7 @@ def format_comparison(reports: Sequence[AnswersReport]) -> str:
         "generators on the same questions (gen. = the generator's citations, "
         "re. = after re-citation)",
         f"{'generator':<36}{'n':>4}{'sent./ans.':>11}{'own cited % gen./re.':>22}"
-        f"{'pairs sup. % gen./re.':>23}{'sent. sup. %':>13}{'agree %':>9}"
+        f"{'pairs sup. % gen./re.':>23}{'sent. sup. %':>13}{'unsure %':>9}{'agree %':>9}"
         f"{'s/answer':>10}{'s gen.':>8}",
     ]
     for r in reports:
@@ -127,6 +144,7 @@ def format_comparison(reports: Sequence[AnswersReport]) -> str:
             f"{generator_name(r, sha256=False):<36}{r.n_questions:>4d}"
             f"{r.sentences_per_answer:>11.2f}{own_cited:>22}{support:>23}"
             f"{r.label_pct.get(SentenceLabel.SUPPORTED.value, 0.0):>13.1f}"
+            f"{r.label_pct.get(SentenceLabel.UNSURE.value, 0.0):>9.1f}"
             f"{r.decision_accuracy_pct:>9.1f}{r.mean_ms.get('total', 0.0) / 1000:>10.1f}"
             f"{r.mean_ms.get('generate', 0.0) / 1000:>8.1f}"
         )

@@ -30,10 +30,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.domain import NliLabel, Progress
-from verifai_desktop.errors import Cancelled, EvalDataError
-from verifai_desktop.settings import PremiseGranularity
+from verifai_desktop.errors import EvalDataError
+from verifai_desktop.evaluate.shown import (
+    SHOWN_ORDER,
+    format_shown,
+    shown_metrics,
+    verify_in_chunks,
+)
+from verifai_desktop.settings import PremiseGranularity, VerifySettings
 from verifai_desktop.verify.calibration import expected_calibration_error
-from verifai_desktop.verify.check import LABEL_ORDER, Verifier, verify_pairs
+from verifai_desktop.verify.check import LABEL_ORDER, Verifier
+from verifai_desktop.verify.checks import ALL_CHECKS, Checks
 
 log = logging.getLogger(__name__)
 
@@ -305,6 +312,8 @@ class VerifierEval:
         gold: gold class index per pair.
         probs: probabilities, float32, shape (n, 3).
         elapsed_s: wall time of classification.
+        shown: what the app shows per pair, index into
+            :data:`~verifai_desktop.evaluate.shown.SHOWN_ORDER`.
     """
 
     dataset: str
@@ -316,9 +325,11 @@ class VerifierEval:
     gold: tuple[int, ...]
     probs: NDArray[np.float32]
     elapsed_s: float
+    shown: tuple[int, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (no per-pair probabilities)."""
+        """JSON-ready summary (no per-pair probabilities): the argmax metrics and what the app
+        shows (:func:`~verifai_desktop.evaluate.shown.shown_metrics`)."""
         return {
             "dataset": self.dataset,
             "system": self.system,
@@ -326,6 +337,7 @@ class VerifierEval:
             "ece": self.ece,
             "elapsed_s": self.elapsed_s,
             **self.metrics.as_dict(),
+            **shown_metrics(self.gold, self.shown),
         }
 
 
@@ -336,6 +348,8 @@ def evaluate_pairs(
     dataset: str,
     system: str,
     granularity: PremiseGranularity = "passage",
+    thresholds: VerifySettings | None = None,
+    checks: Checks = ALL_CHECKS,
     chunk: int = 64,
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
@@ -343,32 +357,36 @@ def evaluate_pairs(
     """Classify every pair through the app's verification path and score the predictions.
 
     Every pair goes through :func:`verifai_desktop.verify.check.verify_pairs`, exactly as the
-    app verifies a cited passage (premise windows at ``granularity``, the deciding window's
-    probabilities). Pairs go ``chunk`` at a time so progress and cancel work on long runs.
+    app verifies a cited passage (premise windows at ``granularity``, the deciding window, its
+    shown label under ``thresholds`` and ``checks``). Pairs go ``chunk`` at a time so progress
+    and cancel work on long runs.
 
     Raises:
         Cancelled: ``cancel`` was set.
     """
     t0 = time.perf_counter()
     probs = np.zeros((len(pairs), 3), dtype=np.float32)
-    for s in range(0, len(pairs), chunk):
-        if cancel is not None and cancel.is_set():
-            raise Cancelled("verifier evaluation")
-        part = pairs[s : s + chunk]
-        checked = verify_pairs(
-            verifier, [(p.premise, p.hypothesis) for p in part], granularity=granularity
-        )
-        probs[s : s + len(part)] = checked.probs
+    shown: list[int] = []
+
+    def done(n: int) -> None:
         if progress is not None:
-            progress(
-                Progress(
-                    stage="verify",
-                    done=s + len(part),
-                    total=len(pairs),
-                    unit="pairs",
-                    message=dataset,
-                )
-            )
+            progress(Progress(stage="verify", done=n, total=len(pairs), unit="pairs",
+                              message=dataset))  # fmt: skip
+
+    chunks = verify_in_chunks(
+        verifier,
+        [(p.premise, p.hypothesis) for p in pairs],
+        granularity=granularity,
+        thresholds=thresholds,
+        checks=checks,
+        chunk=chunk,
+        what="verifier evaluation",
+        done=done,
+        cancel=cancel,
+    )
+    for s, checked in zip(range(0, len(pairs), chunk), chunks, strict=True):
+        probs[s : s + len(checked.probs)] = checked.probs
+        shown += [SHOWN_ORDER.index(label) for label in checked.shown]
     gold = tuple(LABEL_ORDER.index(p.label) for p in pairs)
     pred = tuple(int(i) for i in probs.argmax(axis=1))
     return VerifierEval(
@@ -381,6 +399,7 @@ def evaluate_pairs(
         gold=gold,
         probs=probs,
         elapsed_s=time.perf_counter() - t0,
+        shown=tuple(shown),
     )
 
 
@@ -536,4 +555,6 @@ def format_report(result: VerifierEval) -> str:
     ]
     for lab, row in zip(LABEL_ORDER, m.confusion, strict=True):
         lines.append(f"{lab.value:<12} " + " ".join(f"{v:10d}" for v in row))
+    if result.shown:
+        lines += format_shown(shown_metrics(result.gold, result.shown))
     return "\n".join(lines)

@@ -77,6 +77,10 @@ class CollectionStore(Protocol):
         """Number of chunks of all its documents (what the searches can return)."""
         ...
 
+    def document_chunk_ids(self, doc_id: int) -> list[int]:
+        """The chunk ids of one document, in reading order (empty for an unknown id)."""
+        ...
+
     # -- chunks -------------------------------------------------------------------------
 
     def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:

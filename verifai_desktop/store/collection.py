@@ -306,6 +306,11 @@ class Collection:
         """Number of chunks in the catalog."""
         return self.catalog.num_chunks()
 
+    def document_chunk_ids(self, doc_id: int) -> list[int]:
+        """The chunk ids of one document, by ordinal
+        (:meth:`CollectionStore.document_chunk_ids`)."""
+        return self.catalog.chunk_ids_of(doc_id)
+
     def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
         """The catalogued chunks of ``chunk_ids`` that exist, by id, with their document's
         source and title (:meth:`CollectionStore.chunks`)."""

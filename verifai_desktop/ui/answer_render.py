@@ -30,7 +30,9 @@ from verifai_desktop.presentation import (
     NOT_FOUND_TEXT,
     UNSUPPORTED_TEXT,
     LabelStyle,
+    flag_lines,
     recitation_note,
+    unsure_guess,
     verdict_phrase,
 )
 
@@ -62,6 +64,8 @@ _UNDERLINES: dict[str, QTextCharFormat.UnderlineStyle] = {
     "dashed": QTextCharFormat.UnderlineStyle.DashUnderline,
     "wavy": QTextCharFormat.UnderlineStyle.WaveUnderline,
     "dotted": QTextCharFormat.UnderlineStyle.DotLine,
+    # Qt draws no double underline; dash-dot is the line no other label uses.
+    "double": QTextCharFormat.UnderlineStyle.DashDotLine,
     "none": QTextCharFormat.UnderlineStyle.NoUnderline,
 }
 CITATION_COLOR = "#1a4f9c"
@@ -149,7 +153,8 @@ def _render_abstention(cursor: QTextCursor, answer: Answer, point_size: float) -
 
 def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) -> None:
     """The refusal, then per sentence (the first :data:`EVIDENCE_SENTENCES`) its strongest
-    verdict's passage and deciding window, then the link to the answer."""
+    verdict's passage, deciding window and the checks that held it back, then the link to
+    the answer."""
     _insert_headline(cursor, UNSUPPORTED_TEXT, point_size)
     cursor.insertBlock()
     cursor.insertText(UNSUPPORTED_NOTE, QTextCharFormat())
@@ -178,6 +183,9 @@ def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) 
             if verdict.evidence.strip():
                 said += f": \u201c{verdict.evidence.strip()}\u201d"
             cursor.insertText(said, QTextCharFormat())
+            for line in flag_lines(verdict):
+                cursor.insertBlock(indent)
+                cursor.insertText(line, QTextCharFormat())
         more = len(answer.sentences) - len(shown)
         if more > 0:
             cursor.insertBlock(spaced)
@@ -246,7 +254,8 @@ def _render_sentences(cursor: QTextCursor, answer: Answer) -> None:
         style = LABEL_STYLES[sentence.label]
         marker = _sign_format(i, sentence.label, PROP_MARKER, style.color_hex)
         marker.setFontWeight(QFont.Weight.Bold)
-        marker.setToolTip(style.title)
+        guess = unsure_guess(sentence)
+        marker.setToolTip(f"{style.title} — {guess}" if guess else style.title)
         cursor.insertText("\u2009" + style.glyph, marker)
         if sentence.conflicts:
             flag = _sign_format(i, sentence.label, PROP_CONFLICT, CONFLICT_COLOR)

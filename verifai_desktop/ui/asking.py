@@ -18,6 +18,7 @@ its collection's history on the worker that answered it
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -190,7 +191,9 @@ class Asking(WindowBase):
             answer = session.ask(
                 col, question, on_token=ctx.on_token, progress=ctx.progress, cancel=ctx.cancel
             )
-            kept.append(keep_in_history(col, answer, settings))
+            # recorded with the thresholds the preset applied
+            applied = dataclasses.replace(settings, verify=session.thresholds())
+            kept.append(keep_in_history(col, answer, applied))
             return answer
 
         def answered(answer: Answer) -> None:
@@ -459,9 +462,10 @@ def answer_summary(answer: Answer) -> str:
 
 
 def check_summary(result: CheckResult) -> str:
-    """``"1 document supports, 2 contradict, 1 without evidence · 30 passages checked"``."""
-    singular = {"SUPPORT": "supports", "CONTRADICT": "contradicts", "NO_EVIDENCE": ""}
-    plural = {"SUPPORT": "support", "CONTRADICT": "contradict", "NO_EVIDENCE": ""}
+    """``"1 document supports, 2 contradict, 1 without evidence, 1 unsure · 30 passages
+    checked"``."""
+    singular = {"SUPPORT": "supports", "CONTRADICT": "contradicts", "UNSURE": "unsure"}
+    plural = {"SUPPORT": "support", "CONTRADICT": "contradict", "UNSURE": "unsure"}
     counts = {label: 0 for label in CHECK_VERDICT_TEXT}
     for doc in result.documents:
         counts[doc.label] += 1
@@ -469,7 +473,7 @@ def check_summary(result: CheckResult) -> str:
     for label, n in counts.items():
         if not n:
             continue
-        verb = (singular if n == 1 else plural)[label] or "without evidence"
+        verb = (singular if n == 1 else plural).get(label, "without evidence")
         noun = "" if parts else (" document" if n == 1 else " documents")
         parts.append(f"{n}{noun} {verb}")
     checked = f"{result.candidates} {'passage' if result.candidates == 1 else 'passages'} checked"

@@ -16,9 +16,10 @@ from verifai_desktop.presentation import (
     CHECK_VERDICT_LABEL,
     CHECK_VERDICT_TEXT,
     LABEL_STYLES,
+    document_verdict_note,
     verdict_summary,
 )
-from verifai_desktop.ui.evidence_popup import evidence_span, excerpt_with_evidence
+from verifai_desktop.ui.evidence_popup import evidence_span, excerpt_with_evidence, flags_html
 
 BACK_HREF = "back:answer"
 """Link back from a sentence's check to the answer it came from."""
@@ -63,7 +64,7 @@ def _passage_html(evidence: Evidence, href: str) -> str:
         f"<p style='margin:8px 0 2px 0'><a href='{href}'><b>"
         f"{html.escape(passage.source_label())}</b></a> — {html.escape(passage.title)}"
         f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
-        f"<p style='margin:0 0 4px 12px'>{body}</p>"
+        f"{flags_html(verdict)}<p style='margin:0 0 4px 12px'>{body}</p>"
     )
 
 
@@ -76,10 +77,11 @@ def build_check_html(result: CheckResult, *, back: bool = False) -> str:
 
     Returns:
         HTML for a ``QTextBrowser``: the claim; one line per document with its verdict
-        (supports, contradicts, no evidence) in the colour and glyph of the matching sentence
-        label and its probability; then the supporting and the contradicting passages, each
-        with file and location (a link), title, the verifier's probabilities and the passage
-        with its evidence window highlighted.
+        (supports, contradicts, no evidence, unsure) in the colour and glyph of the matching
+        sentence label, its probability (an unsure document's best guess instead) and the
+        checks that held its passage's verdict back; then the supporting and the
+        contradicting passages, each with file and location (a link), title, the verifier's
+        probabilities, its checks and the passage with its evidence window highlighted.
     """
     e = html.escape
     parts: list[str] = []
@@ -109,8 +111,8 @@ def build_check_html(result: CheckResult, *, back: bool = False) -> str:
                 f"<tr><td style='color:{style.color_hex};font-weight:600' width='130'>"
                 f"{style.glyph} {e(CHECK_VERDICT_TEXT[doc.label])}</td>"
                 f"<td>{e(doc.title)}<br><a href='{evidence_href('d', i)}'>{e(where)}</a>"
-                f"<span style='color:#555'> · probability {doc.probability:.2f}"
-                "</span></td></tr>"
+                f"<span style='color:#555'> · {e(document_verdict_note(doc))}</span>"
+                f"{flags_html(doc.evidence.verdict)}</td></tr>"
             )
         parts.append("<table cellspacing='0' cellpadding='3'>" + "".join(rows) + "</table>")
     sections = (

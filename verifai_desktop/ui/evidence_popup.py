@@ -1,4 +1,5 @@
-"""The hover card of an answer sentence: its label and probability, the cited source, and the
+"""The hover card of an answer sentence: its label and probability (for an unsure sentence, the
+verifier's best guess), the cited source, the checks that held its verdict back, and the
 evidence window that decided the verdict highlighted inside its passage; then the passages
 elsewhere in the documents that contradict it."""
 
@@ -18,9 +19,11 @@ from verifai_desktop.presentation import (
     CONFLICT_GLYPH,
     CONFLICT_TITLE,
     LABEL_STYLES,
+    flag_lines,
     injection_warning,
     recitation_note,
     sentence_probability,
+    unsure_guess,
     verdict_summary,
 )
 from verifai_desktop.store.history import Feedback
@@ -29,6 +32,7 @@ EVIDENCE_OPEN = '<span style="background-color:#fff176;font-weight:600;">'
 """Opening tag around the evidence sentence in the hover HTML (tests look for it)."""
 EVIDENCE_CLOSE = "</span>"
 CITATION_NOTE_COLOR = "#1a5fb4"  # the re-citation note
+FLAG_COLOR = "#6b4e00"  # a check that held a verdict back: dark amber, no label's hue
 CONTEXT_CHARS = 260  # passage characters kept on each side of the evidence sentence
 CONFLICT_CONTEXT_CHARS = 140  # less around a conflict's sentence: the card lists several
 CARD_CONFLICTS = 3  # conflicts shown in full in a card; the sources panel lists them all
@@ -36,7 +40,9 @@ FEEDBACK_COLOR = "#5a3d8a"  # the reader's own marks on a card
 FEEDBACK_HINT = "Right-click to mark a verdict right or wrong, or to flag the sentence."
 """The card's last line when the shown answer is kept in the history (feedback possible)."""
 LABEL_NAMES: dict[NliLabel, str] = {
-    NliLabel(label): text.capitalize() for label, text in CHECK_VERDICT_TEXT.items()
+    NliLabel(label): text.capitalize()
+    for label, text in CHECK_VERDICT_TEXT.items()
+    if label in tuple(NliLabel)  # a claim check's UNSURE is no verifier label
 }
 """How a verdict label is named in feedback menus and on the card ("Supports"): the words of
 a claim check's document verdicts."""
@@ -96,8 +102,22 @@ def _verdict_html(answer: Answer, verdict: Verdict) -> str:
             "<p style='margin:0 0 4px 10px;color:#a15c00'>⚠ "
             f"{html.escape(injection_warning(passage))}</p>"
         )
+    head += flags_html(verdict)
     body = excerpt_with_evidence(passage.text, evidence_span(passage, verdict))
     return head + f"<p style='margin:0 0 4px 10px'>{body}</p>"
+
+
+def flags_html(verdict: Verdict) -> str:
+    """The checks that held ``verdict`` back (:func:`~verifai_desktop.presentation.
+    flag_lines`), one per line in :data:`FLAG_COLOR`; ``""`` when none did."""
+    lines = flag_lines(verdict)
+    if not lines:
+        return ""
+    return (
+        f"<p style='margin:0 0 4px 10px;color:{FLAG_COLOR}'>"
+        + "<br>".join(html.escape(line) for line in lines)
+        + "</p>"
+    )
 
 
 def evidence_span(passage: Passage, verdict: Verdict) -> tuple[int, int]:
@@ -122,7 +142,7 @@ def conflict_html(evidence: Evidence) -> str:
         f"<p style='margin:6px 0 2px 0'><b>{number}{html.escape(passage.source_label())}</b>"
         f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
         f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
-        f"<p style='margin:0 0 4px 10px'>{body}</p>"
+        f"{flags_html(verdict)}<p style='margin:0 0 4px 10px'>{body}</p>"
     )
 
 
@@ -135,11 +155,14 @@ def build_evidence_html(
 ) -> str:
     """Rich text for the hover card of ``answer.sentences[index]``.
 
-    Shows the label with its glyph and probability (the strongest verdict's); for a re-cited
+    Shows the label with its glyph and probability (the strongest verdict's; for an unsure
+    sentence, "Unsure" with the best guess of its deciding verdict,
+    :func:`~verifai_desktop.presentation.unsure_guess`); for a re-cited
     sentence, which passages the generator named (with their verdicts) and which hold the
     evidence; then per citation the source (file, page/slide/chapter), the verdict and the
     passage with the deciding evidence window wrapped in
-    :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`; last, under :data:`CONFLICT_TITLE`, the
+    :data:`EVIDENCE_OPEN`/:data:`EVIDENCE_CLOSE`, and every check that held the verdict back
+    (:func:`flags_html`); last, under :data:`CONFLICT_TITLE`, the
     passages that contradict the sentence (``sentence.conflicts``, the first
     :data:`CARD_CONFLICTS` in full), each with its contradicting window highlighted. Last,
     the reader's own judgements of this sentence (:func:`feedback_line`) and, with
@@ -159,6 +182,8 @@ def build_evidence_html(
     style = LABEL_STYLES[sentence.label]
     p = sentence_probability(sentence)
     prob = f" — probability {p:.2f}" if p is not None else ""
+    if unsure_guess(sentence):
+        prob = f" — {html.escape(unsure_guess(sentence))}"
     parts = [
         f"<p style='margin:0'><b style='color:{style.color_hex}'>{style.glyph} "
         f"{html.escape(style.title)}</b>{prob}</p>"

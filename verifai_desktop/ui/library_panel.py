@@ -5,8 +5,9 @@ progress and cancel, and syncing a collection with the folders it was built from
 The panel is composed of its parts: the collection list and its buttons
 (:mod:`verifai_desktop.ui.collection_list`), the documents table
 (:mod:`verifai_desktop.ui.documents_table`), the folders followed
-(:mod:`verifai_desktop.ui.watched_roots`) and the ingest, repair and sync runs
-(:mod:`verifai_desktop.ui.library_runs`, shown by :mod:`verifai_desktop.ui.ingest_progress`).
+(:mod:`verifai_desktop.ui.watched_roots`), the ingest, repair and sync runs
+(:mod:`verifai_desktop.ui.library_runs`, shown by :mod:`verifai_desktop.ui.ingest_progress`)
+and the colour check (:mod:`verifai_desktop.ui.self_check`).
 Collection work is submitted as operations on the window's
 :class:`~verifai_desktop.ui.operations.CollectionHost` (one open collection, the single writer
 thread) through :meth:`LibraryPanel._write`; results and the host's ``documents_changed``
@@ -49,6 +50,7 @@ from verifai_desktop.ui.library_runs import CollectionRuns
 from verifai_desktop.ui.operations import CollectionHost
 from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files
+from verifai_desktop.ui.self_check import SelfCheckPanel
 from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
 from verifai_desktop.ui.watched_roots import RootsLabel, WatchedRoot, sync_time, watched_roots
 
@@ -128,6 +130,7 @@ class LibraryPanel(QWidget):
         # The folders (and files) the collection follows, each with its last sync or why it
         # cannot be reached.
         self.roots_label = RootsLabel()
+        self.self_check = SelfCheckPanel(self.host, settings)  # the collection's colour check
 
         self.progress_frame = self.runs.progress
         self.progress_label = self.progress_frame.label
@@ -145,6 +148,7 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.table, 1)
         layout.addLayout(docs_bar)
         layout.addWidget(self.roots_label)
+        layout.addWidget(self.self_check)
         layout.addWidget(self.drop_hint)
         layout.addWidget(self.progress_frame)
         layout.addWidget(self.summary_frame)
@@ -168,6 +172,7 @@ class LibraryPanel(QWidget):
         self.runs.encrypted_found.connect(self._on_encrypted_found)
         self.runs.password_requested.connect(self.password_requested)
         self.runs.passwords_given.connect(self._on_passwords_given)
+        self.collection_changed.connect(self.self_check.show_collection)
 
     # ----- collections ---------------------------------------------------------------------
 

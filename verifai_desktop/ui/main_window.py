@@ -67,6 +67,8 @@ class MainWindow(Asking, Exporting):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(settings, offer_sample, parent)
+        # the colour check verifies with the window's session: one verifier in memory
+        self.library.self_check.session_factory = lambda _settings: self._ask_session()
         self._connect_signals()
         self._show_server_warning()
         self._restore_state()

@@ -1,8 +1,16 @@
-"""The settings dialog: models, retrieval, verification and abstention; saved as TOML."""
+"""The settings dialog: models, retrieval, verification and abstention; saved as TOML.
+
+The colour preset (``verify.preset``) names the per-label thresholds of the verifier's model
+card (:mod:`verifai_desktop.verify.presets`); the dialog says what each one reached on the
+card's dev sets (:func:`preset_figures_text`) and enables the two thresholds only where they
+apply (Custom, or a verifier whose card lacks the preset).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
+from collections.abc import Mapping
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
@@ -24,19 +32,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from verifai_desktop.errors import SettingsError
+from verifai_desktop.errors import ModelLoadError, ModelNotFound, SettingsError
 from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.presentation import CONFLICT_GLYPH, UNSUPPORTED_TEXT
 from verifai_desktop.settings import (
     MAX_CONFLICT_BUDGET,
     SEARCH_MODES,
     SERVER_CONSTRAINTS,
+    VERIFY_PRESETS,
     Settings,
+    VerifyPreset,
     check_server,
     check_watch,
     save_settings,
 )
 from verifai_desktop.ui.errors import show_error
+from verifai_desktop.verify.presets import Presets
+
+log = logging.getLogger(__name__)
 
 
 def _spin(lo: int, hi: int, value: int, tip: str) -> QSpinBox:
@@ -107,6 +120,116 @@ CONSTRAINT_TIP = (
 )
 WARNING_STYLE = "color:#8a4b00;background:#fff4e0;padding:4px;border-radius:3px"
 
+PRESET_TITLES: dict[VerifyPreset, str] = {
+    "strict": "Strict",
+    "balanced": "Balanced",
+    "lenient": "Lenient",
+    "custom": "Custom",
+}
+PRESET_TIP = (
+    "How sure the verifier must be before a sentence is shown green (supported) or red "
+    "(contradicted); below that it is shown unsure, with its best guess in the hover card. "
+    "Strict shows fewer colours that are right more often, Lenient more colours that are "
+    "wrong more often. The presets' thresholds were chosen on dev sets and come with the "
+    "verifier (its model card); Custom uses the two thresholds below."
+)
+SUPPORT_TIP = (
+    "P(SUPPORT) at or above which a sentence is shown green (with the Custom preset, or a "
+    "verifier without presets)"
+)
+CONTRADICT_TIP = (
+    "P(CONTRADICT) at or above which a sentence is shown red (with the Custom preset, or a "
+    "verifier without presets)"
+)
+CUSTOM_TEXT = "Custom: the two thresholds below decide green and red; below them, unsure."
+NO_PRESETS_TEXT = "This verifier has no presets: the thresholds below apply."
+NO_VERIFIER_TEXT = (
+    "The verifier named above cannot be read, nor its presets: the thresholds below apply."
+)
+DEV_SETS = (("scifact_dev", "SciFact dev"), ("healthver_dev", "HealthVer dev"))
+"""Prefixes of the dev figures a preset may carry, and how the dialog names them."""
+
+
+def _never(values: Mapping[str, float], key: str) -> bool:
+    # The card writes 1.01 for a label no threshold made precise enough on dev.
+    return values.get(key, 0.0) > 1.0
+
+
+def preset_figures_text(values: Mapping[str, float]) -> str:
+    """A preset's dev precision and coverage in plain words.
+
+    E.g. "On SciFact dev, green is right 81% of the time (41% of supported pairs shown green);
+    red is right 57% of the time (32% of contradicted pairs shown red); 20% shown unsure."
+    A threshold above 1 (the card's 1.01) reads "green is never shown" / "red is never shown".
+
+    Args:
+        values: one preset of a verifier's model card (``presets`` in ``model_card.json``,
+            written by ``models/choose_thresholds.py``): ``support_threshold``,
+            ``contradict_threshold`` and, per dev set of :data:`DEV_SETS`, fractions 0-1
+            ``<set>_support_precision``, ``<set>_support_coverage``,
+            ``<set>_contradict_precision``, ``<set>_contradict_coverage`` and optionally
+            ``<set>_unsure_share``.
+
+    Returns:
+        One sentence per dev set with all four figures; without any, what is never shown and
+        that the card gives no dev figures.
+    """
+    green_never = _never(values, "support_threshold")
+    red_never = _never(values, "contradict_threshold")
+    sentences = []
+    for prefix, title in DEV_SETS:
+        keys = [f"{prefix}_{k}" for k in ("support_precision", "support_coverage")]
+        keys += [f"{prefix}_{k}" for k in ("contradict_precision", "contradict_coverage")]
+        if not all(k in values for k in keys):
+            continue
+        sp, sc, cp, cc = (values[k] for k in keys)
+        green = (
+            "green is never shown"
+            if green_never
+            else f"green is right {sp:.0%} of the time ({sc:.0%} of supported pairs shown green)"
+        )
+        red = (
+            "red is never shown"
+            if red_never
+            else f"red is right {cp:.0%} of the time ({cc:.0%} of contradicted pairs shown red)"
+        )
+        unsure = values.get(f"{prefix}_unsure_share")
+        tail = f"; {unsure:.0%} shown unsure" if unsure is not None else ""
+        sentences.append(f"On {title}, {green}; {red}{tail}.")
+    if sentences:
+        return " ".join(sentences)
+    never = [f"{c} is never shown." for c, n in (("Green", green_never), ("Red", red_never)) if n]
+    return " ".join([*never, "The verifier's card gives no dev figures for this preset."])
+
+
+def verifier_presets(name: str) -> Presets | None:
+    """The presets of verifier ``name``'s model card, without loading the model.
+
+    Args:
+        name: ``models.verifier``: a catalog name or a verifier folder.
+
+    Returns:
+        The card's presets (empty when it has none), or None when the verifier is not found
+        or its card is not valid JSON.
+    """
+    # Deferred: the window must not import the model code before it is needed.
+    from verifai_desktop.verify.nli import get_verifier
+
+    try:
+        return get_verifier(name).card.presets
+    except (ModelNotFound, ModelLoadError) as exc:
+        log.info("no presets for verifier %r: %s", name, exc)
+        return None
+
+
+def _row(form: QFormLayout, text: str, field: QWidget) -> QLabel:
+    """Add ``field`` beside a label that carries its tooltip (hovering either explains it)."""
+    label = QLabel(text)
+    label.setToolTip(field.toolTip())
+    label.setBuddy(field)
+    form.addRow(label, field)
+    return label
+
 
 class SettingsDialog(QDialog):
     """Edits a :class:`Settings`; :meth:`accept` saves it with ``save_settings``.
@@ -149,8 +272,8 @@ class SettingsDialog(QDialog):
         mf = QFormLayout(models_box)
         mf.addRow("Generator (GGUF):", gen_row)
         mf.addRow("Verifier:", ver_row)
-        mf.addRow("Embedder:", self.embedder)
-        mf.addRow("GPU layers:", self.gpu_layers)
+        _row(mf, "Embedder:", self.embedder)
+        _row(mf, "GPU layers:", self.gpu_layers)
 
         self.k = _spin(1, 50, r.k, "Passages given to the generator")
         self.mode = QComboBox()
@@ -165,21 +288,34 @@ class SettingsDialog(QDialog):
         self.rrf_k = _spin(1, 1000, r.rrf_k, "k of Reciprocal Rank Fusion (Cormack et al., 2009)")
         retrieval_box = QGroupBox("Retrieval")
         rf = QFormLayout(retrieval_box)
-        rf.addRow("Passages (k):", self.k)
-        rf.addRow("Mode:", self.mode)
-        rf.addRow("Lexical weight:", self.lexical_weight)
-        rf.addRow("Semantic weight:", self.semantic_weight)
-        rf.addRow("RRF k:", self.rrf_k)
+        _row(rf, "Passages (k):", self.k)
+        _row(rf, "Mode:", self.mode)
+        _row(rf, "Lexical weight:", self.lexical_weight)
+        _row(rf, "Semantic weight:", self.semantic_weight)
+        _row(rf, "RRF k:", self.rrf_k)
 
-        self.support_threshold = _dspin(
-            0.0, 1.0, v.support_threshold, "P(SUPPORT) at or above which a pair supports"
-        )
-        self.contradict_threshold = _dspin(
-            0.0, 1.0, v.contradict_threshold, "P(CONTRADICT) at or above which a pair contradicts"
-        )
+        self.preset = QComboBox()
+        for name in VERIFY_PRESETS:
+            self.preset.addItem(PRESET_TITLES[name], name)
+        self.preset.setCurrentIndex(VERIFY_PRESETS.index(v.preset))
+        self.preset.setToolTip(PRESET_TIP)
+        self.preset_figures = QLabel("")
+        self.preset_figures.setObjectName("presetFigures")
+        self.preset_figures.setWordWrap(True)
+        self.preset_figures.setStyleSheet("color:#445")
+        self.support_threshold = _dspin(0.0, 1.0, v.support_threshold, SUPPORT_TIP)
+        self.contradict_threshold = _dspin(0.0, 1.0, v.contradict_threshold, CONTRADICT_TIP)
+        # The thresholds of Custom, kept while a preset's own are shown in the fields.
+        self.custom_thresholds = (v.support_threshold, v.contradict_threshold)
+        self._thresholds_editable = False
+        self.presets: Presets | None = verifier_presets(m.verifier)
         self.premise = QComboBox()
         self.premise.addItems(["sentences", "passage"])
         self.premise.setCurrentText(v.premise)
+        self.premise.setToolTip(
+            "What each answer sentence is checked against: windows of 1-3 sentences of a "
+            "passage, the best deciding (sentences), or the whole passage at once (passage)"
+        )
         self.abstain_threshold = _dspin(
             0.0,
             1.0,
@@ -196,15 +332,22 @@ class SettingsDialog(QDialog):
         )
         verify_box = QGroupBox("Verification and abstention")
         vf = QFormLayout(verify_box)
-        vf.addRow("Support threshold:", self.support_threshold)
-        vf.addRow("Contradiction threshold:", self.contradict_threshold)
-        vf.addRow("Premise:", self.premise)
+        _row(vf, "Colour preset:", self.preset)
+        vf.addRow(self.preset_figures)
+        _row(vf, "Support threshold:", self.support_threshold)
+        _row(vf, "Contradiction threshold:", self.contradict_threshold)
+        _row(vf, "Premise:", self.premise)
         vf.addRow(self.recite)
         vf.addRow(self.conflict_search)
-        vf.addRow("Passages checked per sentence:", self.conflict_budget)
-        vf.addRow("Abstention threshold:", self.abstain_threshold)
+        _row(vf, "Passages checked per sentence:", self.conflict_budget)
+        _row(vf, "Abstention threshold:", self.abstain_threshold)
         vf.addRow(self.abstain_unsupported)
         self.conflict_search.toggled.connect(self.conflict_budget.setEnabled)
+        self.preset.currentIndexChanged.connect(self.on_preset_changed)
+        self.support_threshold.valueChanged.connect(self.on_threshold_edited)
+        self.contradict_threshold.valueChanged.connect(self.on_threshold_edited)
+        self.verifier.editingFinished.connect(self.on_verifier_changed)
+        self.on_preset_changed()
 
         self.keep_history = _check(KEEP_HISTORY_TEXT, settings.history.keep, KEEP_HISTORY_TIP)
         self.watch = _check(WATCH_TEXT, settings.watch.enabled, WATCH_TIP)
@@ -234,10 +377,10 @@ class SettingsDialog(QDialog):
         self.server_warning.setStyleSheet(WARNING_STYLE)
         server_box = QGroupBox(SERVER_TITLE)
         sf = QFormLayout(server_box)
-        sf.addRow("Base URL:", self.server_url)
-        sf.addRow("Model:", self.server_model)
-        sf.addRow("API key variable:", self.server_key_env)
-        sf.addRow("Citations:", self.server_constrain)
+        _row(sf, "Base URL:", self.server_url)
+        _row(sf, "Model:", self.server_model)
+        _row(sf, "API key variable:", self.server_key_env)
+        _row(sf, "Citations:", self.server_constrain)
         sf.addRow(self.server_warning)
         self.server_url.textChanged.connect(self.on_server_url_changed)
         self.on_server_url_changed(srv.base_url)
@@ -290,8 +433,10 @@ class SettingsDialog(QDialog):
             ),
             verify=dataclasses.replace(
                 s.verify,
-                support_threshold=round(self.support_threshold.value(), 4),
-                contradict_threshold=round(self.contradict_threshold.value(), 4),
+                preset=self.chosen_preset(),
+                # Custom's own, also while a preset is chosen: they apply again on Custom.
+                support_threshold=round(self.custom_thresholds[0], 4),
+                contradict_threshold=round(self.custom_thresholds[1], 4),
                 premise=premise,  # type: ignore[arg-type]
                 abstain_threshold=round(self.abstain_threshold.value(), 4),
                 recite=self.recite.isChecked(),
@@ -309,6 +454,55 @@ class SettingsDialog(QDialog):
                 constrain=self.server_constrain.currentText(),  # type: ignore[arg-type]
             ),
         )
+
+    def chosen_preset(self) -> VerifyPreset:
+        """The colour preset chosen in the combo."""
+        return VERIFY_PRESETS[self.preset.currentIndex()]
+
+    @Slot()
+    def on_preset_changed(self) -> None:
+        """Show the chosen preset's thresholds and dev figures; the threshold fields are
+        editable only where they apply (Custom, or a verifier whose card lacks the preset)."""
+        name = self.chosen_preset()
+        presets = self.presets or {}
+        chosen = presets.get(name) if name != "custom" else None
+        # Not editable while the values are set: they are the preset's, not edits of Custom's.
+        self._thresholds_editable = False
+        if chosen:
+            self.support_threshold.setValue(min(1.0, chosen["support_threshold"]))
+            self.contradict_threshold.setValue(min(1.0, chosen["contradict_threshold"]))
+        else:
+            self.support_threshold.setValue(self.custom_thresholds[0])
+            self.contradict_threshold.setValue(self.custom_thresholds[1])
+        self._thresholds_editable = not chosen
+        self.support_threshold.setEnabled(not chosen)
+        self.contradict_threshold.setEnabled(not chosen)
+        if chosen:
+            text = preset_figures_text(chosen)
+        elif self.presets is None:
+            text = NO_VERIFIER_TEXT
+        elif name == "custom":
+            text = CUSTOM_TEXT
+        elif not presets:
+            text = NO_PRESETS_TEXT
+        else:
+            text = f"This verifier has no {PRESET_TITLES[name]} preset: the thresholds below apply."
+        self.preset_figures.setText(text)
+
+    @Slot()
+    def on_threshold_edited(self) -> None:
+        """Keep the thresholds typed in (they are Custom's while the fields are editable)."""
+        if self._thresholds_editable:
+            self.custom_thresholds = (
+                self.support_threshold.value(),
+                self.contradict_threshold.value(),
+            )
+
+    @Slot()
+    def on_verifier_changed(self) -> None:
+        """Read the presets of the verifier now named and show the chosen one's."""
+        self.presets = verifier_presets(self.verifier.text().strip())
+        self.on_preset_changed()
 
     @Slot(str)
     def on_server_url_changed(self, text: str) -> None:
@@ -349,3 +543,4 @@ class SettingsDialog(QDialog):
         path = QFileDialog.getExistingDirectory(self, "Verifier folder (ONNX)")
         if path:
             self.verifier.setText(path)
+            self.on_verifier_changed()

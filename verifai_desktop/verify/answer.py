@@ -15,7 +15,8 @@ pairs in one verifier batch through :func:`verifai_desktop.verify.check.verify_c
   the corrected markers (the answer text too, so copy and export cite the evidence);
 * a sentence no passage supports keeps its label;
 * passages given that contradict a sentence they are not cited for are kept as its
-  ``conflicts`` (the collection-wide search of :mod:`verifai_desktop.contradictions` adds
+  ``conflicts``, and so is the contradicting window of a passage that supports it through
+  another window (the collection-wide search of :mod:`verifai_desktop.contradictions` adds
   the rest of the collection).
 
 Re-citation repairs the attribution, not the text (unlike RARR, Gao et al. 2023, which
@@ -30,14 +31,13 @@ from dataclasses import dataclass
 
 from verifai_desktop.domain import (
     AnswerSentence,
-    Claim,
     Evidence,
     Passage,
     SentenceLabel,
     Verdict,
 )
 from verifai_desktop.settings import VerifySettings
-from verifai_desktop.verify.check import Verifier, verify_claims
+from verifai_desktop.verify.check import Verifier, verify_pairs
 from verifai_desktop.verify.claims import ParsedSentence, Splitter, split_answer, with_citations
 from verifai_desktop.verify.labels import contradicts, sentence_label, supports
 
@@ -102,14 +102,24 @@ def verify_answer(
         if recite and _has_words(s.claim):
             numbers = range(1, len(passages) + 1)
         targets += [(i, n) for n in numbers]
-    claims = [(Claim(parsed[i].claim, n), passages[n - 1]) for i, n in targets]
-    verdicts = verify_claims(verifier, claims, granularity=thresholds.premise) if claims else ()
+    result = verify_pairs(
+        verifier,
+        [(passages[n - 1].text, parsed[i].claim) for i, n in targets],
+        granularity=thresholds.premise,
+        sentence_spans=[passages[n - 1].sentence_spans or None for _, n in targets],
+        thresholds=thresholds,
+    )
     per_sentence: list[list[Verdict]] = [[] for _ in parsed]
-    for (i, _), verdict in zip(targets, verdicts, strict=True):
-        per_sentence[i].append(verdict)
+    inner: list[list[Evidence]] = [[] for _ in parsed]
+    for k, (i, n) in enumerate(targets):
+        premise = passages[n - 1].text
+        per_sentence[i].append(result.verdict(k, premise, n))
+        conflict = result.conflict(k, premise, n)
+        if conflict is not None:
+            inner[i].append(Evidence(passages[n - 1], conflict))
     out = [
-        _label(s, mine, passages, thresholds, recite=recite)
-        for s, mine in zip(parsed, per_sentence, strict=True)
+        _label(s, mine, passages, thresholds, recite=recite, inner=same)
+        for s, mine, same in zip(parsed, per_sentence, inner, strict=True)
     ]
     return _rebuild(text, parsed, out)
 
@@ -121,8 +131,12 @@ def _label(
     thresholds: VerifySettings,
     *,
     recite: bool,
+    inner: Sequence[Evidence] = (),
 ) -> AnswerSentence:
-    """One sentence's label from its verdicts (one per passage verified), re-cited if due."""
+    """One sentence's label from its verdicts (one per passage verified), re-cited if due.
+
+    ``inner``: contradicting windows of passages that support the sentence through another
+    window (kept as conflicts beside the support)."""
     of = {v.passage_number: v for v in verdicts}
     cited = tuple(of[n] for n in s.citations)
     label = sentence_label(cited, thresholds)
@@ -130,11 +144,12 @@ def _label(
         (v for v in verdicts if supports(v, thresholds)), key=lambda v: -v.p_support
     )
     supported_by = tuple((v.passage_number, v.p_support) for v in supporters) if recite else ()
-    conflicts = tuple(
+    others = [
         Evidence(passages[v.passage_number - 1], v)
-        for v in sorted(verdicts, key=lambda v: -v.p_contradict)
+        for v in verdicts
         if recite and contradicts(v, thresholds) and v.passage_number not in s.citations
-    )
+    ]
+    conflicts = tuple(sorted([*others, *inner], key=lambda e: -e.verdict.p_contradict))
     sentence = AnswerSentence(
         text=s.text,
         char_start=s.char_start,
@@ -163,7 +178,9 @@ def _label(
         generator_verdicts=cited,
         generator_label=label,
         supported_by=supported_by,
-        conflicts=tuple(e for e in conflicts if e.verdict.passage_number not in numbers),
+        conflicts=tuple(
+            e for e in conflicts if e.verdict.passage_number not in numbers or e in inner
+        ),
     )
 
 

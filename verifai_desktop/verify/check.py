@@ -7,10 +7,15 @@ wherever it is scored.
 
 Premise granularity (:mod:`verifai_desktop.verify.premises`): ``"passage"`` checks the claim
 against the whole passage; ``"sentences"`` against every window of 1..3 consecutive sentences,
-all windows of all items in ONE ``classify`` call, and the window with the highest evidence
-probability ``max(P(SUPPORT), P(CONTRADICT))`` decides (aggregation by maximum; sentence-level
-premises surface contradictions a whole passage hides, Gao et al. 2024). The deciding window is
-the evidence shown to the user.
+all windows of all items in ONE ``classify`` call (sentence-level premises surface
+contradictions a whole passage hides, Gao et al. 2024). Windows holding a statement of aim or
+hypothesis are left out (:mod:`verifai_desktop.verify.aims`). Which window decides
+(:class:`~verifai_desktop.verify.checks.Checks`): with ``support_first`` (the default, chosen on
+SciFact dev) the strongest window the app would show as supporting, when there is one, its
+figures and negations checked (:mod:`verifai_desktop.verify.checks`); otherwise the window with
+the highest ``max(P(SUPPORT), P(CONTRADICT))`` (aggregation by maximum). The deciding window is
+the evidence shown to the user; a contradicting window of a passage decided as supporting is
+kept as that passage's conflict.
 """
 
 from __future__ import annotations
@@ -22,8 +27,12 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from verifai_desktop.domain import Claim, NliLabel, Passage, Verdict
-from verifai_desktop.settings import PremiseGranularity
+from verifai_desktop.domain import Claim, NliLabel, Passage, ShownLabel, Verdict
+from verifai_desktop.ingest.sentences import split_sentences
+from verifai_desktop.settings import PremiseGranularity, VerifySettings
+from verifai_desktop.verify.aims import aim_sentences
+from verifai_desktop.verify.checks import ALL_CHECKS, Checks, held_back
+from verifai_desktop.verify.labels import AIM_FLAG, shown_label
 from verifai_desktop.verify.premises import sentence_windows
 
 LABEL_ORDER: tuple[NliLabel, ...] = (NliLabel.SUPPORT, NliLabel.CONTRADICT, NliLabel.NO_EVIDENCE)
@@ -63,31 +72,61 @@ class PairResults:
             window's probabilities per item.
         spans: per item, the deciding window as half-open offsets into the item's passage text
             (the whole text, ``(0, len(text))``, at ``"passage"`` granularity).
+        flags: per item, why the checks held the deciding window back (empty when none did;
+            :data:`~verifai_desktop.verify.labels.AIM_FLAG` when the passage states only aims).
+        shown: per item, the shown label (:func:`~verifai_desktop.verify.labels.shown_label`).
+        conflicts: per item decided as SUPPORT, its strongest window shown CONTRADICT, as
+            ``(row of probabilities, span)``; ``None`` for every other item.
     """
 
     probs: NDArray[np.float32]
     spans: tuple[Span, ...]
+    flags: tuple[tuple[str, ...], ...] = ()
+    shown: tuple[ShownLabel, ...] = ()
+    conflicts: tuple[tuple[NDArray[np.float32], Span] | None, ...] = ()
 
     def verdict(self, item: int, passage_text: str, passage_number: int) -> Verdict:
         """Item ``item``'s result as a :class:`Verdict` (argmax label, the three probabilities,
-        the deciding window's text and offsets into ``passage_text``).
+        the deciding window's text and offsets into ``passage_text``, shown label and flags).
 
         Args:
             item: index into the batch, 0-based.
             passage_text: that item's passage text (the premise the spans index).
             passage_number: the verdict's citation number (0: not given to the generator).
         """
-        row = self.probs[item]
-        start, end = self.spans[item]
-        return Verdict(
-            passage_number=passage_number,
-            label=LABEL_ORDER[int(np.argmax(row))],
-            p_support=float(row[0]),
-            p_contradict=float(row[1]),
-            p_no_evidence=float(row[2]),
-            evidence=passage_text[start:end],
-            evidence_span=(start, end),
-        )
+        return _verdict(self.probs[item], self.spans[item], passage_text, passage_number,
+                        self.shown[item], self.flags[item])  # fmt: skip
+
+    def conflict(self, item: int, passage_text: str, passage_number: int) -> Verdict | None:
+        """The contradicting window of an item decided as SUPPORT, as a :class:`Verdict`
+        (shown CONTRADICT), or None when the passage has none."""
+        found = self.conflicts[item]
+        if found is None:
+            return None
+        row, span = found
+        return _verdict(row, span, passage_text, passage_number, ShownLabel.CONTRADICT, ())
+
+
+def _verdict(
+    row: NDArray[np.float32],
+    span: Span,
+    passage_text: str,
+    passage_number: int,
+    shown: ShownLabel,
+    flags: tuple[str, ...],
+) -> Verdict:
+    start, end = span
+    return Verdict(
+        passage_number=passage_number,
+        label=LABEL_ORDER[int(np.argmax(row))],
+        p_support=float(row[0]),
+        p_contradict=float(row[1]),
+        p_no_evidence=float(row[2]),
+        evidence=passage_text[start:end],
+        evidence_span=(start, end),
+        shown=shown,
+        flags=flags,
+    )
 
 
 def premise_windows(
@@ -127,12 +166,81 @@ def deciding_window(probs: NDArray[np.float32]) -> int:
     return int(np.argmax(probs[:, :2].max(axis=1)))
 
 
+def _evidence_windows(
+    text: str,
+    granularity: PremiseGranularity,
+    spans: Sequence[Span] | None,
+    checks: Checks,
+) -> tuple[tuple[Span, ...], bool]:
+    """The premise windows of one passage and whether they are aims only.
+
+    At ``"sentences"`` granularity with ``checks.aims``, windows holding a sentence of aim or
+    hypothesis are left out; when every window holds one, all are kept and flagged.
+    """
+    windows = premise_windows(text, granularity, spans)
+    if granularity != "sentences" or not checks.aims:
+        return windows, False
+    sentences = tuple(spans) if spans is not None else split_sentences(text)
+    aims = [sentences[i] for i in aim_sentences(text, sentences)]
+    if not aims:
+        return windows, False
+    kept = tuple(w for w in windows if not any(w[0] <= a[0] and a[1] <= w[1] for a in aims))
+    return (kept, False) if kept else (windows, True)
+
+
+def _decide(
+    probs: NDArray[np.float32],
+    texts: Sequence[str],
+    claim: str,
+    aims_only: bool,
+    thresholds: VerifySettings,
+    checks: Checks,
+) -> tuple[int, tuple[str, ...], ShownLabel, int | None]:
+    """The deciding window of one passage: ``(row, flags, shown label, conflict row)``.
+
+    Args:
+        probs: float32, shape (n_windows, 3): the passage's windows.
+        texts: the windows' texts.
+        claim: the hypothesis.
+        aims_only: every window states an aim (:data:`AIM_FLAG`).
+        thresholds: the per-label thresholds.
+        checks: which checks and which window rule.
+    """
+    if aims_only:
+        best = deciding_window(probs)
+        return best, (AIM_FLAG,), ShownLabel.NO_EVIDENCE, None
+    flags: dict[int, tuple[str, ...]] = {}
+    shown: dict[int, ShownLabel] = {}
+
+    def judge(row: int) -> ShownLabel:
+        if row not in shown:
+            p = probs[row]
+            flags[row] = held_back(claim, texts[row], LABEL_ORDER[int(np.argmax(p))], checks)
+            shown[row] = shown_label(float(p[0]), float(p[1]), float(p[2]), flags[row], thresholds)
+        return shown[row]
+
+    if checks.support_first:
+        for index in np.argsort(-probs[:, 0], kind="stable"):
+            row = int(index)
+            if probs[row, 0] < thresholds.support_threshold:
+                break
+            if judge(row) is ShownLabel.SUPPORT:
+                contra = [r for r in range(len(probs)) if judge(r) is ShownLabel.CONTRADICT]
+                other = max(contra, key=lambda r: float(probs[r, 1]), default=None)
+                return row, (), ShownLabel.SUPPORT, other
+    best = deciding_window(probs)
+    label = judge(best)
+    return best, flags[best], label, None
+
+
 def verify_pairs(
     verifier: Verifier,
     items: Sequence[tuple[str, str]],
     *,
     granularity: PremiseGranularity = "passage",
     sentence_spans: Sequence[Sequence[Span] | None] | None = None,
+    thresholds: VerifySettings | None = None,
+    checks: Checks = ALL_CHECKS,
 ) -> PairResults:
     """Verify ``(passage text, claim)`` items: every premise window in one ``classify`` call.
 
@@ -142,21 +250,27 @@ def verify_pairs(
         granularity: premise granularity (see the module docstring).
         sentence_spans: optional sentence offsets per item's passage text (split here when
             None or when an entry is None).
+        thresholds: the per-label thresholds of the shown labels; defaults if None.
+        checks: the checks and the window rule (all on in the app).
 
     Returns:
-        Per item the deciding window's probabilities and its span.
+        Per item the deciding window's probabilities, span, flags and shown label.
 
     Raises:
         ValueError: unknown ``granularity``.
     """
     if not items:
         return PairResults(np.zeros((0, 3), dtype=np.float32), ())
+    thresholds = thresholds or VerifySettings()
     owners: list[int] = []
     windows: list[Span] = []
     batch: list[tuple[str, str]] = []
+    aims_only: list[bool] = []
     for n, (text, claim) in enumerate(items):
         spans = sentence_spans[n] if sentence_spans is not None else None
-        for start, end in premise_windows(text, granularity, spans):
+        kept, only_aims = _evidence_windows(text, granularity, spans, checks)
+        aims_only.append(only_aims)
+        for start, end in kept:
             owners.append(n)
             windows.append((start, end))
             batch.append((text[start:end], claim))
@@ -164,12 +278,21 @@ def verify_pairs(
     owner_of = np.asarray(owners)
     out = np.zeros((len(items), 3), dtype=np.float32)
     chosen: list[Span] = []
-    for n in range(len(items)):
+    flags: list[tuple[str, ...]] = []
+    shown: list[ShownLabel] = []
+    conflicts: list[tuple[NDArray[np.float32], Span] | None] = []
+    for n, (_, claim) in enumerate(items):
         rows = np.flatnonzero(owner_of == n)
-        best = int(rows[deciding_window(probs[rows])])
-        out[n] = probs[best]
-        chosen.append(windows[best])
-    return PairResults(out, tuple(chosen))
+        texts = [batch[int(r)][0] for r in rows]
+        best, why, label, other = _decide(
+            probs[rows], texts, claim, aims_only[n], thresholds, checks
+        )
+        out[n] = probs[rows[best]]
+        chosen.append(windows[int(rows[best])])
+        flags.append(why)
+        shown.append(label)
+        conflicts.append(None if other is None else (probs[rows[other]], windows[int(rows[other])]))
+    return PairResults(out, tuple(chosen), tuple(flags), tuple(shown), tuple(conflicts))
 
 
 def verify_claims(
@@ -177,6 +300,8 @@ def verify_claims(
     claims: Sequence[tuple[Claim, Passage]],
     *,
     granularity: PremiseGranularity = "sentences",
+    thresholds: VerifySettings | None = None,
+    checks: Checks = ALL_CHECKS,
 ) -> tuple[Verdict, ...]:
     """Verdicts for (claim, cited passage) pairs through :func:`verify_pairs` (one batch).
 
@@ -191,6 +316,8 @@ def verify_claims(
         [(passage.text, claim.text) for claim, passage in claims],
         granularity=granularity,
         sentence_spans=[passage.sentence_spans or None for _, passage in claims],
+        thresholds=thresholds,
+        checks=checks,
     )
     return tuple(
         result.verdict(n, passage.text, claim.passage_number)

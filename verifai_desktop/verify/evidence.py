@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from verifai_desktop.domain import CheckLabel, DocId, DocumentVerdict, Evidence, Passage
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import Verifier, verify_pairs
+from verifai_desktop.verify.labels import contradicts, supports
 
 
 def verify_evidence(
@@ -21,6 +22,7 @@ def verify_evidence(
     claim: str,
     passages: Sequence[Passage],
     numbers: dict[int, int] | None = None,
+    thresholds: VerifySettings | None = None,
 ) -> tuple[Evidence, ...]:
     """The verifier's verdict on ``claim`` against every sentence window of each passage.
 
@@ -29,6 +31,7 @@ def verify_evidence(
         claim: the hypothesis.
         passages: the premises' passages; all their windows go in one batch.
         numbers: chunk id -> citation number for passages given to the generator.
+        thresholds: the per-label thresholds of the shown labels; defaults if None.
 
     Returns:
         One :class:`Evidence` per passage, in the order given.
@@ -40,6 +43,7 @@ def verify_evidence(
         [(p.text, claim) for p in passages],
         granularity="sentences",
         sentence_spans=[p.sentence_spans or None for p in passages],
+        thresholds=thresholds,
     )
     numbers = numbers or {}
     return tuple(
@@ -51,8 +55,8 @@ def verify_evidence(
 def document_verdicts(
     evidence: Sequence[Evidence], thresholds: VerifySettings
 ) -> tuple[DocumentVerdict, ...]:
-    """One verdict per document: the label of its strongest passage, decided ones first
-    (then by strength)."""
+    """One verdict per document: the shown label of its strongest passage, decided ones first
+    (then unsure ones, then by strength)."""
     best: dict[int, Evidence] = {}
     for ev in evidence:
         held = best.get(int(ev.passage.doc_id))
@@ -62,12 +66,15 @@ def document_verdicts(
     for doc_id, ev in best.items():
         v = ev.verdict
         label: CheckLabel = "NO_EVIDENCE"
-        if v.p_contradict >= v.p_support and v.p_contradict >= thresholds.contradict_threshold:
+        if v.shown is not None:
+            label = v.shown.value
+        elif v.p_contradict >= v.p_support and contradicts(v, thresholds):
             label = "CONTRADICT"
-        elif v.p_support >= thresholds.support_threshold:
+        elif supports(v, thresholds):
             label = "SUPPORT"
-        elif v.p_contradict >= thresholds.contradict_threshold:
+        elif contradicts(v, thresholds):
             label = "CONTRADICT"
         out.append(DocumentVerdict(DocId(doc_id), ev.passage.path, ev.passage.title, label, ev))
-    out.sort(key=lambda d: (d.label == "NO_EVIDENCE", -d.evidence.strength, int(d.doc_id)))
+    rank = {"SUPPORT": 0, "CONTRADICT": 0, "UNSURE": 1, "NO_EVIDENCE": 2}
+    out.sort(key=lambda d: (rank[d.label], -d.evidence.strength, int(d.doc_id)))
     return tuple(out)

@@ -91,6 +91,9 @@ class ModelCard:
         production_verifier: the recommended stronger verifier for production use.
         limitations: known limits, one per entry.
         path: folder the card was read from.
+        presets: per-label thresholds by preset name (``strict``, ``balanced``, ``lenient``):
+            ``support_threshold``, ``contradict_threshold`` and the dev precision and coverage
+            they reached (:mod:`verifai_desktop.verify.presets`); empty when the card has none.
     """
 
     name: str
@@ -103,6 +106,7 @@ class ModelCard:
     production_verifier: str = PRODUCTION_VERIFIER
     limitations: tuple[str, ...] = ()
     path: Path | None = None
+    presets: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line for ``verifai models list``: name and headline figures."""
@@ -151,6 +155,11 @@ def load_model_card(model_dir: Path | None = None) -> ModelCard:
         production_verifier=str(raw.get("production_verifier", PRODUCTION_VERIFIER)),
         limitations=tuple(str(x) for x in raw.get("limitations", ())),
         path=model_dir,
+        presets={
+            str(k): {str(m): float(v) for m, v in d.items() if isinstance(v, int | float)}
+            for k, d in raw.get("presets", {}).items()
+            if isinstance(d, dict) and {"support_threshold", "contradict_threshold"} <= d.keys()
+        },
     )
 
 

@@ -15,6 +15,7 @@ from tests.unit.test_keep import FakeCollection
 from verifai_desktop.cli import ask_cmd, main
 from verifai_desktop.domain import Answer
 from verifai_desktop.errors import IndexCorrupt
+from verifai_desktop.settings import Settings
 from verifai_desktop.store.history import History
 
 DAMAGE = IndexCorrupt(Path("/c/papers/history.sqlite"), "file is not a database")
@@ -35,11 +36,14 @@ class _Opener:
 class _Session:
     """Stands in for AskSession: answers at once."""
 
-    def __init__(self, *_args: object) -> None:
-        pass
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
 
     def ask(self, collection: object, question: str, **_kwargs: object) -> Answer:
         return ANSWER
+
+    def settings_in_effect(self) -> Settings:
+        return self.settings
 
 
 def _ask(monkeypatch: pytest.MonkeyPatch, opener: _Opener) -> int:

@@ -226,13 +226,13 @@ def test_comparison_puts_generators_side_by_side() -> None:
     table = format_comparison((_report("gen-a", RESULTS), _report("gen-b", slow)))
     rows = table.splitlines()[2:]
     # gen-a: own abstract cited by the generator in none, after re-citation in 1 of 3; no pairs
-    # from the generator's citations, 3 of 5 after; 3 of 6 sentences supported; 1 of 3
-    # decisions right; no "total" timing, generate 100 ms
+    # from the generator's citations, 3 of 5 after; 3 of 6 sentences supported, none unsure;
+    # 1 of 3 decisions right; no "total" timing, generate 100 ms
     assert rows[0].split() == [
-        "gen-a", "3", "2.00", "0.0/33.3", "0.0/60.0", "50.0", "33.3", "0.0", "0.1"
+        "gen-a", "3", "2.00", "0.0/33.3", "0.0/60.0", "50.0", "0.0", "33.3", "0.0", "0.1"
     ]  # fmt: skip
     assert rows[1].split() == [
-        "gen-b", "2", "2.50", "0.0/50.0", "0.0/75.0", "60.0", "50.0", "4.0", "3.0"
+        "gen-b", "2", "2.50", "0.0/50.0", "0.0/75.0", "60.0", "0.0", "50.0", "4.0", "3.0"
     ]  # fmt: skip
 
 
@@ -284,3 +284,22 @@ def test_eval_answers_skip_asks_a_later_slice(
         main([*argv, "--skip", "-1"])
     assert exc.value.code == 2
     assert "-1 is below 0; give 0 or more" in capsys.readouterr().err
+
+
+def test_unsure_sentences_are_counted_on_their_own_and_never_as_support() -> None:
+    """Issue 26: an unsure sentence is reported as such, and is not support (abstention by
+    evidence refuses an answer whose sentences are all unsure)."""
+    unsure = (
+        _r("1", 0.8, ("unsure", "supported")),
+        _r("2", 0.7, ("unsure", "contradicted", "unsure")),
+    )
+    assert not unsure[0].evidence_refused and unsure[1].evidence_refused
+    rep = _report("gen-a", unsure)
+    assert rep.label_pct["unsure"] == pytest.approx(60.0)  # 3 of 5 sentences
+    assert rep.label_pct["supported"] == pytest.approx(20.0)
+    [row] = abstention_sweep(unsure, (0.0,))
+    assert row.unsupported_pct == pytest.approx(80.0)  # unsure is not supported
+    assert "sentences shown (%): green 20.0, red 20.0, unsure 60.0" in format_report(rep)
+    header, row_text = format_comparison((rep,)).splitlines()[1:]
+    assert "unsure %" in header
+    assert row_text.split()[5:7] == ["20.0", "60.0"]  # sentences supported, unsure

@@ -32,6 +32,7 @@ from verifai_desktop.verify.check import (
     verify_claims,
     verify_pairs,
 )
+from verifai_desktop.verify.checks import NO_CHECKS
 from verifai_desktop.verify.nli import OnnxVerifier, get_verifier
 
 TEXT = "Cats sleep. Dogs bark. Birds sing."
@@ -86,6 +87,7 @@ def test_every_window_of_every_item_goes_in_one_batch_and_the_deciding_one_is_ke
         [(TEXT, "Dogs are quiet."), (TEXT, "Birds sing."), ("Nothing here.", "Fish swim.")],
         granularity="sentences",
         sentence_spans=[SPANS, SPANS, None],
+        checks=NO_CHECKS,
     )
     assert len(verifier.batches) == 1
     batch = verifier.batches[0]

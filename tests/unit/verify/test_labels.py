@@ -6,7 +6,14 @@ import itertools
 
 import pytest
 
-from verifai_desktop.domain import NliLabel, SentenceLabel, Verdict, label_counts, label_probability
+from verifai_desktop.domain import (
+    NliLabel,
+    SentenceLabel,
+    ShownLabel,
+    Verdict,
+    label_counts,
+    label_probability,
+)
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.labels import sentence_label
 
@@ -89,3 +96,38 @@ def test_label_counts_include_zeros() -> None:
     assert counts[SentenceLabel.UNREFERENCED] == 1
     assert counts[SentenceLabel.CONTRADICTED] == 0
     assert set(counts) == set(SentenceLabel)
+
+
+# -- shown labels (verdicts made by the checked verification path) ---------------------------
+
+S_SUP = Verdict(1, NliLabel.SUPPORT, 0.9, 0.05, 0.05, shown=ShownLabel.SUPPORT)
+S_UNSURE = Verdict(
+    2, NliLabel.SUPPORT, 0.9, 0.05, 0.05, shown=ShownLabel.UNSURE, flags=("the figure 12%",)
+)
+S_CON = Verdict(3, NliLabel.CONTRADICT, 0.1, 0.8, 0.1, shown=ShownLabel.CONTRADICT)
+S_HELD_CON = Verdict(4, NliLabel.CONTRADICT, 0.1, 0.8, 0.1, shown=ShownLabel.UNSURE)
+S_NEI = Verdict(5, NliLabel.NO_EVIDENCE, 0.1, 0.1, 0.8, shown=ShownLabel.NO_EVIDENCE)
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        ((S_SUP,), SentenceLabel.SUPPORTED),
+        ((S_UNSURE,), SentenceLabel.UNSURE),  # P(SUPPORT) 0.9, but a check held it back
+        ((S_HELD_CON,), SentenceLabel.UNSURE),  # P(CONTRADICT) 0.8, held back: never red
+        ((S_UNSURE, S_NEI), SentenceLabel.UNSURE),
+        ((S_SUP, S_UNSURE), SentenceLabel.PARTIALLY_SUPPORTED),
+        ((S_UNSURE, S_CON), SentenceLabel.CONTRADICTED),
+        ((S_NEI,), SentenceLabel.NO_EVIDENCE),
+    ],
+)
+def test_shown_labels_decide_and_unsure_is_never_green_or_red(
+    verdicts: tuple[Verdict, ...], expected: SentenceLabel
+) -> None:
+    lenient = VerifySettings(contradict_threshold=0.1, support_threshold=0.1)
+    assert sentence_label(verdicts, lenient) is expected  # thresholds no longer decide
+
+
+def test_an_unsure_sentence_shows_its_best_guess_probability() -> None:
+    assert label_probability(SentenceLabel.UNSURE, (S_UNSURE, S_NEI)) == pytest.approx(0.9)
+    assert label_probability(SentenceLabel.UNSURE, (S_HELD_CON,)) == pytest.approx(0.8)

@@ -1,0 +1,318 @@
+"""The Library panel's colour check: the last self-check of a collection and a button to run one.
+
+A self-check (:mod:`verifai_desktop.evaluate.selfcheck`, also ``verifai eval self-check``)
+makes pairs from the collection's own passages, each sentence as written and changed (a figure
+swapped or changed, two items swapped, a negation inserted or removed, an aim read as a
+finding), verifies them as an answer sentence is verified, and counts how often a changed
+sentence is not shown green. It is a smoke test of the colours on these documents, not a
+benchmark; the panel says so.
+
+A run takes three steps, none on the UI thread: the passages are read on the collection host
+(queued behind any write), the pairs are verified on the task runner's reader pool (minutes;
+progress and Cancel), and the result is kept in the collection's metadata
+(:data:`~verifai_desktop.evaluate.selfcheck.METADATA_KEY`) by a write op. The result is shown
+as soon as it is known; when another program is writing the collection it is shown but not
+kept, and the panel says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from verifai_desktop.domain import Progress
+from verifai_desktop.errors import CollectionBusy
+from verifai_desktop.evaluate.selfcheck import (
+    DEFAULT_PER_KIND,
+    METADATA_KEY,
+    SelfCheck,
+    collection_passages,
+    run_self_check,
+    summary_line,
+)
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.operations import CollectionHost
+from verifai_desktop.ui.resources import icon
+from verifai_desktop.ui.tasks import Task, TaskContext
+from verifai_desktop.ui.watched_roots import sync_time
+
+if TYPE_CHECKING:
+    from verifai_desktop.pipeline import AskSession
+
+log = logging.getLogger(__name__)
+
+SMOKE_TEST_TEXT = "A smoke test of the colours on these documents, not a benchmark."
+NOT_CHECKED_TEXT = "The colours have not been checked on these documents yet."
+CHECK_BUTTON_TEXT = "Check the colours…"
+CHECK_TIP = (
+    "Take sentences of these documents, change some (a figure swapped or changed, two items "
+    "swapped, a negation inserted or removed, an aim read as a finding) and verify each as an "
+    "answer sentence is verified: how often is a changed sentence still shown green? Takes a "
+    "few minutes. " + SMOKE_TEST_TEXT
+)
+NOT_KEPT_TEXT = (
+    "This result is shown but not kept with the collection: another program is writing it "
+    "(an ingest?). Check again once it has finished to keep it."
+)
+NO_PASSAGES_TEXT = "Nothing to check: the collection has no indexed passages yet."
+CANCELLED_TEXT = "The colour check was cancelled."
+
+Passages = list[tuple[str, str]]
+"""``(chunk id, chunk text)`` of a collection, from ``collection_passages``."""
+SessionFactory = Callable[[Settings], "AskSession"]
+"""Makes the session whose verifier and thresholds a check uses."""
+
+
+def new_session(settings: Settings) -> AskSession:
+    """A fresh :class:`~verifai_desktop.pipeline.AskSession` of ``settings`` (the default
+    :attr:`SelfCheckPanel.session_factory`); its verifier loads on first use."""
+    # Deferred: the pipeline pulls in the model libraries, which the window must not import
+    # before they are needed.
+    from verifai_desktop.pipeline import AskSession
+
+    return AskSession(settings)
+
+
+def self_check_text(data: dict[str, Any]) -> str:
+    """What the panel says of a stored self-check (:meth:`SelfCheck.as_dict`).
+
+    Returns:
+        "Colour check (14:03, preset balanced): On these documents, ... A smoke test of the
+        colours on these documents, not a benchmark." (the time as :func:`sync_time` gives
+        it); :data:`NOT_CHECKED_TEXT` when ``data`` holds no result.
+    """
+    line = summary_line(data)
+    if not line:
+        return NOT_CHECKED_TEXT
+    when = sync_time(str(data.get("created_at", "")))
+    preset = f"preset {data['preset']}" if data.get("preset") else ""
+    about = ", ".join(x for x in (when, preset) if x)
+    return f"Colour check{f' ({about})' if about else ''}: {line} {SMOKE_TEST_TEXT}"
+
+
+def _read_passages(col: Collection, ctx: TaskContext) -> tuple[str, Passages]:
+    return col.display_name, collection_passages(col)
+
+
+def _read_stored(col: Collection, ctx: TaskContext) -> dict[str, Any]:
+    return dict(col.metadata(METADATA_KEY))
+
+
+class SelfCheckPanel(QFrame):
+    """The current collection's last colour check, a button to run one, its progress and Cancel.
+
+    Attributes:
+        collection: the collection shown (folder name; '' when none).
+        data: its last self-check as stored (:meth:`SelfCheck.as_dict`; empty when none).
+        task: the running step of a check (reading, verifying or keeping), or None.
+        session_factory: makes the session whose verifier and thresholds a check uses (the
+            default loads the verifier of the settings; tests pass a fake verifier).
+        n_per_kind: pairs of each kind a check makes.
+
+    Signals:
+        checked(str, object): a check of the named collection ended with this result
+            (:meth:`SelfCheck.as_dict`), before it is kept.
+    """
+
+    checked = Signal(str, object)
+
+    def __init__(
+        self,
+        host: CollectionHost,
+        settings: Callable[[], Settings],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("selfCheck")
+        self.host = host
+        self._settings = settings
+        self.collection = ""
+        self.data: dict[str, Any] = {}
+        self.task: Task[Any] | None = None
+        self.session_factory: SessionFactory = new_session
+        self.n_per_kind = DEFAULT_PER_KIND
+
+        self.summary = QLabel(NOT_CHECKED_TEXT)
+        self.summary.setObjectName("selfCheckSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setToolTip(CHECK_TIP)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.note = QLabel("")
+        self.note.setObjectName("selfCheckNote")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color:#8a4b00")
+        self.note.setVisible(False)
+        self.check_button = QPushButton(CHECK_BUTTON_TEXT)
+        self.check_button.setToolTip(CHECK_TIP)
+        self.progress_label = QLabel("")
+        self.cancel_button = QPushButton(icon("cancel"), "Cancel")
+        self.cancel_button.setToolTip("Stop the colour check; nothing is kept")
+        row = QHBoxLayout()
+        row.addWidget(self.check_button)
+        row.addWidget(self.progress_label, 1)
+        row.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.note)
+        layout.addLayout(row)
+        self.check_button.clicked.connect(self.on_check_clicked)
+        self.cancel_button.clicked.connect(self.on_cancel_clicked)
+        self._show_running(False)
+        self.setVisible(False)
+
+    @property
+    def running(self) -> bool:
+        """True while a check is reading, verifying or being kept."""
+        return self.task is not None
+
+    # ----- showing -------------------------------------------------------------------------
+
+    @Slot(str)
+    def show_collection(self, name: str) -> Task[dict[str, Any]] | None:
+        """Show collection ``name``'s last self-check (read from its metadata on the host);
+        hidden when ``name`` is ''."""
+        self.collection = name
+        self._show_data({})
+        self._set_note("")
+        self.setVisible(bool(name))
+        if not name:
+            return None
+        task = self.host.query("read colour check", name, _read_stored)
+        task.succeeded.connect(lambda data: self._on_stored(name, data))
+        task.failed.connect(lambda exc: log.warning("cannot read the colour check: %s", exc))
+        return task
+
+    def _on_stored(self, name: str, data: dict[str, Any]) -> None:
+        if name == self.collection:
+            self._show_data(data)
+
+    def _show_data(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self.summary.setText(self_check_text(data))
+
+    def _set_note(self, text: str) -> None:
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
+
+    def _show_running(self, running: bool, text: str = "") -> None:
+        self.check_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        self.cancel_button.setVisible(running)
+        self.progress_label.setText(text)
+
+    # ----- running -------------------------------------------------------------------------
+
+    def run(self) -> Task[tuple[str, Passages]] | None:
+        """Check the colours of the current collection in the background.
+
+        Returns:
+            The first step's task (reading the passages), or None when there is no collection
+            or a check is already running.
+        """
+        name = self.collection
+        if not name or self.running:
+            return None
+        settings = self._settings()
+        self._set_note("")
+        self._show_running(True, "Reading the passages…")
+        task = self.host.query("colour check passages", name, _read_passages)
+        self.task = task
+        task.succeeded.connect(lambda found: self._verify(name, settings, task, *found))
+        task.failed.connect(lambda exc: self._on_failed(exc))
+        return task
+
+    def _verify(
+        self,
+        name: str,
+        settings: Settings,
+        read: Task[tuple[str, Passages]],
+        display: str,
+        passages: Passages,
+    ) -> None:
+        # Reading cannot be interrupted; a Cancel during it stops the check here.
+        if read.context.cancel.is_set():
+            self._end(CANCELLED_TEXT)
+            return
+        if not passages:
+            self._end(NO_PASSAGES_TEXT)
+            return
+        factory, n_per_kind = self.session_factory, self.n_per_kind
+
+        def work(ctx: TaskContext) -> SelfCheck:
+            ctx.status("Loading the verifier…")
+            session = factory(settings)
+            verifier = session.verifier
+            verifier.load()
+            return run_self_check(
+                verifier,
+                passages,
+                session.thresholds(),
+                collection=display,
+                n_per_kind=n_per_kind,
+                progress=ctx.progress,
+                cancel=ctx.cancel,
+            )
+
+        task = self.host.runner.submit("colour check", work)
+        self.task = task
+        task.status_changed.connect(self.progress_label.setText)
+        task.progressed.connect(self.on_progress)
+        task.succeeded.connect(lambda report: self._keep(name, report.as_dict()))
+        task.failed.connect(lambda exc: self._on_failed(exc))
+        task.cancelled.connect(lambda: self._end(CANCELLED_TEXT))
+
+    def _keep(self, name: str, data: dict[str, Any]) -> None:
+        if name == self.collection:
+            self._show_data(data)
+        self.checked.emit(name, data)
+        self._show_running(True, "Keeping the result with the collection…")
+        self.cancel_button.setEnabled(False)  # a write of one small file: let it finish
+
+        def op(col: Collection, ctx: TaskContext) -> None:
+            col.set_metadata(METADATA_KEY, data)
+
+        task = self.host.collection_op("keep colour check", name, op)
+        self.task = task
+        task.succeeded.connect(lambda _r: self._end(""))
+        task.failed.connect(lambda exc: self._on_not_kept(name, exc))
+
+    def _on_not_kept(self, name: str, exc: BaseException) -> None:
+        if isinstance(exc, CollectionBusy):
+            self._end(NOT_KEPT_TEXT if name == self.collection else "")
+        else:
+            self._on_failed(exc)
+
+    def _on_failed(self, exc: BaseException) -> None:
+        self._end("")
+        show_error(self.window(), exc, context="Checking the colours")
+
+    def _end(self, note: str) -> None:
+        self.task = None
+        self._show_running(False)
+        self._set_note(note)
+
+    @Slot(object)
+    def on_progress(self, p: Progress) -> None:
+        """Say how far the verification has come: "Checking 32 of 190 pairs…"."""
+        if p.total:
+            self.progress_label.setText(f"Checking {p.done} of {p.total} pairs…")
+
+    @Slot()
+    def on_check_clicked(self) -> None:
+        """Start a check of the current collection."""
+        self.run()
+
+    @Slot()
+    def on_cancel_clicked(self) -> None:
+        """Stop the running check (nothing is kept)."""
+        if self.task is not None:
+            self.task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.progress_label.setText("Cancelling…")

@@ -1,0 +1,585 @@
+"""Figures in text, and whether a claim's figures are stated for the same subject.
+
+A wrong figure is the error a reader of a scientific answer can least afford, and one that small
+NLI models miss: VerifAI (Bojic et al. 2024) lists "numbers and quantities changed" among the
+error classes of generated answers, and issue 26 found the two common forms in our answers: the
+value of the neighbouring item of a list ("titanium 320 MPa" where the passage gives 320 MPa for
+steel) and a total given where a sub-count was asked ("1,200 patients developed sepsis" where
+312 of 1,200 did). :func:`find_numbers` finds the figures of a text with their units;
+:func:`unstated_numbers` gives those of a claim that the evidence does not state *for the same
+subject*.
+
+The subject rule, per sentence:
+
+* a figure's clause is the stretch of its sentence between clause breaks (``; , ( ) [ ] :`` and
+  the words *and, whereas, while, but, respectively, compared with/to, versus, vs*); its
+  subject is the content words of that clause (lower-cased, stopwords and generic statistics
+  words such as *mean* or *CI* removed, plural and -ed/-ing endings stripped), the figure's own
+  unit excluded. A clause with no content word borrows: a share in brackets right after a
+  count ("107 (15.3%)") takes the count's subject; a figure not in brackets that runs straight
+  into the next clause ("107 (15.3%) had asthma") takes that clause; otherwise the nearest
+  preceding clause with content words ("nausea (12%)", "mortality: 12%"), or else the next
+  clause when that holds no figure of its own;
+* the denominator of "312 of (the) 1,200", "312/1,200" or "312 out of 1,200" has an empty subject:
+  it states a total, which any equal figure of the evidence states;
+* figures with one unit in different clauses of a sentence form a list. When every member but
+  the first has its words on one side of the figure ("320 MPa for steel, 110 MPa for
+  titanium"), the first member's words on the other side ("Tensile strength was") are the
+  list's frame, shared by all members; the words that tell members apart are their items;
+* "A, B and C had 12%, 30% and 5%, respectively" pairs the i-th item with the i-th figure.
+
+A claim figure is *stated* when a figure of the evidence has an equal value (relative tolerance
+1e-9), a compatible unit (equal, or one side without a unit), and the same subject: the claim
+figure's subject shares a word with the evidence figure's item when that figure is a list
+member, otherwise with its subject; a claim figure with an empty subject (a total) needs only
+the value and unit, and an evidence figure with an empty subject states only such totals. The
+subject must also be nearest: when a figure of the evidence with another value (and a
+compatible unit) shares strictly more of the claim figure's subject words, and strictly more in
+proportion (Jaccard), the claim's subject belongs to that figure and the value is unstated.
+On one figure of each of 300 SciFact corpus sentences, swapped for another figure of its
+abstract with the same unit (:mod:`verifai_desktop.verify.perturb`), this rule caught 85%
+(139 of 164), against 62% without it; it flagged 15 of 34 SciFact train claims labelled SUPPORT
+that have figures against their abstract, against 13 without it (paraphrase, rounding and labels
+such as "BRCA 1" are its false alarms there). The unchanged sentences themselves are never
+flagged against their own abstract (0 of 300).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from verifai_desktop.ingest.sentences import split_sentences
+
+Span = tuple[int, int]
+
+REL_TOL = 1e-9
+"""Relative tolerance for equal values (:func:`same_value`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NumberMention:
+    """One figure in a text.
+
+    Attributes:
+        text: the figure as written, with its unit when one follows it ("12.5 %", "1,200
+            patients", "320 MPa").
+        value: the value in the written scale ("12.5 %" -> 12.5, "1.5 x 10^6" -> 1500000.0).
+        unit: the normalised unit ("%", "mg", "mmol/l", "years", "fold", "patients", "MPa", ...),
+            "" when none. A bare figure listed before a unit ("10-20 mg", "12, 30 and 5%")
+            takes that unit, though its ``text`` does not show it.
+        span: half-open character offsets of ``text`` in the searched text.
+    """
+
+    text: str
+    value: float
+    unit: str
+    span: Span
+
+
+# Unit spellings -> normalised unit. Matched case-sensitively (nM is nanomolar, nm nanometres).
+_SYMBOL_UNITS = {
+    "%": "%", "mg": "mg", "g": "g", "kg": "kg", "µg": "µg", "μg": "µg", "ug": "µg",
+    "mcg": "µg", "ng": "ng", "pg": "pg", "ml": "ml", "mL": "ml", "l": "l", "L": "l",
+    "µl": "µl", "μl": "µl", "µL": "µl", "μL": "µl", "ul": "µl", "dl": "dl", "dL": "dl",
+    "mmol": "mmol", "µmol": "µmol", "μmol": "µmol", "nmol": "nmol", "pmol": "pmol",
+    "mol": "mol", "mM": "mmol/l", "µM": "µmol/l", "μM": "µmol/l", "nM": "nmol/l",
+    "pM": "pmol/l", "mm": "mm", "cm": "cm", "m": "m", "km": "km", "µm": "µm", "μm": "µm",
+    "nm": "nm", "mmHg": "mmHg", "mm Hg": "mmHg", "MPa": "MPa", "kPa": "kPa", "GPa": "GPa",
+    "Pa": "Pa", "kDa": "kDa", "Da": "Da", "kb": "kb", "bp": "bp", "Mb": "Mb",
+    "kcal": "kcal", "kJ": "kJ", "Gy": "Gy", "cGy": "cGy", "IU": "IU", "U": "U", "Hz": "Hz",
+    "°C": "°C", "° C": "°C", "ºC": "°C", "h": "hours", "hr": "hours", "hrs": "hours",
+    "min": "minutes", "d": "days", "wk": "weeks", "wks": "weeks", "mo": "months",
+    "yr": "years", "yrs": "years", "s": "seconds", "sec": "seconds", "ms": "ms", "m2": "m2",
+    "m²": "m2",
+}  # fmt: skip
+# Word units, matched case-insensitively; any word for people counted in a study is "patients".
+_WORD_UNITS = {
+    "percent": "%", "per cent": "%", "fold": "fold", "times": "times",
+    "year": "years", "month": "months", "week": "weeks", "day": "days", "hour": "hours",
+    "minute": "minutes", "second": "seconds",
+    "patient": "patients", "participant": "patients", "subject": "patients",
+    "individual": "patients", "person": "patients", "people": "patients",
+    "volunteer": "patients", "women": "women", "woman": "women", "men": "men", "man": "men",
+    "children": "children", "child": "children", "adult": "adults", "infant": "infants",
+    "mice": "mice", "mouse": "mice", "rat": "rats", "cell": "cells", "sample": "samples",
+    "case": "cases", "control": "controls", "study": "studies", "studies": "studies",
+    "trial": "trials", "gene": "genes", "family": "families", "families": "families",
+    "death": "deaths", "event": "events",
+}  # fmt: skip
+
+
+def _alternation(words: list[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+_WORD_ALT = _alternation([w + "s" for w in _WORD_UNITS if not w.endswith("s")] + list(_WORD_UNITS))
+_ONE_UNIT = rf"(?:(?i:{_WORD_ALT})|{_alternation(list(_SYMBOL_UNITS))})"
+_UNIT = re.compile(rf"(?:[ \u00a0\u2009\u202f]?|-)({_ONE_UNIT}(?:\s?/\s?{_ONE_UNIT})*)(?![\w/])")
+_SIGN = "-\u2212"
+_NUMERAL = re.compile(
+    rf"(?<![\w)\]%.,/^])(?P<sign>[{_SIGN}])?"
+    r"(?P<int>\d{1,3}(?:,\d{3})+(?![\d])|\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?![\d.,]?\d)|\d+)"
+    r"(?P<frac>[.·]\d+)?"
+    r"(?P<exp>[eE][-+\u2212]?\d+(?![\w])|\s?[x\u00d7]\s?10(?:\^[-+\u2212]?\d+|\([-+\u2212]?\d+\)|"
+    r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))?"
+)
+_SMALL = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty",
+)  # fmt: skip
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}  # fmt: skip
+_WORD_VALUES = {w: i for i, w in enumerate(_SMALL)} | _TENS
+_NUMBER_WORD = re.compile(
+    rf"\b(?i:(?P<tens>{'|'.join(_TENS)})-(?P<unit>{'|'.join(_SMALL[1:10])})|"
+    rf"(?P<word>{'|'.join(sorted(_WORD_VALUES, key=len, reverse=True))}))\b"
+)
+# Citation markers: "[3]", "[1, 2]", "[4-6]".
+_CITATION = re.compile(r"\[\s*\d+(?:\s*[-\u2013,;]\s*\d+)*\s*\]")
+# Labels: "Figure 2", "Tables 3 and 4", "type 2", "Arg 257", the enumerator of ": (1) item".
+_LABEL = re.compile(
+    r"\b(?i:fig(?:ure)?s?|tables?|tab|sect(?:ion)?s?|sec|chap(?:ter)?s?|eqs?|equations?|"
+    r"appendix|supplement(?:ary)?|panels?|box|lanes?|type|phases?|grades?|stages?|class|"
+    r"steps?|exons?|introns?|chromosomes?|codons?|version|waves?|refs?|references?|no|"
+    r"factors?|receptors?|lysines?|residues?|subunits?|isoforms?|domains?|helix|loops?)"
+    r"\.?\s*(?:S?\d+[A-Za-z]?(?:\s*(?:,|and|&|-|\u2013|to)\s*S?\d+[A-Za-z]?)*)|"
+    r"\b(?:Ala|Arg|Asn|Asp|Cys|Gln|Glu|Gly|His|Ile|Leu|Lys|Met|Phe|Pro|Ser|Thr|Trp|Tyr|Val)"
+    r"[- ]?\d+|(?:^|(?<=[:;,.])|(?<=\band)|(?<=\bor))\s*\(?[1-9]\)(?=\s+[A-Za-z])"
+)
+_LIST_GAP = re.compile(
+    r"\s*(?:,\s*(?:and|or)?|and|or|to|-|\u2013|\u2014|±|\+/[-\u2212]|vs\.?|versus)\s*"
+)
+_DENOMINATOR_GAP = re.compile(r"\s*(?:(?:out )?of(?: the| all)?|/)\s*")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺\u2212", "0123456789-+-")
+
+
+def same_value(a: float, b: float) -> bool:
+    """Whether two figures have equal values (relative tolerance :data:`REL_TOL`)."""
+    return math.isclose(a, b, rel_tol=REL_TOL)
+
+
+def compatible_units(a: str, b: str) -> bool:
+    """Whether figures in units ``a`` and ``b`` can state one another: equal, or one is ""."""
+    return a == b or not a or not b
+
+
+def _unit_at(text: str, pos: int) -> tuple[str, int] | None:
+    """The normalised unit written at ``text[pos:]`` and where it ends, or None."""
+    match = _UNIT.match(text, pos)
+    if match is None:
+        return None
+    parts = []
+    for part in re.split(r"\s?/\s?", match.group(1)):
+        unit = _SYMBOL_UNITS.get(part)
+        if unit is None:
+            lower = part.lower()
+            unit = _WORD_UNITS.get(lower) or _WORD_UNITS.get(lower[:-1], "")
+        parts.append(unit)
+    return "/".join(parts), match.end()
+
+
+def _numeral_value(match: re.Match[str]) -> float:
+    frac = (match["frac"] or "").replace("·", ".")  # the Lancet's decimal point
+    digits = re.sub(r"[, \u00a0\u2009\u202f]", "", match.group("int")) + frac
+    value = float(digits)
+    if match["sign"]:
+        value = -value
+    exp = match["exp"]
+    if exp:
+        power = re.search(r"[-+]?\d+\)?$", exp.strip().translate(_SUPERSCRIPT))
+        assert power is not None  # the pattern ends in digits
+        value *= 10.0 ** int(power.group().rstrip(")"))
+    return value
+
+
+def _skipped_spans(text: str) -> list[Span]:
+    return [m.span() for m in _CITATION.finditer(text)] + [m.span() for m in _LABEL.finditer(text)]
+
+
+def find_numbers(text: str) -> tuple[NumberMention, ...]:
+    """The figures of a text, in order.
+
+    Found: integers, decimals (also the Lancet's "0·5"), thousands separators ("1,234",
+    "1 234"), percentages, negative values ("-0.5", also with a minus sign), both ends of a
+    range ("10-20", "10 to 20") and of "12.5 ± 3.2" / "+/-", scientific notation ("1.5e6",
+    "1.5 x 10^6", "1.5 x 10(6)", also with a times sign), and number words (zero to twenty, the
+    tens, "twenty-five"; "one" only when a unit follows, as in "one patient", since "one of the"
+    is no figure). "half", "twice" and "double" are relations between figures, not figures, and
+    are not returned.
+
+    Skipped: citation markers ("[3]", "[1, 2]", "[4-6]"); labels ("Figure 2", "Table 3",
+    "type 2", "phase 3", "stage 2", "factor 21", "no. 5", residues such as "Arg 257", list
+    enumerators such as ": (1) ..." or "; 2) ..."); numbers glued to letters ("IL-6", "p53",
+    "COVID-19", "GP(3)", "4th", "10^6" alone); and four-digit years 1900-2100 without unit,
+    separator or decimals: a year dates a finding rather than quantifying it, so it is not a
+    figure at all (it keeps no value, and a changed year is not this module's error class).
+
+    Args:
+        text: any text.
+
+    Returns:
+        The mentions, ordered by offset; spans are half-open offsets into ``text``.
+    """
+    skipped = _skipped_spans(text)
+    found: list[tuple[int, int, str, float, str]] = []  # start, end, text, value, unit
+    for match in _NUMERAL.finditer(text):
+        start, end = match.span()
+        if text[start - 2 : start - 1].isalpha() and text[start - 1 : start] in ("-", "("):
+            continue  # IL-6, COVID-19, GP(3)
+        if any(a <= start < b for a, b in skipped):
+            continue
+        unit_at = _unit_at(text, end)
+        if unit_at is None:
+            rest = text[end : end + 2]
+            glued = rest[:1].isalpha() or (rest[:1] and rest[0] in "(^⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+            if glued or re.match(r"-[^\W\d]", rest):
+                continue  # 4th, 25(OH)D, 5-HT, 10^6 (a bare power of ten)
+            is_year = re.fullmatch(r"(19|20)\d\d|2100", match.group()) is not None
+            if is_year:
+                continue
+            found.append((start, end, text[start:end], _numeral_value(match), ""))
+        else:
+            unit, unit_end = unit_at
+            found.append((start, unit_end, text[start:unit_end], _numeral_value(match), unit))
+    for match in _NUMBER_WORD.finditer(text):
+        start, end = match.span()
+        if match["tens"]:
+            value = float(_TENS[match["tens"].lower()] + _WORD_VALUES[match["unit"].lower()])
+        else:
+            value = float(_WORD_VALUES[match["word"].lower()])
+        unit_at = _unit_at(text, end)
+        if unit_at is None and (value == 1 or re.match(r"-[^\W\d]", text[end : end + 2])):
+            continue  # "one of the", "one-third"
+        unit, end = unit_at if unit_at is not None else ("", end)
+        found.append((start, end, text[start:end], value, unit))
+    found.sort()
+    units = [f[4] for f in found]
+    for i in range(len(found) - 2, -1, -1):  # "10-20 mg", "12, 30 and 5%": the unit distributes
+        gap = text[found[i][1] : found[i + 1][0]]
+        if not units[i] and units[i + 1] and _LIST_GAP.fullmatch(gap):
+            units[i] = units[i + 1]
+    return tuple(
+        NumberMention(text=t, value=v, unit=u, span=(s, e))
+        for (s, e, t, v, _), u in zip(found, units, strict=True)
+    )
+
+
+def numeral_span(mention: NumberMention) -> Span:
+    """Where the digits of ``mention`` are written (without its unit), in the same text.
+
+    Args:
+        mention: a mention from :func:`find_numbers`.
+
+    Returns:
+        Half-open offsets into the text ``mention`` was found in; the whole mention for a
+        number word or scientific notation.
+    """
+    match = re.match(rf"[{_SIGN}]?\d[\d,.·\u00a0\u2009\u202f ]*", mention.text)
+    if match is None or re.search(r"[eEx\u00d7^]", mention.text[match.end() : match.end() + 3]):
+        return mention.span
+    digits = match.group().rstrip(",.· \u00a0\u2009\u202f")
+    return mention.span[0], mention.span[0] + len(digits)
+
+
+# --- the subject of a figure ---------------------------------------------------------------------
+
+_STOP = frozenset((
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "without",
+    "and", "or", "nor", "but", "not", "no", "than", "then", "into", "onto", "over", "under",
+    "between", "among", "during", "after", "before", "within", "across", "through", "per",
+    "via", "upon", "about", "above", "below", "is", "are", "was", "were", "be", "been",
+    "being", "am", "has", "have", "had", "having", "do", "does", "did", "can", "could", "may",
+    "might", "will", "would", "shall", "should", "must", "this", "that", "these", "those",
+    "it", "its", "they", "them", "their", "there", "here", "we", "our", "us", "you", "your",
+    "he", "she", "his", "her", "him", "i", "me", "my", "which", "who", "whom", "whose", "what",
+    "when", "where", "while", "whereas", "whether", "if", "as", "so", "such", "also", "only",
+    "both", "each", "all", "any", "some", "more", "most", "less", "very", "much", "many",
+    "other", "another", "same", "either", "neither", "respectively", "approximately", "around",
+    "nearly", "almost", "roughly", "overall", "total", "mean", "median", "average", "sd", "se",
+    "sem", "ci", "confidence", "interval", "iqr", "range", "value", "level", "rate", "ratio",
+    "group", "showed", "shown", "found", "observed", "reported", "compared", "versus", "vs",
+)) | frozenset(_WORD_VALUES)  # fmt: skip
+_GROUP_LETTERS = frozenset("ABCDEFGHJKLMOQRSTUVWXYZ")  # not I, nor the statistics' P and N
+_TOKEN = re.compile(r"[^\W\d_][\w]*(?:[-'][\w]+)*")
+_CLAUSE_BREAK = re.compile(
+    r"[;,()\[\]:]|\b(?:and|whereas|while|but|respectively|compared\s+(?:with|to)|versus|vs)\b\.?",
+    re.IGNORECASE,
+)
+_ITEM_SEP = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+_RESPECTIVELY_GAP = re.compile(r"[\s,]*")
+_OPEN = re.compile(r"\s*[(\[]\s*")
+_PREDICATE = re.compile(r"[\s()\[\]#]*[^\W\d_]")
+
+
+def _stem(word: str) -> str:
+    """Lower-case ``word`` and strip plural, -ed, -ing and a final e (consistently, not exactly)."""
+    w = word.lower()
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
+        w = w[:-1]
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            break
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return w
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    start: int
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Figure:
+    """A mention with its subject words and, for a list member, the words that identify it."""
+
+    mention: NumberMention
+    subject: frozenset[str]
+    item: frozenset[str]
+
+
+def _content_words(sentence: str, mentions: tuple[NumberMention, ...]) -> list[_Word]:
+    words = []
+    for match in _TOKEN.finditer(sentence):
+        token, start = match.group(), match.start()
+        if any(a <= start < b for a, b in (m.span for m in mentions)):
+            continue
+        if len(token) == 1:
+            # "group A", "arm B": a capital letter names a group, except the sentence's article
+            if token not in _GROUP_LETTERS or not sentence[:start].strip():
+                continue
+        elif token.lower() in _STOP:
+            continue
+        words.append(_Word(start, _stem(token)))
+    return words
+
+
+def _clauses(sentence: str, mentions: tuple[NumberMention, ...]) -> list[int]:
+    """Start offsets of the clauses of ``sentence`` (breaks inside a figure do not count)."""
+    starts = [0]
+    for match in _CLAUSE_BREAK.finditer(sentence):
+        if not any(a <= match.start() < b for a, b in (m.span for m in mentions)):
+            starts.append(match.end())
+    return starts
+
+
+def _respectively(
+    sentence: str, mentions: tuple[NumberMention, ...], words: list[_Word]
+) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
+    """Subject and item of each figure of a "..., respectively" list, by mention index."""
+    pos = sentence.lower().find("respectively")
+    if pos < 0:
+        return {}
+    last = max((i for i, m in enumerate(mentions) if m.span[1] <= pos), default=-1)
+    if last < 0 or not _RESPECTIVELY_GAP.fullmatch(sentence[mentions[last].span[1] : pos]):
+        return {}
+    first = last
+    while first > 0 and _LIST_GAP.fullmatch(
+        sentence[mentions[first - 1].span[1] : mentions[first].span[0]]
+    ):
+        first -= 1
+    k = last - first + 1
+    segments = _ITEM_SEP.split(sentence[: mentions[first].span[0]])
+    if k < 2 or len(segments) < k:
+        return {}
+    items: list[frozenset[str]] = []
+    for j, segment in enumerate(segments[-k:]):
+        tokens = _TOKEN.findall(segment)
+        if j == 0:  # "The tensile strengths of steel": the words after the last stopword
+            kept = []
+            for token in reversed(tokens):
+                if token.lower() in _STOP:
+                    break
+                kept.append(token)
+        elif j == k - 1:  # "aluminium were": the words before the first stopword
+            kept = []
+            for token in tokens:
+                if token.lower() in _STOP:
+                    break
+                kept.append(token)
+        else:
+            kept = [t for t in tokens if t.lower() not in _STOP]
+        if not kept:
+            return {}
+        items.append(frozenset(_stem(t) for t in kept))
+    frame = frozenset(w.key for w in words) - frozenset[str]().union(*items)
+    return {first + j: (item | frame, item) for j, item in enumerate(items)}
+
+
+def _analyse(sentence: str) -> list[_Figure]:
+    """The figures of one sentence with their subjects (the rule in the module docstring)."""
+    mentions = find_numbers(sentence)
+    if not mentions:
+        return []
+    words = _content_words(sentence, mentions)
+    starts = _clauses(sentence, mentions)
+    n_clauses = len(starts)
+    clause_words: list[list[_Word]] = [[] for _ in range(n_clauses)]
+    for word in words:
+        clause_words[bisect_right(starts, word.start) - 1].append(word)
+    clause_of = [bisect_right(starts, m.span[0]) - 1 for m in mentions]
+    masked = sentence
+    for m in mentions:  # figures as "#", so that "107 (15.3%) had" reads "# (#) had"
+        masked = masked[: m.span[0]] + "#" * (m.span[1] - m.span[0]) + masked[m.span[1] :]
+    sides: list[tuple[list[str], list[str]]] = []
+    for i, mention in enumerate(mentions):
+        c = clause_of[i]
+        left = [w.key for w in clause_words[c] if w.start < mention.span[0]]
+        right = [w.key for w in clause_words[c] if w.start >= mention.span[1]]
+        if i > 0 and _DENOMINATOR_GAP.fullmatch(
+            sentence[mentions[i - 1].span[1] : mention.span[0]]
+        ):
+            left, right = [], []  # the total of "312 of 1,200"
+        elif (
+            not left
+            and not right
+            and i > 0
+            and _OPEN.fullmatch(sentence[mentions[i - 1].span[1] : mention.span[0]])
+        ):
+            left, right = sides[i - 1]  # "107 (15.3%)": the share has the count's subject
+        elif not left and not right:
+            before = [clause_words[j] for j in range(c - 1, -1, -1) if clause_words[j]]
+            after = [j for j in range(c + 1, n_clauses) if clause_words[j]]
+            prefix = sentence[: mention.span[0]]
+            bracketed = prefix.count("(") + prefix.count("[") > prefix.count(")") + prefix.count(
+                "]"
+            )
+            if after and _PREDICATE.match(masked, mention.span[1]) and not bracketed:
+                right = [w.key for w in clause_words[after[0]]]  # "107 (15.3%) had asthma"
+            elif before:
+                left = [w.key for w in before[0]]  # "nausea (12%)", "mortality: 12%"
+            elif after and after[0] == c + 1 and c + 1 not in clause_of:
+                right = [w.key for w in clause_words[c + 1]]
+        sides.append((left, right))
+    subjects = [frozenset(left + right) for left, right in sides]
+    items: list[frozenset[str]] = [frozenset()] * len(mentions)
+    for unit in {m.unit for m in mentions}:
+        members: list[int] = []
+        for i, m in enumerate(mentions):  # one member per clause: "10-20 mg" is one item
+            if (
+                m.unit == unit
+                and subjects[i]
+                and clause_of[i] not in [clause_of[j] for j in members]
+            ):
+                members.append(i)
+        if len(members) < 2:
+            continue
+        member_items = _list_items(members, sides, subjects)
+        common = frozenset.intersection(*member_items.values())
+        for i, item in member_items.items():
+            items[i] = item - common
+    for i, (subject, item) in _respectively(sentence, mentions, words).items():
+        subjects[i], items[i] = subject, item
+    return [
+        _Figure(mentions[i], subjects[i], items[i] if subjects[i] else frozenset())
+        for i in range(len(mentions))
+    ]
+
+
+def _list_items(
+    members: list[int],
+    sides: list[tuple[list[str], list[str]]],
+    subjects: list[frozenset[str]],
+) -> dict[int, frozenset[str]]:
+    """Item words of each list member; the first member's frame words go into every subject.
+
+    ``subjects`` is updated in place with the frame.
+    """
+    rest = members[1:]
+    right_only = sum(1 for i in rest if sides[i][1] and not sides[i][0])
+    left_only = sum(1 for i in rest if sides[i][0] and not sides[i][1])
+    head = members[0]
+    left, right = sides[head]
+    items = {i: subjects[i] for i in members}
+    if 2 * right_only > len(rest):
+        n = max(len(sides[i][1]) for i in rest)
+        items[head] = frozenset(right[:n])
+        frame = frozenset(left + right[n:])
+    elif 2 * left_only > len(rest):
+        n = max(len(sides[i][0]) for i in rest)
+        items[head] = frozenset(left[-n:])
+        frame = frozenset(left[:-n] + right)
+    else:
+        return items
+    for i in members:
+        subjects[i] = subjects[i] | frame
+    return items
+
+
+def _figures(text: str) -> list[_Figure]:
+    """The figures of every sentence of ``text``, spans offset into ``text``."""
+    out = []
+    for start, end in split_sentences(text):
+        for fig in _analyse(text[start:end]):
+            m = fig.mention
+            shifted = NumberMention(m.text, m.value, m.unit, (m.span[0] + start, m.span[1] + start))
+            out.append(_Figure(shifted, fig.subject, fig.item))
+    return out
+
+
+def _states(evidence: _Figure, claim: _Figure) -> bool:
+    """Whether the evidence figure states the claim figure for the same subject."""
+    if not same_value(evidence.mention.value, claim.mention.value):
+        return False
+    if not compatible_units(evidence.mention.unit, claim.mention.unit):
+        return False
+    if not claim.subject:
+        return True
+    return bool(claim.subject & (evidence.item or evidence.subject))
+
+
+def _fit(claim: _Figure, evidence: _Figure) -> tuple[int, float]:
+    """How well an evidence figure's subject fits a claim figure's: shared words, Jaccard."""
+    shared = len(claim.subject & evidence.subject)
+    union = len(claim.subject | evidence.subject)
+    return shared, shared / union if union else 0.0
+
+
+def _is_stated(claim: _Figure, evidence: list[_Figure]) -> bool:
+    holders = [e for e in evidence if _states(e, claim)]
+    if not holders or not claim.subject:
+        return bool(holders)
+    best_shared = max(_fit(claim, e)[0] for e in holders)
+    best_jaccard = max(_fit(claim, e)[1] for e in holders)
+    for rival in evidence:
+        if same_value(rival.mention.value, claim.mention.value):
+            continue
+        if not compatible_units(rival.mention.unit, claim.mention.unit):
+            continue
+        shared, jaccard = _fit(claim, rival)
+        if shared > best_shared and jaccard > best_jaccard:
+            return False  # the subject belongs to another figure
+    return True
+
+
+def unstated_numbers(claim: str, evidence: str) -> tuple[NumberMention, ...]:
+    """The claim's figures that the evidence does not state for the same subject.
+
+    The rule is the module docstring's; its motivating error class is VerifAI's (Bojic et al.
+    2024) "numbers and quantities changed". Examples, evidence "Tensile strength was 320 MPa
+    for steel, 110 MPa for titanium and 45 MPa for aluminium.": the claim "Titanium had a
+    tensile strength of 320 MPa." gives (320 MPa,), "... of 110 MPa." gives (); evidence "Of the
+    1,200 patients enrolled, 312 developed sepsis.": "1,200 patients developed sepsis." gives
+    (1,200 patients,), "312 of 1,200 patients developed sepsis." gives ().
+
+    Args:
+        claim: the claim (an answer sentence, a hypothesis); citation markers are not figures.
+        evidence: the evidence text (a premise window, a passage).
+
+    Returns:
+        The unstated mentions, in claim order, spans offset into ``claim``; () when the claim
+        has no figures.
+    """
+    claimed = _figures(claim)
+    if not claimed:
+        return ()
+    stated = _figures(evidence)
+    return tuple(c.mention for c in claimed if not _is_stated(c, stated))
