@@ -245,7 +245,8 @@ def _pinned_view(answer: dict[str, Any]) -> dict[str, Any]:
 
 def test_readme_answer_is_pinned(answer: dict[str, Any]) -> None:
     """The README question gets the same answer, labels, citations and evidence as it did
-    before the core was re-layered (issue 25: no behaviour change), with the bundled models."""
+    before the core was re-layered (issue 25: no behaviour change), with the bundled models;
+    issue 26 added the label count ``unsure`` (0 here) and changed nothing else of this view."""
     pinned = json.loads((Path(__file__).parent / "readme_answer.json").read_text("utf-8"))
     pinned.pop("_about")
     assert _pinned_view(answer) == pinned
