@@ -87,7 +87,9 @@ class ModelSettings:
 
     Attributes:
         embedder: sentence-transformers name or path; ``"all-MiniLM-L6-v2"`` is the bundled one.
-        generator: GGUF catalog name or path; ``"qwen2.5-coder-0.5b-instruct-q4_k_m"`` is bundled.
+        generator: GGUF catalog name or path; empty (the default): the best bundled generator
+            installed, Qwen2.5-Coder-1.5B-Instruct when the ``generator-1-5b`` extra is
+            installed, else the bundled ``"qwen2.5-coder-0.5b-instruct-q4_k_m"``.
         verifier: ONNX verifier folder or catalog name; ``"verifai-minilm-nli"`` is bundled.
         n_gpu_layers: layers offloaded to the GPU; -1 means all when llama.cpp has CUDA, else 0.
         lora_path: optional LoRA adapter for the generator.
@@ -96,7 +98,7 @@ class ModelSettings:
     """
 
     embedder: str = "all-MiniLM-L6-v2"
-    generator: str = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    generator: str = ""
     verifier: str = "verifai-minilm-nli"
     n_gpu_layers: int = -1
     lora_path: str = ""

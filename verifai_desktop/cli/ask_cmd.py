@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from verifai_desktop import modelstore
 from verifai_desktop.cli.common import (
     add_collection_arg,
     add_json_arg,
@@ -364,7 +365,8 @@ def render_answer(answer: Answer, settings: Settings) -> None:
 def run_eval_answers(args: argparse.Namespace) -> int:
     """PubMedQA answer evaluation: citation coverage, support, decision agreement, timings."""
     settings = load_settings()
-    generators: list[str] = args.generator or [settings.models.generator]
+    default = settings.models.generator or modelstore.best_installed_generator()
+    generators: list[str] = args.generator or [default]
     reports = []
     for i, generator in enumerate(generators):
         run_settings = dataclasses.replace(

@@ -94,6 +94,26 @@ BUNDLED_GENERATOR_FILE = BUNDLED_GGUFS[0].file
 BUNDLED_GENERATOR_SHA256 = BUNDLED_GGUFS[0].sha256
 
 
+def is_installed(gguf: BundledGGUF) -> bool:
+    """Whether every package holding a part of ``gguf`` is installed (distribution metadata
+    only: nothing is imported, read or assembled)."""
+    for package in gguf.packages:
+        try:
+            importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError:
+            return False
+    return True
+
+
+def best_installed_generator() -> str:
+    """The generator used when the settings name none (``models.generator = ""``): the last
+    of :data:`BUNDLED_GGUFS` whose packages are installed (the 1.5B with the
+    ``generator-1-5b`` extra), else :data:`BUNDLED_GENERATOR` (issue 26: a user who installs
+    the larger model and never chose one gets it)."""
+    installed = [g.name for g in BUNDLED_GGUFS[1:] if is_installed(g)]
+    return installed[-1] if installed else BUNDLED_GENERATOR
+
+
 def bundled_gguf(name: str) -> BundledGGUF | None:
     """The bundled GGUF called ``name``, or None."""
     return next((g for g in BUNDLED_GGUFS if g.name == name), None)

@@ -18,6 +18,7 @@ from verifai_desktop import settings as settings_mod
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import ModelLoadError, ModelNotFound, SettingsError
 from verifai_desktop.modelstore.bundled import (
+    best_installed_generator,
     bundled_gguf,
     bundled_gguf_parts,
     ensure_bundled_gguf,
@@ -110,8 +111,9 @@ def resolve(
 ) -> ModelIdentity:
     """Resolve a model named in settings or on the command line to a local file or folder.
 
-    A catalog name of ``role`` wins; otherwise ``name_or_path`` is taken as a path.
-    A bundled GGUF (:data:`~verifai_desktop.modelstore.bundled.BUNDLED_GGUFS`) is assembled on
+    A catalog name of ``role`` wins; otherwise ``name_or_path`` is taken as a path. An empty
+    generator name means the best bundled generator installed
+    (:func:`~verifai_desktop.modelstore.bundled.best_installed_generator`). A bundled GGUF (:data:`~verifai_desktop.modelstore.bundled.BUNDLED_GGUFS`) is assembled on
     first use.
 
     Returns:
@@ -121,6 +123,8 @@ def resolve(
         ModelNotFound: neither a present catalog model nor an existing path.
         ModelLoadError: a file's sha256 does not match the catalog.
     """
+    if role == "generator" and not name_or_path.strip():
+        name_or_path = best_installed_generator()
     entry = find_entry(name_or_path, role)
     if entry is not None:
         gguf = bundled_gguf(entry.name) if role == "generator" else None
@@ -159,10 +163,11 @@ def resolve(
 
 
 def in_use(settings: Settings, role: Role) -> str:
-    """The name or path the settings select for ``role`` (``""`` for no LoRA)."""
+    """The name or path the settings select for ``role`` (``""`` for no LoRA; for an empty
+    generator, the bundled one it means)."""
     models = settings.models
     return {
-        "generator": models.generator,
+        "generator": models.generator or best_installed_generator(),
         "lora": models.lora_path,
         "verifier": models.verifier,
         "embedder": models.embedder,

@@ -247,7 +247,10 @@ class SettingsDialog(QDialog):
         m, r, v = settings.models, settings.retrieval, settings.verify
 
         self.generator = QLineEdit(m.generator)
-        self.generator.setToolTip("Catalog name or path of a GGUF file")
+        self.generator.setToolTip(
+            "Catalog name or path of a GGUF file; empty: the best bundled generator installed"
+        )
+        self.generator.setPlaceholderText("automatic: the best bundled generator installed")
         gen_browse = QPushButton("Browse…")
         gen_browse.clicked.connect(self.on_browse_generator)
         gen_row = QHBoxLayout()
