@@ -105,7 +105,7 @@ def test_bundled_gguf_table_matches_catalog_and_pyproject() -> None:
     import tomllib
 
     default, larger = modelstore.BUNDLED_GGUFS
-    assert modelstore.BUNDLED_GENERATOR == default.name
+    assert default.name == modelstore.BUNDLED_GENERATOR
     assert load_settings().models.generator == ""  # the best bundled one installed
     assert modelstore.best_installed_generator() in (default.name, larger.name)
     assert (default.extra, larger.extra) == ("", "generator-1-5b")

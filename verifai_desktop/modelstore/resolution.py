@@ -113,8 +113,8 @@ def resolve(
 
     A catalog name of ``role`` wins; otherwise ``name_or_path`` is taken as a path. An empty
     generator name means the best bundled generator installed
-    (:func:`~verifai_desktop.modelstore.bundled.best_installed_generator`). A bundled GGUF (:data:`~verifai_desktop.modelstore.bundled.BUNDLED_GGUFS`) is assembled on
-    first use.
+    (:func:`~verifai_desktop.modelstore.bundled.best_installed_generator`). A bundled GGUF
+    (:data:`~verifai_desktop.modelstore.bundled.BUNDLED_GGUFS`) is assembled on first use.
 
     Returns:
         The model's identity (name, path, sha256).
