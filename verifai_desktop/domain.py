@@ -533,12 +533,15 @@ class DocumentVerdict:
 
     @property
     def probability(self) -> float:
-        """The probability of :attr:`label`, from the strongest passage's verdict (0..1)."""
+        """The probability of :attr:`label`, from the strongest passage's verdict (0..1); for
+        ``UNSURE``, the probability of the verifier's best guess."""
         v = self.evidence.verdict
         if self.label == "SUPPORT":
             return v.p_support
         if self.label == "CONTRADICT":
             return v.p_contradict
+        if self.label == "UNSURE":
+            return v.probability
         return v.p_no_evidence
 
 

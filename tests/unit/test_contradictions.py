@@ -16,7 +16,7 @@ from verifai_desktop.contradictions import (
     has_negation,
     negation_variant,
 )
-from verifai_desktop.domain import DocId, Evidence, NliLabel, Passage, Verdict
+from verifai_desktop.domain import DocId, Evidence, NliLabel, Passage, ShownLabel, Verdict
 from verifai_desktop.retrieve import Fused
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.evidence import document_verdicts
@@ -117,3 +117,13 @@ def test_document_verdicts_take_each_documents_strongest_passage() -> None:
         (3, "NO_EVIDENCE"),
     ]
     assert docs[0].doc_id == DocId(1) and docs[0].evidence.strength == pytest.approx(0.85)
+
+
+def test_a_document_whose_strongest_passage_is_unsure_says_so_with_its_best_guess() -> None:
+    held = Evidence(
+        _passage(5, "x.", 0.5),
+        Verdict(0, NliLabel.SUPPORT, 0.8, 0.1, 0.1, shown=ShownLabel.UNSURE, flags=("f",)),
+    )
+    docs = document_verdicts([held, _ev(6, 0.1, 0.2)], VerifySettings())
+    assert [(int(d.doc_id), d.label) for d in docs] == [(5, "UNSURE"), (6, "NO_EVIDENCE")]
+    assert docs[0].probability == pytest.approx(0.8)  # the best guess, not P(NO_EVIDENCE)
