@@ -195,6 +195,7 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
             "recite": thresholds.recite,
             "conflict_search": thresholds.conflict_search,
             "conflict_budget": thresholds.conflict_budget,
+            "second_opinion": thresholds.second_opinion,
         },
     }
 
@@ -340,6 +341,7 @@ def settings_for(data: Mapping[str, Any], base: Settings | None = None) -> Setti
             recite=bool(t["recite"]),
             conflict_search=bool(t["conflict_search"]),
             conflict_budget=int(t["conflict_budget"]),
+            second_opinion=bool(t.get("second_opinion", False)),  # absent before answer/4
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise BadRecord("the saved answer's thresholds", f"{type(exc).__name__}: {exc}") from exc

@@ -54,6 +54,7 @@ from verifai_desktop.verify.check import Verifier
 from verifai_desktop.verify.claims import Splitter
 from verifai_desktop.verify.nli import get_verifier
 from verifai_desktop.verify.presets import effective_thresholds
+from verifai_desktop.verify.second_opinion import review
 
 log = logging.getLogger(__name__)
 
@@ -525,6 +526,11 @@ class AskSession:
             _Lazy(self), text, passages, self.thresholds(), splitter=self._splitter
         )
         sentences = verified.sentences
+        if settings.verify.second_opinion:
+            report("verify", 0, 2, "steps", "a second reading of figures and negations")
+            self._check(cancel)
+            sentences, judged = review(self.generator, sentences, self.thresholds())
+            log.info("second opinion: %d verdicts judged by the generator", judged)
         retriever = self.retriever(collection)
         if settings.verify.conflict_search:
             report("verify", 1, 2, "steps", "searching the collection for contradictions")

@@ -159,6 +159,10 @@ class VerifySettings:
         abstain_unsupported: abstention by evidence: when no answer sentence is supported
             after re-citation, say that the documents do not support an answer and show the
             generated text only on request.
+        second_opinion: ask the generator already loaded to judge again each green sentence
+            that holds a figure or a negation, or that the verifier barely decided; where it
+            does not say SUPPORT the sentence is shown unsure (:mod:`verifai_desktop.verify.
+            second_opinion`). Off: with the bundled 0.5B it raised false alarms on dev.
         conflict_budget: candidate passages the contradiction search verifies per sentence
             (and ``verifai check`` per claim, unless told otherwise); the cost of the search
             grows with it.
@@ -173,6 +177,7 @@ class VerifySettings:
     conflict_search: bool = True
     conflict_budget: int = 6
     abstain_unsupported: bool = True
+    second_opinion: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -510,7 +515,7 @@ def check_verify(verify: VerifySettings) -> None:
         raise _bad("verify.premise", v.premise, f"use one of {', '.join(PREMISES)}")
     if v.preset not in VERIFY_PRESETS:
         raise _bad("verify.preset", v.preset, f"use one of {', '.join(VERIFY_PRESETS)}")
-    for key in ("recite", "conflict_search", "abstain_unsupported"):
+    for key in ("recite", "conflict_search", "abstain_unsupported", "second_opinion"):
         if not isinstance(getattr(v, key), bool):
             raise _bad(f"verify.{key}", getattr(v, key), "use true or false")
     b = v.conflict_budget

@@ -32,6 +32,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
             "passage",
             "--preset",
             "lenient",
+            "--plot",
+            str(home / "verifier.png"),
             "--json",
         ],
         capture_output=True,
@@ -43,6 +45,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     )
     assert out.returncode == 0, out.stderr
     data: dict[str, object] = json.loads(out.stdout)
+    data["_plot"] = (home / "verifier.png").read_bytes()
     return data
 
 
@@ -93,3 +96,8 @@ def test_what_the_app_shows_agrees_with_the_verifier(report: dict[str, object]) 
         if n_shown:
             assert per[label]["precision"] == pytest.approx(shown[k][k] / n_shown)
     assert report["unsure_share"] == pytest.approx(sum(r[3] for r in shown) / N)
+
+
+def test_the_plot_is_a_png(report: dict[str, object]) -> None:
+    png = report["_plot"]
+    assert isinstance(png, bytes) and png.startswith(b"\x89PNG") and len(png) > 10_000

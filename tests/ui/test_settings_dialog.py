@@ -61,9 +61,12 @@ def test_verify_settings_load_into_the_dialog_and_round_trip_through_toml(qtbot:
     assert dialog.conflict_budget.isEnabled()
     dialog.conflict_budget.setValue(MAX_CONFLICT_BUDGET + 5)  # clamped to the allowed range
     dialog.abstain_unsupported.setChecked(True)
+    assert not dialog.second_opinion.isChecked()  # off by default
+    dialog.second_opinion.setChecked(True)
     dialog.accept()
     assert dialog.result_settings is not None
     saved = load_settings().verify
+    assert saved.second_opinion
     assert (
         saved.recite,
         saved.conflict_search,

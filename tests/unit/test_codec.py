@@ -112,7 +112,7 @@ def test_answer_dict_has_exactly_the_documented_keys() -> None:
     assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/4"
     assert data["thresholds"] == {
         "support": 0.6, "contradict": 0.5, "abstain": 0.25, "recite": True,
-        "conflict_search": True, "conflict_budget": 6,
+        "conflict_search": True, "conflict_budget": 6, "second_opinion": False,
     }  # fmt: skip
     sentences = data["sentences"]
     assert isinstance(sentences, list)

@@ -91,6 +91,14 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="raw model probabilities (no temperature, no feature layer)",
     )
     p.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        metavar="FILE.png",
+        help="also draw the reliability diagram and the precision/coverage curves "
+        "(needs the 'plots' extra, matplotlib)",
+    )
+    p.add_argument(
         "--limit",
         type=int,
         default=None,
@@ -175,6 +183,11 @@ def run_eval(args: argparse.Namespace) -> int:
         checks=Checks() if args.checks == "all" else NO_CHECKS,
         progress=None if args.json else _stderr_progress,
     )
+    if args.plot is not None:
+        # Deferred on purpose: matplotlib loads only when a plot is asked for.
+        from verifai_desktop.evaluate.plots import plot_verifier
+
+        plot_verifier(result, args.plot, thresholds)
     if args.json:
         print_json(result.as_dict())
     else:

@@ -91,6 +91,12 @@ CONFLICT_BUDGET_TIP = (
     "How many candidate passages the contradiction search checks for each sentence; "
     "more finds more contradictions and takes longer"
 )
+SECOND_OPINION_TEXT = "Ask the generator to re-read figures and negations (slower)"
+SECOND_OPINION_TIP = (
+    "Each green sentence with a figure or a negation, or that the verifier barely decided, is "
+    "judged again by the generator; where it disagrees the sentence is shown unsure. Adds a "
+    "few seconds per such sentence; the bundled 0.5B raises false alarms, the 1.5B fewer"
+)
 ABSTAIN_UNSUPPORTED_TEXT = "Decline to answer when nothing is supported"
 ABSTAIN_UNSUPPORTED_TIP = (
     "When no sentence of the answer is supported by the passages, say "
@@ -333,6 +339,7 @@ class SettingsDialog(QDialog):
         self.abstain_unsupported = _check(
             ABSTAIN_UNSUPPORTED_TEXT, v.abstain_unsupported, ABSTAIN_UNSUPPORTED_TIP
         )
+        self.second_opinion = _check(SECOND_OPINION_TEXT, v.second_opinion, SECOND_OPINION_TIP)
         verify_box = QGroupBox("Verification and abstention")
         vf = QFormLayout(verify_box)
         _row(vf, "Colour preset:", self.preset)
@@ -345,6 +352,7 @@ class SettingsDialog(QDialog):
         _row(vf, "Passages checked per sentence:", self.conflict_budget)
         _row(vf, "Abstention threshold:", self.abstain_threshold)
         vf.addRow(self.abstain_unsupported)
+        vf.addRow(self.second_opinion)
         self.conflict_search.toggled.connect(self.conflict_budget.setEnabled)
         self.preset.currentIndexChanged.connect(self.on_preset_changed)
         self.support_threshold.valueChanged.connect(self.on_threshold_edited)
@@ -446,6 +454,7 @@ class SettingsDialog(QDialog):
                 conflict_search=self.conflict_search.isChecked(),
                 conflict_budget=self.conflict_budget.value(),
                 abstain_unsupported=self.abstain_unsupported.isChecked(),
+                second_opinion=self.second_opinion.isChecked(),
             ),
             history=dataclasses.replace(s.history, keep=self.keep_history.isChecked()),
             watch=dataclasses.replace(s.watch, enabled=self.watch.isChecked()),
