@@ -3,48 +3,20 @@ control flow with a scripted generator, and the real bundled generator on real p
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator, Sequence
-
 import pytest
 
+from tests.unit.test_pipeline import FakeGenerator
 from verifai_desktop.domain import (
     AnswerSentence,
     NliLabel,
-    Progress,
     SentenceLabel,
     ShownLabel,
     Verdict,
 )
-from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.second_opinion import JUDGE_GRAMMAR, judge, needs_second_opinion, review
 
 WINDOW = "Of the 2,104 patients, 495 (24%) developed acute kidney injury."
-
-
-class Scripted:
-    """Answers every judgement with one label and records the prompts."""
-
-    def __init__(self, answer: str) -> None:
-        self.answer = answer
-        self.calls: list[tuple[str, str | None]] = []
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        grammar: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-        progress: Callable[[Progress], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        self.calls.append((messages[-1].content, grammar))
-        yield self.answer
 
 
 def _green(p_support: float = 0.9) -> Verdict:
@@ -67,14 +39,14 @@ def test_only_risky_green_verdicts_are_judged_again() -> None:
 
 
 def test_a_disagreeing_generator_makes_green_unsure_never_red() -> None:
-    generator = Scripted("CONTRADICT")
+    generator = FakeGenerator(("CONTRADICT",))
     sentences = (
         _sentence("Of the patients, 459 developed acute kidney injury. [1]", _green()),
         _sentence("Statins prevent acute kidney injury. [1]", _green(0.95)),
     )
     out, judged = review(generator, sentences, VerifySettings())
     assert judged == 1 and len(generator.calls) == 1
-    prompt, grammar = generator.calls[0]
+    prompt, grammar = generator.calls[0]["messages"][-1].content, generator.calls[0]["grammar"]
     assert WINDOW in prompt and "459 developed" in prompt and grammar == JUDGE_GRAMMAR
     first, second = out
     assert first.label is SentenceLabel.UNSURE
@@ -85,7 +57,7 @@ def test_a_disagreeing_generator_makes_green_unsure_never_red() -> None:
 
 def test_an_agreeing_generator_changes_nothing() -> None:
     sentences = (_sentence("Of the patients, 495 developed acute kidney injury. [1]", _green()),)
-    out, judged = review(Scripted("SUPPORT"), sentences, VerifySettings())
+    out, judged = review(FakeGenerator(("SUPPORT",)), sentences, VerifySettings())
     assert judged == 1 and out == sentences
 
 
