@@ -17,7 +17,9 @@ and one premise window and say, in the user's words, why a SUPPORT must not be s
 and why a CONTRADICT must not be shown red:
 
 * a negated claim whose window negates the same predicate too, or never mentions it
-  (:func:`verifai_desktop.verify.negation.negation_ungrounded`): the "not" alone decided.
+  (:func:`verifai_desktop.verify.negation.negation_ungrounded`): the "not" alone decided;
+* a window that states the claim word for word (:func:`states_verbatim`): the contradiction
+  rests on its other sentences.
 
 :func:`verifai_desktop.verify.check.verify_pairs` runs them on the windows whose best guess is
 SUPPORT or CONTRADICT; a held-back window cannot decide that label and, when it is still the
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import NliLabel
@@ -46,7 +49,8 @@ class Checks:
             (:mod:`verifai_desktop.verify.aims`).
         numbers: hold back a SUPPORT whose figures the window does not state for the subject.
         aligned: hold back a SUPPORT that follows the window word for word with a figure, a
-            negation or two items changed (:func:`aligned_changes`).
+            negation or two items changed (:func:`aligned_changes`), and a CONTRADICT from a
+            window that states the claim word for word (:func:`states_verbatim`).
         negation: hold back a SUPPORT across a negation only one side makes.
         support_first: window aggregation: a passage with a window that supports the claim
             (shown SUPPORT) is decided by its strongest such window, a contradicting window of
@@ -125,6 +129,33 @@ def aligned_changes(claim: str, evidence: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+VERBATIM_SHARE = 0.9
+"""Share of a claim's tokens found in order in a window for the window to state it verbatim."""
+
+
+def states_verbatim(claim: str, evidence: str) -> bool:
+    """Whether ``evidence`` states ``claim`` word for word: at least :data:`VERBATIM_SHARE` of
+    the claim's tokens align with the window's in runs of two or more, in order, and the
+    aligned stretch of the window
+    holds the same negations and figures as the claim (and :func:`aligned_changes` finds
+    nothing changed). A CONTRADICT from such a window rests on its other sentences."""
+    a = _TOKEN.findall(evidence.lower())
+    b = _TOKEN.findall(claim.lower())
+    if not b:
+        return False
+    # runs of one token (a name met elsewhere in the window) neither count nor widen the stretch
+    blocks = [x for x in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+              if x.size >= 2]  # fmt: skip
+    if not blocks or sum(x.size for x in blocks) / len(b) < VERBATIM_SHARE:
+        return False
+    stretch = a[blocks[0].a : blocks[-1].a + blocks[-1].size]
+
+    def marks(tokens: Sequence[str]) -> list[str]:
+        return sorted(t for t in tokens if t in _NEGATIONS or _FIGURE.fullmatch(t))
+
+    return marks(stretch) == marks(b) and not aligned_changes(claim, evidence)
+
+
 def held_back(
     claim: str, evidence: str, label: NliLabel, checks: Checks = ALL_CHECKS
 ) -> tuple[str, ...]:
@@ -141,8 +172,12 @@ def held_back(
         ``("the figure 12% is not stated for the same subject in the evidence",)``.
     """
     if label is NliLabel.CONTRADICT:
-        reason = negation_ungrounded(claim, evidence) if checks.negation else None
-        return (reason,) if reason else ()
+        reasons = []
+        if checks.negation:
+            reasons.append(negation_ungrounded(claim, evidence))
+        if checks.aligned and states_verbatim(claim, evidence):
+            reasons.append("the evidence states the sentence word for word")
+        return tuple(r for r in reasons if r)
     if label is not NliLabel.SUPPORT:
         return ()
     flags: list[str] = []

@@ -14,7 +14,13 @@ from tests.unit.verify.test_check import SPANS, TEXT, ScriptedVerifier
 from verifai_desktop.domain import NliLabel, ShownLabel
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import verify_pairs
-from verifai_desktop.verify.checks import ALL_CHECKS, NO_CHECKS, aligned_changes, held_back
+from verifai_desktop.verify.checks import (
+    ALL_CHECKS,
+    NO_CHECKS,
+    aligned_changes,
+    held_back,
+    states_verbatim,
+)
 from verifai_desktop.verify.labels import AIM_FLAG, shown_label
 from verifai_desktop.verify.nli import OnnxVerifier, get_verifier
 
@@ -78,6 +84,29 @@ def test_a_sentence_that_follows_the_window_word_for_word_is_checked_where_it_di
     assert aligned_changes(window, window) == ()
     paraphrase = "Steel was stronger than titanium, at 320 against 110 MPa."
     assert aligned_changes(paraphrase, window) == ()
+
+
+def test_a_window_stating_the_sentence_word_for_word_is_not_red() -> None:
+    """The README question's answer was listed beside a 'conflicting' page-1 window of the same
+    paper that holds the answer's own sentence (P(CONTRADICT) 0.67 from its other sentences)."""
+    window = (
+        "We specifically use citations as a naturally occurring, inter-document incidental "
+        "supervision signal indicating which documents are most related and formulate the "
+        "signal into\na triplet-loss pretraining objective. Unlike many prior works, at "
+        "inference time, our model does not require any citation information."
+    )
+    claim = (
+        "SPECTER uses citations as a naturally occurring, inter-document incidental "
+        "supervision signal indicating which documents are most related and formulate the "
+        "signal into a triplet-loss pretraining objective."
+    )
+    assert states_verbatim(claim, window)
+    assert held_back(claim, window, NliLabel.CONTRADICT) == (
+        "the evidence states the sentence word for word",
+    )
+    assert held_back(claim, window, NliLabel.CONTRADICT, NO_CHECKS) == ()
+    changed = "Statins were associated with AKI."
+    assert not states_verbatim(changed, "Statins were not associated with AKI.")
 
 
 def test_support_first_keeps_the_contradicting_window_as_a_conflict() -> None:
