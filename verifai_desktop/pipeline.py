@@ -53,7 +53,7 @@ from verifai_desktop.verify.answer import verify_answer
 from verifai_desktop.verify.check import Verifier
 from verifai_desktop.verify.claims import Splitter
 from verifai_desktop.verify.nli import get_verifier
-from verifai_desktop.verify.presets import effective_thresholds
+from verifai_desktop.verify.presets import Presets, effective_thresholds
 from verifai_desktop.verify.second_opinion import review
 
 log = logging.getLogger(__name__)
@@ -189,6 +189,7 @@ class AskSession:
         if verifier is not None:
             self._identities["verifier"] = {"name": type(verifier).__name__, "sha256": ""}
         self._lock = threading.Lock()
+        self._presets: tuple[str, Presets] | None = None  # (verifier name, its card's presets)
 
     # -- components -----------------------------------------------------------------------
 
@@ -239,14 +240,17 @@ class AskSession:
         """``settings.verify`` with the per-label thresholds of its preset, taken from the
         verifier's model card (:func:`~verifai_desktop.verify.presets.effective_thresholds`;
         a verifier without a card, or ``preset = "custom"``, keeps the settings' own)."""
-        verifier = self._verifier
-        if verifier is None:
-            try:  # the card only: the model loads (and is recorded) when a pair is verified
-                verifier = get_verifier(self.settings.models.verifier)
-            except ModelNotFound:
-                return self.settings.verify
-        card = getattr(verifier, "card", None)
-        return effective_thresholds(self.settings.verify, getattr(card, "presets", {}))
+        name = self.settings.models.verifier
+        if self._presets is None or self._presets[0] != name:  # the card is read once
+            verifier = self._verifier
+            if verifier is None:
+                try:  # the card only: the model loads (and is recorded) when a pair is verified
+                    verifier = get_verifier(name)
+                except ModelNotFound:
+                    return self.settings.verify
+            card = getattr(verifier, "card", None)
+            self._presets = (name, getattr(card, "presets", {}))
+        return effective_thresholds(self.settings.verify, self._presets[1])
 
     def settings_in_effect(self) -> Settings:
         """The settings with the thresholds actually applied (:meth:`thresholds`): what an
@@ -522,20 +526,19 @@ class AskSession:
         self._check(cancel)
         t0 = time.perf_counter()
         report("verify", 0, 2, "steps")
-        verified = verify_answer(
-            _Lazy(self), text, passages, self.thresholds(), splitter=self._splitter
-        )
+        thresholds = self.thresholds()
+        verified = verify_answer(_Lazy(self), text, passages, thresholds, splitter=self._splitter)
         sentences = verified.sentences
         if settings.verify.second_opinion:
             report("verify", 0, 2, "steps", "a second reading of figures and negations")
             self._check(cancel)
-            sentences, judged = review(self.generator, sentences, self.thresholds())
+            sentences, judged = review(self.generator, sentences, thresholds)
             log.info("second opinion: %d verdicts judged by the generator", judged)
         retriever = self.retriever(collection)
         if settings.verify.conflict_search:
             report("verify", 1, 2, "steps", "searching the collection for contradictions")
             self._check(cancel)
-            sentences = self._search_conflicts(retriever, sentences, passages)
+            sentences = self._search_conflicts(retriever, sentences, passages, thresholds)
         timings["verify"] = (time.perf_counter() - t0) * 1000
         report("verify", 2, 2, "steps")
         timings["total"] = (time.perf_counter() - t_start) * 1000
@@ -560,10 +563,11 @@ class AskSession:
         retriever: PassageRetriever,
         sentences: Sequence[AnswerSentence],
         passages: Sequence[Passage],
+        v: VerifySettings,
     ) -> tuple[AnswerSentence, ...]:
         """Add to each sentence the passages elsewhere in the collection that contradict it
-        (:func:`~verifai_desktop.contradictions.find_conflicts`, one verifier batch)."""
-        v = self.thresholds()
+        (:func:`~verifai_desktop.contradictions.find_conflicts`, one verifier batch) under the
+        thresholds ``v`` the answer was verified with."""
         claims = [s.claim for s in sentences]
         todo = [i for i, claim in enumerate(claims) if _has_words(claim)]
         found = find_conflicts(

@@ -58,16 +58,19 @@ def precision_coverage(
 ) -> tuple[list[float], list[float]]:
     """Precision and coverage of ``label`` at each of :data:`THRESHOLDS` (points where nothing
     is shown are left out)."""
-    best = probs.argmax(axis=1)
-    n_gold = max(int((gold == label).sum()), 1)
-    precision, coverage = [], []
-    for t in THRESHOLDS:
-        shown = (best == label) & (probs[:, label] >= t)
-        if shown.sum():
-            right = int((shown & (gold == label)).sum())
-            precision.append(right / int(shown.sum()))
-            coverage.append(right / n_gold)
-    return precision, coverage
+    points = [p for t in THRESHOLDS if (p := _point(probs, gold, label, t)) is not None]
+    return [p for p, _ in points], [c for _, c in points]
+
+
+def _point(
+    probs: NDArray[np.float64], gold: NDArray[np.int_], label: int, threshold: float
+) -> tuple[float, float] | None:
+    """``(precision, coverage)`` of ``label`` at one threshold; None when nothing is shown."""
+    shown = (probs.argmax(axis=1) == label) & (probs[:, label] >= threshold)
+    if not shown.any():
+        return None
+    right = int((shown & (gold == label)).sum())
+    return right / int(shown.sum()), right / max(int((gold == label).sum()), 1)
 
 
 def plot_verifier(result: VerifierEval, path: Path, thresholds: VerifySettings) -> None:
@@ -109,12 +112,9 @@ def plot_verifier(result: VerifierEval, path: Path, thresholds: VerifySettings) 
     for label, name in ((0, "SUPPORT"), (1, "CONTRADICT")):
         precision, coverage = precision_coverage(probs, gold, label)
         right.plot(coverage, precision, "-", color=colours[label], label=f"{name} (threshold)")
-        best = probs.argmax(axis=1)
-        at = (best == label) & (probs[:, label] >= marks[label])
-        if at.any():
-            hit = int((at & (gold == label)).sum())
-            right.plot(hit / max(int((gold == label).sum()), 1), hit / int(at.sum()), "o",
-                       color=colours[label])  # fmt: skip
+        at = _point(probs, gold, label, marks[label])
+        if at is not None:
+            right.plot(at[1], at[0], "o", color=colours[label])
         if shown is not None:
             m = shown["shown_per_label"][name]
             if m["precision"] is not None:

@@ -112,10 +112,10 @@ def collection_passages(
 
     Documents are sampled with ``seed`` when there are more; each gives every chunk.
     """
-    docs = [d for d in store.documents() if store.document_chunk_ids(int(d.doc_id))]
-    if len(docs) > max_documents:
-        docs = random.Random(seed).sample(docs, max_documents)
-    ids = [i for d in docs for i in store.document_chunk_ids(int(d.doc_id))]
+    chunked = [ids for d in store.documents() if (ids := store.document_chunk_ids(int(d.doc_id)))]
+    if len(chunked) > max_documents:
+        chunked = random.Random(seed).sample(chunked, max_documents)
+    ids = [i for doc_ids in chunked for i in doc_ids]
     records = store.chunks(ids)
     return [(str(i), records[i].chunk.text) for i in ids if i in records]
 

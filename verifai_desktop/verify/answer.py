@@ -4,7 +4,7 @@ After VerifAI (Kosprdic et al., 2024) every (sentence, cited passage) pair is ch
 NLI verifier. A generator often cites the wrong passage of the ones it was given (on PubMedQA
 the question's own abstract is given 97.5% of the time but cited only 67.5%), so with
 ``verify.recite`` on (the default) each sentence is checked against *every* passage given, all
-pairs in one verifier batch through :func:`verifai_desktop.verify.check.verify_claims`:
+pairs in one verifier batch through :func:`verifai_desktop.verify.check.verify_pairs`:
 
 * a sentence its citations support, or one a cited passage contradicts, keeps its citations
   and label (:func:`verifai_desktop.verify.labels.sentence_label`; contradiction wins);

@@ -225,7 +225,12 @@ def _decide(
             if probs[row, 0] < thresholds.support_threshold:
                 break
             if judge(row) is ShownLabel.SUPPORT:
-                contra = [r for r in range(len(probs)) if judge(r) is ShownLabel.CONTRADICT]
+                contra = [  # only windows that can be shown red are checked
+                    r
+                    for r in range(len(probs))
+                    if probs[r, 1] >= thresholds.contradict_threshold
+                    and judge(r) is ShownLabel.CONTRADICT
+                ]
                 other = max(contra, key=lambda r: float(probs[r, 1]), default=None)
                 return row, (), ShownLabel.SUPPORT, other
     best = deciding_window(probs)
@@ -266,9 +271,14 @@ def verify_pairs(
     windows: list[Span] = []
     batch: list[tuple[str, str]] = []
     aims_only: list[bool] = []
+    # a passage checked against several claims (re-citation) is split and scanned once
+    premises: dict[tuple[str, tuple[Span, ...] | None], tuple[tuple[Span, ...], bool]] = {}
     for n, (text, claim) in enumerate(items):
         spans = sentence_spans[n] if sentence_spans is not None else None
-        kept, only_aims = _evidence_windows(text, granularity, spans, checks)
+        key = (text, None if spans is None else tuple(spans))
+        if key not in premises:
+            premises[key] = _evidence_windows(text, granularity, spans, checks)
+        kept, only_aims = premises[key]
         aims_only.append(only_aims)
         for start, end in kept:
             owners.append(n)
