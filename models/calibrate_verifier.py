@@ -12,6 +12,10 @@ dev (see :func:`calibrate`). ``--evaluate`` then scores every evaluation of the 
 ``--card`` writes ``model_card.json`` and ``MODEL_CARD.md``. Test splits are reported, never
 used to choose.
 
+Then, on the exported folder: ``choose_prior_shift.py --write`` (class offsets so that every
+class is predicted on every dev set), ``choose_thresholds.py --write`` (the presets) and
+``refresh_card_figures.py`` (the card's calibrated figures and file hashes again).
+
 The logits cache is in ``logits_cache.py``, the held-out SciFact pairs in ``scifact_split.py``,
 the dev sets in ``dev_data.py``, the evaluations in ``verifier_evals.py``, the card in
 ``model_card.py``, the fitting in ``fitting.py``.

@@ -171,7 +171,8 @@ def export_verifier(
     cfg_path = out_dir / "verifier.json"
     if cfg_path.is_file():  # keep calibration written earlier for the same folder
         old = json.loads(cfg_path.read_text("utf-8"))
-        settings = {**{k: old[k] for k in ("temperature", "feature_layer") if k in old}, **settings}
+        kept = ("temperature", "feature_layer", "class_offsets")
+        settings = {**{k: old[k] for k in kept if k in old}, **settings}
     settings.update(extra_config or {})
     cfg_path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
     step(4, f"wrote {cfg_path.name}")

@@ -9,7 +9,8 @@ A verifier folder (made by ``verifai models export-verifier`` or shipped in
 * ``config.json``: the Hugging Face config whose ``id2label`` says which logit is which class,
   so any label order works (VerifAI's DeBERTa uses NO_EVIDENCE / SUPPORT / CONTRADICT).
 * ``verifier.json`` (optional): ``onnx_file``, ``max_length``, ``temperature`` (fitted on
-  SciFact dev, Guo et al. 2017) and ``feature_layer`` (see :mod:`verifai_desktop.verify.features`).
+  SciFact dev, Guo et al. 2017), ``feature_layer`` (see :mod:`verifai_desktop.verify.features`)
+  and ``class_offsets`` (a prior shift, see :meth:`OnnxVerifier.classify`).
 * ``model_card.json`` (optional): base model, data, licences and measured figures.
 
 Probabilities are always returned in :data:`~verifai_desktop.verify.check.LABEL_ORDER`
@@ -184,7 +185,10 @@ class OnnxVerifier:
         max_length: tokens per pair; default from ``verifier.json``, else the tokenizer's
             limit, at most 512.
         batch_size: pairs per ONNX Runtime run inside one :meth:`classify` call.
-        calibrated: apply the temperature and feature layer of ``verifier.json``.
+        calibrated: apply the temperature, feature layer and class offsets of ``verifier.json``.
+        class_offsets: log-prior offsets per label (SUPPORT, CONTRADICT, NO_EVIDENCE) used
+            instead of ``verifier.json``'s (``models/choose_prior_shift.py`` passes zeros to
+            score candidates); None: the file's, when ``calibrated``.
         threads: ONNX Runtime intra-op threads (default: its own choice, all cores).
     """
 
@@ -196,6 +200,7 @@ class OnnxVerifier:
         max_length: int | None = None,
         batch_size: int = 32,
         calibrated: bool = True,
+        class_offsets: Sequence[float] | None = None,
         threads: int | None = None,
     ) -> None:
         self.model_dir = Path(model_dir) if model_dir is not None else bundled_dir()
@@ -210,6 +215,8 @@ class OnnxVerifier:
         self._columns: NDArray[np.intp] | None = None
         self._config: dict[str, Any] = {}
         self._feature_layer: Any = None
+        self._offsets_arg = None if class_offsets is None else _offsets_array(class_offsets)
+        self._offsets: NDArray[np.float64] = np.zeros(3)
         self._card: ModelCard | None = None
         if not self.model_dir.is_dir():
             raise ModelNotFound(
@@ -262,6 +269,7 @@ class OnnxVerifier:
             self._pad_id = self._pad_token_id()
             if self.calibrated and self._config.get("feature_layer"):
                 self._feature_layer = feature_layer_from_dict(self._config["feature_layer"])
+            self._offsets = self._read_offsets()
             self._session = session
             log.info("verifier %s loaded on %s", self.model_dir, session.get_providers()[0])
 
@@ -324,6 +332,27 @@ class OnnxVerifier:
         self.load()
         return float(self._config.get("temperature", 1.0)) if self.calibrated else 1.0
 
+    @property
+    def class_offsets(self) -> NDArray[np.float64]:
+        """Log-prior offsets added to the calibrated log-probabilities, float64, shape (3,),
+        in :data:`LABEL_ORDER` (zeros when uncalibrated or when ``verifier.json`` has none)."""
+        self.load()
+        return self._offsets
+
+    def _read_offsets(self) -> NDArray[np.float64]:
+        if self._offsets_arg is not None:
+            return self._offsets_arg
+        raw = self._config.get("class_offsets") if self.calibrated else None
+        if not raw:
+            return np.zeros(3)
+        try:
+            return _offsets_array([float(raw.get(lab.value, 0.0)) for lab in LABEL_ORDER])
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise ModelLoadError(
+                self.model_dir / "verifier.json",
+                f"class_offsets must map labels to numbers, found {raw!r}",
+            ) from exc
+
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
         """Token ids and token type ids per pair, premise first.
 
@@ -383,12 +412,26 @@ class OnnxVerifier:
 
         Returns:
             float32, shape (n, 3), columns SUPPORT, CONTRADICT, NO_EVIDENCE; rows sum to 1.
-            Temperature-scaled and passed through the feature layer when ``calibrated``.
+            When ``calibrated``: temperature-scaled, passed through the feature layer, then
+            shifted by :attr:`class_offsets` (``p_k * exp(b_k)``, renormalised: a change of
+            class priors, Saerens, Latinne & Decaestecker 2002, Neural Computation 14(1)),
+            chosen on the dev mix so that every class is predicted on every dev set.
         """
         probs = softmax(self.logits(pairs), self.temperature)
         if self._feature_layer is not None and len(pairs):
             probs = self._feature_layer.apply(probs, pairs)
+        offsets = self.class_offsets
+        if len(pairs) and offsets.any():
+            shifted = probs.astype(np.float64) * np.exp(offsets)
+            probs = (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
         return probs
+
+
+def _offsets_array(values: Sequence[float]) -> NDArray[np.float64]:
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if arr.shape != (3,) or not np.isfinite(arr).all():
+        raise ValueError(f"class offsets must be 3 finite numbers, got {list(values)!r}")
+    return arr
 
 
 def get_verifier(name_or_path: str) -> OnnxVerifier:

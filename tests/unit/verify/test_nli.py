@@ -16,7 +16,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from verifai_desktop.domain import NliLabel
-from verifai_desktop.errors import ModelNotFound
+from verifai_desktop.errors import ModelLoadError, ModelNotFound
 from verifai_desktop.verify.check import LABEL_ORDER
 from verifai_desktop.verify.nli import (
     BUNDLED_NAME,
@@ -132,6 +132,54 @@ def test_long_premise_is_cut_and_claim_kept_whole(verifier: OnnxVerifier) -> Non
     assert type_ids[-1 - len(claim_ids) : -1] == [1] * len(claim_ids)
     probs = verifier.classify([(premise, claim)])
     assert np.isfinite(probs).all()
+
+
+def test_class_offsets_shift_the_priors_as_documented(tmp_path: Path) -> None:
+    """``class_offsets`` in verifier.json multiply each class's calibrated probability by
+    exp(b) and renormalise; an explicit override replaces the file's; a malformed entry is a
+    clear load error, not a wrong colour."""
+    cfg_name = json.loads((bundled_dir() / "verifier.json").read_text("utf-8"))["onnx_file"]
+    folder = _copy_small_files(tmp_path / "shifted")
+    (folder / cfg_name).symlink_to(bundled_dir() / cfg_name)
+    config = json.loads((folder / "verifier.json").read_text("utf-8"))
+    config["class_offsets"] = {"SUPPORT": 0.0, "CONTRADICT": 0.0, "NO_EVIDENCE": 0.0}
+    (folder / "verifier.json").write_text(json.dumps(config), encoding="utf-8")
+    plain = OnnxVerifier(folder).classify(PAIRS).astype(np.float64)
+
+    config["class_offsets"] = {"SUPPORT": 1.5, "CONTRADICT": -0.5}  # NO_EVIDENCE: 0
+    (folder / "verifier.json").write_text(json.dumps(config), encoding="utf-8")
+    shifted = OnnxVerifier(folder)
+    np.testing.assert_allclose(shifted.class_offsets, [1.5, -0.5, 0.0])
+    expected = plain * np.exp([1.5, -0.5, 0.0])
+    expected /= expected.sum(axis=1, keepdims=True)
+    got = shifted.classify(PAIRS)
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    assert (got[:, 0] > plain[:, 0]).all() and (got[:, 1] < plain[:, 1]).all()
+
+    override = OnnxVerifier(folder, class_offsets=(0.0, 0.0, 0.0))
+    np.testing.assert_allclose(override.classify(PAIRS), plain, atol=1e-6)
+    uncalibrated = OnnxVerifier(folder, calibrated=False)
+    assert not uncalibrated.class_offsets.any()
+
+    config["class_offsets"] = {"SUPPORT": "a lot"}
+    (folder / "verifier.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ModelLoadError, match="class_offsets"):
+        OnnxVerifier(folder).load()
+    with pytest.raises(ValueError, match="3 finite"):
+        OnnxVerifier(folder, class_offsets=(1.0, float("nan"), 0.0))
+
+
+def test_shipped_calibration_predicts_every_class() -> None:
+    """The shipped prior shift was chosen so that every class is the best guess on every dev
+    set (issue 26 item 5); the card records the choice and the dev shares it was held to."""
+    config = json.loads((bundled_dir() / "verifier.json").read_text("utf-8"))
+    shift = json.loads((bundled_dir() / "model_card.json").read_text("utf-8"))["calibration"][
+        "prior_shift"
+    ]
+    assert shift["class_offsets"] == config["class_offsets"]
+    for figures in shift["dev_after"].values():
+        shares = zip(figures["predicted_share"], figures["gold_share"], strict=True)
+        assert all(p >= max(0.05, g / 4) for p, g in shares)
 
 
 def test_model_card_has_figures_and_production_pointer() -> None:

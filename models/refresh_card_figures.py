@@ -1,0 +1,107 @@
+"""Score the shipped verifier folder again after its calibration changed, and update its card.
+
+    .venv/bin/python models/refresh_card_figures.py [--model DIR] [--out DIR] [--only KEY ...]
+
+``calibrate_verifier.py --evaluate`` / ``--card`` need the training run's folder; a change made
+afterwards to the calibration of the shipped folder (the prior shift of
+``choose_prior_shift.py``) changes only the calibrated figures. This script scores every
+evaluation of :data:`verifier_evals.EVALS` with the folder's calibrated verifier (raw logits
+memoised in ``OUT/logits_cache.pkl``; the uncalibrated and lexical-baseline figures do not
+depend on the calibration and are kept), then rewrites in ``model_card.json``: those figures,
+``bars_met``, the sha256 of every shipped file (:data:`model_card.CARD_FILES`) and
+``settings.class_offsets``. ``MODEL_CARD.md``'s table is printed for pasting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from logits_cache import cached_verifier, load_cache, save_cache
+from model_card import shipped_files
+from verifier_evals import EVALS
+
+from verifai_desktop.evaluate import verifier as ev
+from verifai_desktop.verify.nli import get_verifier
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def figures_of(result: dict[str, object]) -> dict[str, float]:
+    """The card's figure keys from one ``eval verifier --json`` result."""
+    fig = {k: float(result[k]) for k in ("macro_f1", "weighted_f1", "accuracy", "ece")}  # type: ignore[arg-type]
+    fig["n"] = int(result["n"])  # type: ignore[call-overload]
+    per_class = result["per_class"]
+    assert isinstance(per_class, dict)
+    for label, m in per_class.items():
+        fig[f"{label.lower()}_f1"] = float(m["f1"])
+    return fig
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="bundled", help="verifier folder (default: bundled)")
+    ap.add_argument("--out", type=Path, default=Path("card_refresh"), help="cache folder")
+    ap.add_argument("--only", nargs="*", default=None, help="evaluation keys to score")
+    args = ap.parse_args(argv)
+    folder = get_verifier(args.model).model_dir
+    args.out.mkdir(parents=True, exist_ok=True)
+    cache = load_cache(args.out)
+    verifier = cached_verifier(folder, cache)
+    card_path = folder / "model_card.json"
+    card = json.loads(card_path.read_text("utf-8"))
+    confusions: dict[str, list[list[int]]] = {}
+    for key, kind, rel, granularity, limit in EVALS:
+        if args.only is not None and key not in args.only:
+            continue
+        path = DATA / rel
+        pairs = (
+            ev.load_scifact(path, "dev")
+            if kind == "scifact"
+            else ev.load_healthver(path)
+            if kind == "healthver"
+            else ev.load_nli(path)
+        )
+        pairs = pairs[:limit] if limit is not None else pairs
+        t0 = time.monotonic()
+        result = ev.evaluate_pairs(
+            verifier, pairs, dataset=key, system=card.get("name", folder.name),
+            granularity=granularity,  # type: ignore[arg-type]
+        ).as_dict()  # fmt: skip
+        save_cache(args.out, cache)
+        (args.out / f"{key}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+        card["figures"][key] = figures_of(result)
+        confusions[key] = [[int(x) for x in row] for row in result["confusion"]]
+        fig = card["figures"][key]
+        print(
+            f"{key:<36} macro F1 {fig['macro_f1']:.3f} weighted {fig['weighted_f1']:.3f} "
+            f"({fig['support_f1']:.2f}/{fig['contradict_f1']:.2f}/{fig['no_evidence_f1']:.2f}) "
+            f"ECE {fig['ece']:.2f}  ({time.monotonic() - t0:.0f} s)",
+            flush=True,
+        )
+    sci, hv = card["figures"].get("scifact_dev", {}), card["figures"].get("healthver_test", {})
+    bars = card.get("bars_met", {})
+    bars["scifact_dev_macro_f1>=0.68"] = sci.get("macro_f1", 0.0) >= 0.68
+    bars["scifact_dev_contradict_f1>=0.50"] = sci.get("contradict_f1", 0.0) >= 0.50
+    bars["healthver_test_weighted_f1>=0.45"] = hv.get("weighted_f1", 0.0) >= 0.45
+    if {"scifact_dev", "healthver_test"} <= set(confusions):
+        bars["every_class_predicted"] = all(
+            all(sum(row[k] for row in confusions[key]) > 0 for k in range(3))
+            for key in ("scifact_dev", "healthver_test")
+        )
+    card["bars_met"] = bars
+    config = json.loads((folder / "verifier.json").read_text("utf-8"))
+    card.setdefault("settings", {})["class_offsets"] = config.get("class_offsets")
+    card["files"] = shipped_files(folder)
+    card_path.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    print(f"figures, files and settings written to {card_path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
