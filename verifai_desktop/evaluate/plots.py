@@ -100,9 +100,11 @@ def plot_verifier(result: VerifierEval, path: Path, thresholds: VerifySettings) 
     mean_conf, accuracy, count = reliability(probs, gold)
     width = 1.0 / len(count)
     centres = (np.arange(len(count)) + 0.5) * width
-    left.bar(centres, np.nan_to_num(accuracy), width=width * 0.9, alpha=0.6, label="accuracy")
+    left.bar(
+        centres, np.nan_to_num(accuracy), width=width * 0.9, alpha=0.6, label="share right per bin"
+    )
     left.plot([0, 1], [0, 1], "k--", linewidth=1, label="calibrated")
-    left.plot(mean_conf, accuracy, "o-", color="#1b6e20", label="mean confidence")
+    left.plot(mean_conf, accuracy, "o-", color="#1b6e20", label="at the bin's mean probability")
     left.set(xlim=(0, 1), ylim=(0, 1), xlabel="probability of the best guess",
              ylabel="share right", title=f"Reliability (ECE {result.ece:.3f})")  # fmt: skip
     left.legend(loc="upper left", fontsize=8)
