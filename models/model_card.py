@@ -23,6 +23,20 @@ def training_data(info: dict[str, object]) -> list[dict[str, str]]:
     return out
 
 
+STAGE_TEXT = {
+    "general_nli": "general NLI",
+    "claim_evidence": "claim-evidence pairs",
+    "perturbation": "perturbed sentences of licensed abstracts",
+}
+
+
+def stages_text(info: dict[str, object]) -> str:
+    """The run's stages in words: "two stages (general NLI, then claim-evidence pairs)"."""
+    names = [STAGE_TEXT.get(n, n) for n in cast("dict[str, object]", info.get("stages", {}))]
+    count = {1: "one stage", 2: "two stages", 3: "three stages"}.get(len(names))
+    return f"{count or f'{len(names)} stages'} ({', then '.join(names)})"
+
+
 def limitations(info: dict[str, object]) -> list[str]:
     """The model card's limitations, with the run's own figures."""
     return [
@@ -108,9 +122,9 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
         "description": (
             "Offline default NLI verifier of VerifAI Desktop: the all-MiniLM-L6-v2 encoder as a "
             "cross-encoder (premise, claim) with a 3-class head (SUPPORT, CONTRADICT, "
-            "NO_EVIDENCE), every layer fine-tuned in two stages (general NLI, then claim-evidence "
-            "pairs) on the NLI training pool and SciFact train, exported to ONNX int8, with "
-            "temperature scaling (and a logistic feature layer when it wins on dev)."
+            f"NO_EVIDENCE), every layer fine-tuned in {stages_text(info)} on the NLI training "
+            "pool and SciFact train, exported to ONNX int8, with temperature scaling (and a "
+            "logistic feature layer when it wins on dev)."
         ),
         "training_data": training_data(info),
         "settings": {

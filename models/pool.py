@@ -19,8 +19,8 @@ Two choices made here, both from the verifier v2 issue:
   classes. Then every pair gets a weight so that within each source the three classes weigh
   the same (``n_source / (3 * n_source_label)``, normalised to mean 1 over the stage).
 
-Training is in two stages (general NLI first, then claim-evidence pairs), see
-:func:`build_stages`.
+Training is in two stages (general NLI first, then claim-evidence pairs), and optionally a
+third on perturbed sentences of licensed abstracts (issue 26), see :func:`build_stages`.
 """
 
 from __future__ import annotations
@@ -38,9 +38,12 @@ GENERAL_NLI = ("snli_dev_test", "cad_snli", "lingnli", "semi_auto_wiki")
 """Sentence-pair NLI sources: stage 1."""
 CLAIM_EVIDENCE = ("rte_fever", "climate_fever", "covidfact_rte", "sufficient_facts")
 """Claim + evidence sources: stage 2 (with the SciFact-train pairs)."""
-SHIPPABLE = frozenset({"snli_dev_test", "cad_snli", "rte_fever", "scifact"})
+PERTURBATION = ("perturb_pubmedqa", "perturb_scifact")
+"""Perturbed sentences of licensed abstracts (``models/perturb_data.py``): stage 3."""
+SHIPPABLE = frozenset({"snli_dev_test", "cad_snli", "rte_fever", "scifact", *PERTURBATION})
 """Sources whose licence clearly allows shipping a model trained on them (pool README:
-CC BY-SA 4.0 / Apache-2.0 / CC BY-SA 3.0; SciFact claims CC BY 4.0, abstracts ODC-By)."""
+CC BY-SA 4.0 / Apache-2.0 / CC BY-SA 3.0; SciFact claims CC BY 4.0, abstracts ODC-By;
+PubMedQA MIT)."""
 DEV_HELD_BACK = frozenset({("lingnli", "dev")})
 """(source, split) kept out of training in every run: LingNLI dev is a model-selection set."""
 
@@ -54,6 +57,10 @@ LICENCES = {
     "climate_fever": "no licence found (Climate-FEVER, Diggelmann et al. 2020)",
     "sufficient_facts": "MIT per the authors' dataset card (SufficientFacts, Atanasova 2022)",
     "scifact": "CC BY 4.0 claims, ODC-By 1.0 abstracts (SciFact train, Wadden et al. 2020)",
+    "perturb_scifact": "ODC-By 1.0 abstracts (SciFact corpus, Wadden et al. 2020), sentences "
+    "perturbed by verifai_desktop.verify.perturb",
+    "perturb_pubmedqa": "MIT (PubMedQA PQA-L abstracts, Jin et al. 2019; repository LICENSE), "
+    "sentences perturbed by verifai_desktop.verify.perturb",
 }
 
 
@@ -186,7 +193,13 @@ def balance_source(pairs: Sequence[PoolPair], *, rng: random.Random) -> list[Poo
     if counts["NO_EVIDENCE"] == 0 and pairs:
         present = [counts[lab] for lab in LABELS if counts[lab]]
         pairs += synthesise_no_evidence(pairs, round(sum(present) / len(present)), rng=rng)
-        counts = Counter(p.label for p in pairs)
+    return class_weights(pairs)
+
+
+def class_weights(pairs: Sequence[PoolPair]) -> list[PoolPair]:
+    """The pairs of one source, each with ``weight`` such that every class present has the
+    same total weight (``n_source / (n_classes_present * n_source_label)``, mean 1)."""
+    counts = Counter(p.label for p in pairs)
     n_labels = sum(1 for lab in LABELS if counts[lab])
     return [replace(p, weight=len(pairs) / (n_labels * counts[p.label])) for p in pairs]
 
@@ -204,7 +217,7 @@ class Stage:
     """One training stage: its pairs and schedule.
 
     Attributes:
-        name: ``general_nli`` or ``claim_evidence``.
+        name: ``general_nli``, ``claim_evidence`` or ``perturbation``.
         pairs: the training pairs (weights set).
         epochs: passes over ``pairs``.
         lr: peak learning rate (linear warm-up over 6 % of the stage's steps, then linear decay).
@@ -236,30 +249,50 @@ def build_stages(
     scifact_pairs: Sequence[PoolPair] = (),
     seed: int = 13,
     replay_fraction: float = 0.15,
-    epochs: tuple[int, int] = (1, 2),
-    lrs: tuple[float, float] = (5e-5, 3e-5),
-    max_lens: tuple[int, int] = (128, 192),
+    epochs: tuple[int, ...] = (1, 2, 1),
+    lrs: tuple[float, ...] = (5e-5, 3e-5, 2e-5),
+    max_lens: tuple[int, ...] = (128, 192, 192),
     limit_per_source: int | None = None,
     extra_pairs: Sequence[PoolPair] = (),
-) -> tuple[Stage, Stage]:
-    """The two training stages of a run.
+    stage3_pairs: Sequence[PoolPair] = (),
+    stage3_replay: float = 1.0,
+) -> tuple[Stage, ...]:
+    """The training stages of a run: two, or three when ``stage3_pairs`` are given.
 
     Stage 1, general NLI (:data:`GENERAL_NLI`); stage 2, claim + evidence pairs
     (:data:`CLAIM_EVIDENCE` and ``scifact_pairs``) plus a replay sample of stage 1
-    (``replay_fraction`` of stage 1's size) so general NLI is not forgotten.
+    (``replay_fraction`` of stage 1's size) so general NLI is not forgotten; stage 3,
+    ``perturbation``, the perturbation pairs (``models/perturb_data.py``) plus a replay sample
+    of stage 2 (``stage3_replay`` pairs of stage 2 per perturbation pair) so claim + evidence
+    is not forgotten. Stages 1 and 2 do not depend on stage 3: a run without it is the very
+    same as before stage 3 existed.
 
     Args:
         pool_dir: the pool folder.
         licensed_only: keep only :data:`SHIPPABLE` sources (the shipped model).
         scifact_pairs: SciFact-train-derived pairs (``models/verifier_data.py``), source
             ``scifact``; balanced like a pool source.
-        seed: sampling seed (synthesised pairs, replay sample).
+        seed: sampling seed (synthesised pairs, replay samples).
         replay_fraction: share of stage 1 replayed in stage 2.
-        epochs, lrs, max_lens: per stage.
-        limit_per_source: keep at most this many pairs per source (tests, smoke runs).
+        epochs, lrs, max_lens: per stage; the third values (default 1 epoch, lr 2e-5, 192
+            tokens) are used by stage 3 only and needed only with ``stage3_pairs``.
+        limit_per_source: keep at most this many pairs per source (tests, smoke runs); never
+            cuts ``stage3_pairs``.
         extra_pairs: further claim + evidence pairs (``--extra``: e.g. readers' judgements
             from ``verifai feedback export``), added to stage 2 as source ``extra``, balanced
             like a pool source, never cut by ``limit_per_source``.
+        stage3_pairs: perturbation pairs (sources :data:`PERTURBATION`), each source's
+            classes weighted equally (:func:`class_weights`; NO_EVIDENCE is the aim kind, never
+            synthesised); empty: no stage 3.
+        stage3_replay: stage-2 pairs replayed in stage 3 per perturbation pair (at most all
+            of stage 2).
+
+    Returns:
+        ``(general_nli, claim_evidence)`` or ``(general_nli, claim_evidence, perturbation)``.
+
+    Raises:
+        ValueError: ``stage3_pairs`` given with fewer than three values in ``epochs``, ``lrs``
+            or ``max_lens``.
     """
     rng = random.Random(seed)
 
@@ -280,13 +313,25 @@ def build_stages(
     if extra_pairs:
         s2 += balance_source(extra_pairs, rng=rng)
     replay = rng.sample(s1, min(len(s1), round(replay_fraction * len(s1))))
-    return (
+    stages = (
         Stage("general_nli", tuple(normalise_weights(s1)), epochs[0], lrs[0], max_lens[0]),
         Stage(
             "claim_evidence", tuple(normalise_weights(s2 + replay)), epochs[1], lrs[1],
             max_lens[1],
         ),
     )  # fmt: skip
+    if not stage3_pairs:
+        return stages
+    if min(len(epochs), len(lrs), len(max_lens)) < 3:
+        raise ValueError("stage 3 needs a third value in epochs, lrs and max_lens")
+    by_source: dict[str, list[PoolPair]] = defaultdict(list)
+    for p in stage3_pairs:
+        by_source[p.source].append(p)
+    s3 = [p for name in sorted(by_source) for p in class_weights(by_source[name])]
+    s2_all = stages[1].pairs
+    replay3 = rng.sample(s2_all, min(len(s2_all), round(stage3_replay * len(s3))))
+    s3 = normalise_weights(s3 + replay3)
+    return (*stages, Stage("perturbation", tuple(s3), epochs[2], lrs[2], max_lens[2]))
 
 
 def describe(stages: Sequence[Stage]) -> dict[str, object]:

@@ -2,7 +2,8 @@
 
     .venv/bin/python models/second_opinion_dev.py [--n 20] [--gguf FILE] [--cache FILE]
 
-Perturbation pairs from SciFact abstracts cited by train claims only (as ``self_check_dev.py``)
+Perturbation pairs from the self-check dev part of the SciFact abstracts cited by train claims
+only (as ``self_check_dev.py``; never trained on)
 go through the app's path (all checks, the card's ``balanced`` preset). Every pair shown green
 whose sentence holds a figure or a negation, or whose P(SUPPORT) margin over the next label is
 below 0.3, is judged again by a local GGUF LLM (llama.cpp, greedy, its answer constrained by a
@@ -23,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from choose_thresholds import Memo
-from self_check_dev import train_abstracts
+from self_check_dev import dev_abstracts
 
 from verifai_desktop import modelstore
 from verifai_desktop.domain import ShownLabel
@@ -50,7 +51,7 @@ def main() -> int:
     thresholds = effective_thresholds(
         replace(VerifySettings(), preset="balanced"), inner.card.presets
     )
-    pairs = sample_pairs(train_abstracts(), n_per_kind=args.n, seed=13)
+    pairs = sample_pairs(dev_abstracts(), n_per_kind=args.n, seed=13)
     result = verify_pairs(
         verifier,
         [(p.premise, p.hypothesis) for p in pairs],

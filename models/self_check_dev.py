@@ -2,12 +2,15 @@
 
     .venv/bin/python models/self_check_dev.py [--n 60] [--json OUT.json]
 
-Dev texts: SciFact corpus abstracts cited by *train* claims only (never an abstract of a dev or
-test claim, never ``docs/clean``). Perturbation pairs (:mod:`verifai_desktop.verify.perturb`)
-go through ``verifai eval self-check``'s path (:func:`verifai_desktop.evaluate.selfcheck.
-run_self_check`) with the checks switched on one at a time and all together, at the plain
-0.5 / 0.5 thresholds and at each preset of the verifier's card. The verifier's probabilities
-are memoised (``choose_thresholds.Memo``), so each row costs no further forward pass.
+Dev texts: the self-check dev part of the SciFact corpus abstracts cited by *train* claims only
+(never an abstract of a dev or test claim, never ``docs/clean``): the train-cited abstracts are
+split once by a hash of the doc id (``perturb_data.is_self_check_dev``), the other part may be
+trained on by stage 3 of ``train_verifier.py``, this part never is. Perturbation pairs
+(:mod:`verifai_desktop.verify.perturb`) go through ``verifai eval self-check``'s path
+(:func:`verifai_desktop.evaluate.selfcheck.run_self_check`) with the checks switched on one at
+a time and all together, at the plain 0.5 / 0.5 thresholds and at each preset of the
+verifier's card. The verifier's probabilities are memoised (``choose_thresholds.Memo``), so
+each row costs no further forward pass.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from choose_thresholds import Memo
+from perturb_data import self_check_dev_abstracts
 
 from verifai_desktop.evaluate.selfcheck import SelfCheck, run_self_check
 from verifai_desktop.settings import VerifySettings
@@ -42,23 +46,10 @@ STEPS: tuple[tuple[str, Checks], ...] = (
 )
 
 
-def train_abstracts() -> list[tuple[str, str]]:
-    """(doc id, abstract) of the SciFact corpus documents cited by train claims only."""
-    cited: dict[str, set[int]] = {}
-    for split in ("train", "dev", "test"):
-        ids: set[int] = set()
-        with (DATA / f"claims_{split}.jsonl").open(encoding="utf-8") as fh:
-            for line in fh:
-                ids.update(int(d) for d in json.loads(line).get("cited_doc_ids", ()))
-        cited[split] = ids
-    keep = cited["train"] - cited["dev"] - cited["test"]
-    out = []
-    with (DATA / "corpus.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            d = json.loads(line)
-            if int(d["doc_id"]) in keep:
-                out.append((str(d["doc_id"]), " ".join(s.strip() for s in d["abstract"])))
-    return out
+def dev_abstracts() -> list[tuple[str, str]]:
+    """(doc id, abstract) of the self-check dev part of the SciFact abstracts cited by train
+    claims only (``perturb_data.self_check_dev_abstracts``; never trained on)."""
+    return self_check_dev_abstracts(DATA)
 
 
 def row(name: str, report: SelfCheck) -> dict[str, object]:
@@ -84,7 +75,7 @@ def main() -> int:
     args = ap.parse_args()
     inner = get_verifier("bundled")
     verifier = Memo(inner, args.cache)
-    passages = train_abstracts()
+    passages = dev_abstracts()
     plain = VerifySettings(preset="custom")
     rows = []
     t0 = time.perf_counter()
@@ -99,7 +90,7 @@ def main() -> int:
         )
         rows.append(row(label, report))
     kinds = [k.value for k in PerturbKind]
-    print(f"{len(passages)} train-cited abstracts; pairs per kind: "
+    print(f"{len(passages)} train-cited dev abstracts; pairs per kind: "
           + ", ".join(f"{k} {rows[0].get(k + '_n', 0)}" for k in kinds))  # fmt: skip
     print(f"{'step':<52} " + " ".join(f"{k[:10]:>10}" for k in kinds) + "  changed  unsure")
     for r in rows:

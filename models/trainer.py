@@ -1,7 +1,8 @@
-"""The verifier's training loop (``train_verifier.py``): two stages, resumable checkpoints.
+"""The verifier's training loop (``train_verifier.py``): its stages, resumable checkpoints.
 
 :class:`Trainer` fine-tunes every layer of a Hugging Face encoder as a 3-class cross-encoder on
-the stages of ``pool.py``: length-bucketed batches in a seeded order (:func:`batch_order`),
+the stages of ``pool.py``, any number of them in order (two, or three with the perturbation
+stage): length-bucketed batches in a seeded order (:func:`batch_order`),
 AdamW with linear warm-up/decay per stage, and ``OUT/checkpoint.pt`` holding model, optimiser,
 scheduler, random states and the :class:`Position` in the schedule, so that a resumed run
 continues the very same schedule. Dev sets (``dev_data.py``) are scored at each checkpoint and
@@ -66,12 +67,14 @@ class Position:
 
 
 class Trainer:
-    """Two-stage fine-tuning with checkpoints that resume the same schedule.
+    """Staged fine-tuning with checkpoints that resume the same schedule.
 
     Args:
-        out: run folder (``checkpoint.pt``, ``progress.jsonl``, ``hf/`` final model).
+        out: run folder (``checkpoint.pt``, ``progress.jsonl``, ``stage<N>_<name>/`` at the
+            end of each stage, ``hf/`` final model).
         stages: the stages (``models/pool.py``), trained in order.
-        base: Hugging Face model name or folder of the encoder to start from.
+        base: Hugging Face model name or folder of the encoder to start from; a folder with a
+            3-class head of the same labels (a finished run's ``hf/``) keeps its head.
         batch_size: pairs per optimiser step.
         seed: seeds torch, numpy, Python and the batch order.
         dev: dev sets scored at each checkpoint (may be empty).

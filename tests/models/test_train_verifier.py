@@ -5,21 +5,11 @@ from __future__ import annotations
 
 import json
 import random
-import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
+import pool as pl
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "models"))
-
-import pool as pl  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def pool_dir(shared_data: Path) -> Path:
-    return shared_data / "nli_train"
 
 
 def test_every_pool_file_loads_with_the_readme_counts(pool_dir: Path) -> None:
@@ -62,7 +52,7 @@ def test_a_source_without_no_evidence_gets_hard_negatives_and_equal_class_weight
         len(set(p.hypothesis.lower().split()) & set(p.premise.lower().split())) for p in made
     ]
     assert sum(o > 0 for o in overlap) / len(made) > 0.9
-    totals = Counter()
+    totals: dict[str, float] = defaultdict(float)
     for p in balanced:
         totals[p.label] += p.weight
     assert totals["SUPPORT"] == pytest.approx(totals["CONTRADICT"])
