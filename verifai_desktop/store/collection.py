@@ -402,6 +402,7 @@ class Collection:
         timeout_s: float = 60.0,
         follow_external_links: bool = False,
         max_chunks_per_file: int | None = None,
+        within: Sequence[Path] = (),
     ) -> IngestReport:
         """Ingest files and folders, incrementally (:func:`.writer.ingest_paths`).
 
@@ -419,6 +420,7 @@ class Collection:
             timeout_s=timeout_s,
             follow_external_links=follow_external_links,
             max_chunks_per_file=max_chunks_per_file,
+            within=within,
         )
 
     def add_documents(

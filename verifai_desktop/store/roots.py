@@ -8,13 +8,15 @@ Folder watching (:mod:`verifai_desktop.store.watch`) watches and syncs them.
 
 A root that cannot be reached (a disk unmounted, a network share gone, a folder renamed) is
 reported as unavailable (:func:`unavailable_reason`), so that nothing under it is removed: a
-vanished folder is never taken for "every file deleted".
+vanished folder is never taken for "every file deleted". A single file deleted from a folder that
+is still there (:func:`deleted_file`) is removed from the collection and no longer followed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,6 +137,26 @@ def forget_roots(collection: CollectionStore, path: Path) -> bool:
         return False
     save_roots(collection, keep)
     return True
+
+
+def deleted_file(root: Root) -> bool:
+    """Whether ``root`` is a single file that was deleted: the file is gone while the folder
+    holding it is there, on the disk the file was added from. A file whose folder is gone too,
+    or is on another disk now (the empty mount point of a disk not mounted), was not deleted:
+    it is unavailable (:func:`unavailable_reason`)."""
+    if root.is_folder or not root.device:
+        return False
+    try:
+        root.path.stat()
+    except FileNotFoundError:
+        try:
+            folder = root.path.parent.stat()
+        except OSError:
+            return False
+        return stat.S_ISDIR(folder.st_mode) and folder.st_dev == root.device
+    except OSError:
+        pass  # cannot tell (e.g. the folder cannot be searched): not deleted
+    return False
 
 
 def unavailable_reason(root: Root) -> str | None:

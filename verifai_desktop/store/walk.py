@@ -1,6 +1,13 @@
 """Walking the files and folders given to an ingest run (:func:`expand_paths`), and telling
 whether a catalogued file is gone (:func:`is_gone`), without ever treating "could not be read"
-as "deleted"."""
+as "deleted".
+
+A folder walk skips hidden files and folders (names starting with ``.``: ``.git``,
+``.Trash-1000``, editors' ``.~lock`` files), files of other kinds than :data:`FOLDER_SUFFIXES`,
+and folders reached through symbolic links; :func:`reached_by_walk` applies the same rules to one
+path under a folder, so that folder watching (:mod:`verifai_desktop.store.watch`) takes in
+exactly what an ingest of the folder would.
+"""
 
 from __future__ import annotations
 
@@ -20,11 +27,12 @@ class Walk:
     """What walking the given paths found.
 
     Attributes:
-        files: files to ingest (resolved, sorted, unique).
-        folders: the folders given (walked).
+        files: files to ingest (sorted per folder, unique): resolved when named on their own,
+            as found (links not resolved) when found in a folder.
+        folders: the folders walked (given, or parts of a followed folder).
         unreadable: folders (given or found inside) that could not be listed, with the reason.
         external: files found in a folder that are symbolic links to a file outside every
-            folder given, with their resolved target.
+            folder given (and every followed folder), with their resolved target.
     """
 
     files: list[Path]
@@ -40,8 +48,56 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def expand_paths(paths: Sequence[Path]) -> Walk:
-    """Walk files and folders; unreadable folders are collected, never silently skipped."""
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def _walked_file(name: str) -> bool:
+    """Whether a folder walk takes in a file of this name."""
+    return not _hidden(name) and Path(name).suffix.lower() in FOLDER_SUFFIXES
+
+
+def reached_by_walk(path: Path, folder: Path) -> bool:
+    """Whether walking ``folder`` reaches ``path`` (the folder itself, or a file or folder
+    under it): no name below ``folder`` is hidden, no folder on the way is a symbolic link
+    (never followed), and a file is of a kind walked (:data:`FOLDER_SUFFIXES`).
+
+    Args:
+        path: an absolute path under ``folder`` (links not resolved); it may be gone.
+        folder: an absolute, resolved folder.
+
+    Returns:
+        False also when ``path`` is not under ``folder``.
+    """
+    if not path.is_relative_to(folder):
+        return False
+    parts = path.relative_to(folder).parts
+    if any(_hidden(p) for p in parts):
+        return False
+    for depth in range(1, len(parts)):
+        if os.path.islink(folder.joinpath(*parts[:depth])):
+            return False
+    if not parts:
+        return True
+    if _is_dir(path):
+        return not os.path.islink(path)
+    return _walked_file(parts[-1])
+
+
+def expand_paths(paths: Sequence[Path], within: Sequence[Path] = ()) -> Walk:
+    """Walk files and folders; unreadable folders are collected, never silently skipped.
+
+    Args:
+        paths: files and folders; a path given on its own is resolved (a link named by the
+            user is followed), unless it lies under one of ``within``.
+        within: folders already followed (absolute, resolved: a watched folder). A path under
+            one is taken as a part of that folder's walk: kept only when the walk reaches it
+            (:func:`reached_by_walk`), not resolved, and a link among its files is judged
+            against these folders as well as those given.
+
+    Returns:
+        What was found.
+    """
     files: dict[Path, None] = {}
     folders: list[Path] = []
     unreadable: list[tuple[Path, str]] = []
@@ -52,25 +108,35 @@ def expand_paths(paths: Sequence[Path]) -> Walk:
         reason = exc.strerror.lower() if exc.strerror else str(exc)
         unreadable.append((folder, f"folder cannot be read ({reason}); its files were skipped"))
 
+    def found(path: Path) -> None:
+        files.setdefault(path, None)
+        if os.path.islink(path):  # False, not an error, when lstat fails
+            links.append(path)
+
     for raw in paths:
-        path = Path(raw).expanduser().resolve()
-        if _is_dir(path):
-            folders.append(path)
-            for root, dirs, names in os.walk(path, onerror=on_error):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    if name.startswith(".") or Path(name).suffix.lower() not in FOLDER_SUFFIXES:
-                        continue
-                    found = Path(root) / name
-                    files.setdefault(found, None)
-                    if os.path.islink(found):  # False, not an error, when lstat fails
-                        links.append(found)
-        else:
-            files.setdefault(path, None)
+        path = Path(os.path.abspath(Path(raw).expanduser()))
+        owner = next((f for f in within if path.is_relative_to(f)), None)
+        if owner is None:
+            path = Path(raw).expanduser().resolve()
+        elif not reached_by_walk(path, owner):
+            continue
+        if not _is_dir(path):
+            if owner is None:
+                files.setdefault(path, None)
+            else:
+                found(path)
+            continue
+        folders.append(path)
+        for root, dirs, names in os.walk(path, onerror=on_error):
+            dirs[:] = sorted(d for d in dirs if not _hidden(d))
+            for name in sorted(names):
+                if _walked_file(name):
+                    found(Path(root) / name)
+    bounds = [*folders, *within]
     external: dict[Path, Path] = {}
     for link in links:
         target = Path(os.path.realpath(link))
-        if not any(target.is_relative_to(folder) for folder in folders):
+        if not any(target.is_relative_to(folder) for folder in bounds):
             external[link] = target
     return Walk(list(files), folders, unreadable, external)
 

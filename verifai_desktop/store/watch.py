@@ -5,11 +5,19 @@
 ``debounce_s`` seconds, and hands the batch to :func:`sync_changes`, which re-ingests added and
 changed files and removes deleted ones through the collection's single writer
 (:meth:`Collection.add_paths`, :meth:`Collection.remove_sources`), incrementally: an unchanged
-file is skipped by size and mtime, or sha256.
+file is skipped by size and mtime, or sha256. A changed path is taken in only when an ingest of
+its folder would take it in (:func:`~verifai_desktop.store.walk.reached_by_walk`: no hidden
+folders such as ``.Trash-1000``, the same file kinds, links out of the followed folders refused
+unless ``follow_external_links``).
 
 A root that cannot be reached (:func:`~verifai_desktop.store.roots.unavailable_reason`) is
 reported as unavailable and nothing under it is removed: a vanished folder is never taken for
-"every file deleted".
+"every file deleted". A single-file root deleted from a folder still there
+(:func:`~verifai_desktop.store.roots.deleted_file`) is removed and no longer followed.
+
+:func:`sync_changes` takes the collection's write lock; ``verifai watch`` opens the collection
+for each sync and closes it after, so other writers work between syncs, and a batch that finds
+the collection busy is retried (:class:`FolderWatcher`).
 """
 
 from __future__ import annotations
@@ -24,16 +32,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifai_desktop.errors import CollectionBusy
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.store.roots import Root, now_utc, roots_of, save_roots, unavailable_reason
+from verifai_desktop.store.roots import (
+    Root,
+    deleted_file,
+    now_utc,
+    roots_of,
+    save_roots,
+    unavailable_reason,
+)
 from verifai_desktop.store.sources import is_file_source
-from verifai_desktop.store.walk import FOLDER_SUFFIXES
 from verifai_desktop.store.writer import IngestReport, Outcome
 
 log = logging.getLogger(__name__)
 
 RECHECK_S = 10.0
 """Seconds between checks that an unavailable root is back (or an available one gone)."""
+
+BUSY_RETRY_S = 5.0
+"""Seconds before a batch that found the collection busy (another writer) is synced again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +60,8 @@ class SyncReport:
 
     Attributes:
         ingest: the ingest of added and changed files (None when there was none).
-        removed: sources removed because their file was deleted.
+        removed: sources removed because their file was deleted (single-file roots deleted
+            included).
         unavailable: roots that could not be synced, with the reason; nothing under them
             was removed.
         finished: when the sync ended (ISO 8601, UTC).
@@ -80,11 +99,6 @@ def _under(path: Path, roots: Iterable[Root]) -> Root | None:
     return None
 
 
-def _wanted(path: Path) -> bool:
-    """A file a folder walk would pick up (editors' temporary and hidden files are not)."""
-    return not path.name.startswith(".") and path.suffix.lower() in FOLDER_SUFFIXES
-
-
 def sync_changes(
     collection: Collection,
     changed: Iterable[Path] | None = None,
@@ -98,7 +112,8 @@ def sync_changes(
     Args:
         collection: an opened collection; this process becomes its writer.
         changed: paths reported changed, added or deleted (files or folders), or None to
-            rescan every root (catching up on what happened while nobody watched).
+            rescan every root (catching up on what happened while nobody watched). Paths
+            under a folder root are filtered as a walk of that folder filters them.
         progress: passed to the ingest.
         cancel: when set, the ingest stops between files (what was done is committed).
         **ingest_options: passed to :meth:`Collection.add_paths` (``timeout_s``,
@@ -109,13 +124,18 @@ def sync_changes(
 
     Raises:
         CollectionBusy: another process is writing the collection.
-        Cancelled: ``cancel`` was set.
+        Cancelled: ``cancel`` was set; the files finished before are committed, the one in
+            hand is not.
     """
     collection.acquire_write_lock()
     roots = roots_of(collection)
+    deleted = {r.path for r in roots if deleted_file(r)}
     ok: list[Root] = []
     unavailable: list[tuple[Path, str]] = []
     for root in roots:
+        if root.path in deleted:
+            log.info("%s: deleted; removed from the collection", root.path)
+            continue
         reason = unavailable_reason(root)
         if reason is None:
             ok.append(root)
@@ -128,11 +148,15 @@ def sync_changes(
     else:
         sources = [Path(d.source) for d in collection.documents() if is_file_source(d.source)]
         to_ingest, gone = _plan(changed, ok, sources)
+    within = [r.path for r in ok if r.is_folder]
     report = (
-        collection.add_paths(to_ingest, progress=progress, cancel=cancel, **ingest_options)
+        collection.add_paths(
+            to_ingest, progress=progress, cancel=cancel, within=within, **ingest_options
+        )
         if to_ingest
         else None
     )
+    gone += [str(p) for p in sorted(deleted)]
     removed = tuple(collection.remove_sources(gone)) if gone else ()
     stamp = now_utc()
     reasons = dict(unavailable)
@@ -148,6 +172,7 @@ def sync_changes(
                 reasons.get(r.path, "ok"),
             )
             for r in roots
+            if r.path not in deleted
         ],
     )
     return SyncReport(report, removed, tuple(unavailable), stamp)
@@ -164,19 +189,15 @@ def _plan(
         if _under(path, roots) is None:
             continue  # outside every available root: not ours, or its disk is gone
         try:
-            is_dir = path.is_dir()
-            exists = is_dir or path.exists()
-        except OSError:
-            continue  # cannot tell: leave it as it is
-        if is_dir:
-            to_ingest[path] = None  # a folder moved in or created: walk it
-        elif exists:
-            if _wanted(path):
-                to_ingest[path] = None
-        else:
+            os.lstat(path)  # a link counts, wherever it leads (the ingest judges it)
+        except (FileNotFoundError, NotADirectoryError):
             for s in sources:
                 if (s == path or s.is_relative_to(path)) and not os.path.lexists(s):
                     gone[str(s)] = None
+        except OSError:
+            continue  # cannot tell: leave it as it is
+        else:
+            to_ingest[path] = None  # filtered by the ingest as a walk of its root filters
     return list(to_ingest), list(gone)
 
 
@@ -186,13 +207,17 @@ class FolderWatcher:
     ``on_batch`` runs on the watcher's own thread, one batch at a time; the paths are the
     files and folders created, changed, deleted or moved (both ends of a move). Roots that
     disappear are watched again when they come back, and their path is put in a batch then.
+    A batch whose ``on_batch`` raises :class:`~verifai_desktop.errors.CollectionBusy` (another
+    process is writing the collection) is handed over again ``retry_s`` later, with the
+    changes that came meanwhile.
 
     Args:
         roots: what to watch.
         on_batch: called with each batch (a set of absolute paths).
         debounce_s: seconds without a new change before a batch is handed over.
-        on_error: called with an exception raised by ``on_batch`` (logged if None); the
-            watcher goes on.
+        on_error: called with an exception raised by ``on_batch`` (logged if None), also
+            with a ``CollectionBusy`` before its batch is retried; the watcher goes on.
+        retry_s: seconds before a batch that found the collection busy is handed over again.
     """
 
     def __init__(
@@ -202,16 +227,18 @@ class FolderWatcher:
         *,
         debounce_s: float = 2.0,
         on_error: Callable[[BaseException], None] | None = None,
+        retry_s: float = BUSY_RETRY_S,
     ) -> None:
         from watchdog.observers import Observer
 
         self.roots = list(roots)
         self.debounce_s = debounce_s
+        self.retry_s = retry_s
         self._on_batch = on_batch
         self._on_error = on_error
         self._observer = Observer()
         self._pending: set[Path] = set()
-        self._last_event = 0.0
+        self._due = 0.0  # monotonic time at which the pending batch is handed over
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._watched: dict[Path, Any] = {}
@@ -228,8 +255,9 @@ class FolderWatcher:
         self._observer.start()
         self._thread.start()
 
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop watching; waits up to ``timeout_s`` for a batch being synced to finish."""
+    def stop(self, timeout_s: float | None = 10.0) -> None:
+        """Stop watching; waits up to ``timeout_s`` (None: as long as it takes) for a batch
+        being synced to finish (the caller makes it stop early, e.g. by a cancel event)."""
         self._stop.set()
         with self._cond:
             self._cond.notify_all()
@@ -240,9 +268,13 @@ class FolderWatcher:
 
     def notify(self, path: Path) -> None:
         """Queue ``path`` as changed (what the event handler does for each event)."""
+        self._queue({Path(path)}, self.debounce_s)
+
+    def _queue(self, paths: set[Path], delay_s: float) -> None:
+        """Add ``paths`` to the pending batch, handed over no sooner than ``delay_s`` from now."""
         with self._cond:
-            self._pending.add(Path(path))
-            self._last_event = time.monotonic()
+            self._pending |= paths
+            self._due = max(self._due, time.monotonic() + delay_s)
             self._cond.notify_all()
 
     def _schedule_available(self) -> list[Path]:
@@ -298,12 +330,11 @@ class FolderWatcher:
         while not self._stop.is_set():
             with self._cond:
                 now = time.monotonic()
-                quiet = now - self._last_event
-                if self._pending and quiet >= self.debounce_s:
+                if self._pending and now >= self._due:
                     batch, self._pending = self._pending, set()
                 else:
                     batch = set()
-                    wait = self.debounce_s - quiet if self._pending else RECHECK_S
+                    wait = self._due - now if self._pending else RECHECK_S
                     self._cond.wait(max(0.05, min(wait, next_check - now)))
             if batch:
                 self._deliver(batch)
@@ -316,6 +347,11 @@ class FolderWatcher:
     def _deliver(self, batch: set[Path]) -> None:
         try:
             self._on_batch(batch)
+        except CollectionBusy as exc:  # another writer: try again later
+            log.info("%s; syncing again in %g s", exc, self.retry_s)
+            self._queue(batch, self.retry_s)
+            if self._on_error is not None:
+                self._on_error(exc)
         except Exception as exc:  # a failed sync must not end watching
             if self._on_error is not None:
                 self._on_error(exc)

@@ -309,6 +309,7 @@ def ingest_paths(
     timeout_s: float = 60.0,
     follow_external_links: bool = False,
     max_chunks_per_file: int | None = None,
+    within: Sequence[Path] = (),
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
@@ -338,6 +339,9 @@ def ingest_paths(
         max_chunks_per_file: a file making more chunks is recorded as failed with its chunk
             count and never embedded (setting ``ingest.max_chunks_per_file``); ``None``: no
             limit.
+        within: folders the collection follows that ``paths`` are parts of (folder watching):
+            a path under one is ingested only when walking that folder would reach it, links
+            are judged against them too (:func:`~verifai_desktop.store.walk.expand_paths`).
 
     Returns:
         The per-file (and per-unreadable-folder) outcomes and stage timings.
@@ -349,7 +353,7 @@ def ingest_paths(
     collection.acquire_write_lock()
     remember_roots(collection, paths)  # the collection follows them (folder watching)
     run = _Run(collection, progress, cancel, max_chunks_per_file)
-    walk = expand_paths(paths)
+    walk = expand_paths(paths, within)
     files = walk.files
     seen = {str(f) for f in files}
     total = len(files)

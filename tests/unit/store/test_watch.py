@@ -3,19 +3,23 @@ bundled embedder); a vanished folder deletes nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from verifai_desktop.cli import main
+from verifai_desktop.domain import DocStatus
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.roots import Root, roots_of, unavailable_reason
-from verifai_desktop.store.watch import FolderWatcher, sync_changes
+from verifai_desktop.store.watch import FolderWatcher, SyncReport, sync_changes
+from verifai_desktop.store.writer import Outcome
 
 INTRO = "Aspirin lowers the risk of stroke in women over fifty, a large trial found.\n"
 METHODS = "Heparin was compared with placebo in trauma patients for six months.\n"
@@ -64,20 +68,29 @@ def collection_folder(c: Collection) -> Path:
     return roots_of(c)[0].path
 
 
-def test_the_collection_follows_added_changed_and_deleted_files(
-    collection: Collection, folder: Path
-) -> None:
+@contextlib.contextmanager
+def _following(collection: Collection, **options: Any) -> Iterator[list[SyncReport]]:
+    """A real watcher on the collection's roots syncing each batch; yields the sync reports."""
     lock = threading.Lock()
-    reports = []
+    reports: list[SyncReport] = []
 
     def on_batch(paths: set[Path]) -> None:
         with lock:
-            reports.append(sync_changes(collection, sorted(paths)))
+            reports.append(sync_changes(collection, sorted(paths), **options))
 
     watcher = FolderWatcher(roots_of(collection), on_batch, debounce_s=0.3)
     watcher.start()
     try:
-        assert watcher.watched == [folder]
+        assert watcher.watched == sorted(r.path for r in roots_of(collection))
+        yield reports
+    finally:
+        watcher.stop()
+
+
+def test_the_collection_follows_added_changed_and_deleted_files(
+    collection: Collection, folder: Path
+) -> None:
+    with _following(collection) as reports:
         added = folder / "sub" / "results.md"
         added.parent.mkdir()
         added.write_text("Results: stroke risk fell by a quarter.\n", encoding="utf-8")
@@ -88,8 +101,6 @@ def test_the_collection_follows_added_changed_and_deleted_files(
         _wait_for(lambda: _sources(collection)[str(folder / "intro.md")] != before)
         (folder / "methods.txt").unlink()
         _wait_for(lambda: str(folder / "methods.txt") not in _sources(collection))
-    finally:
-        watcher.stop()
     assert sorted(Path(s).name for s in _sources(collection)) == ["intro.md", "results.md"]
     hits = collection.lexical.search("quarter", 5)
     assert hits, "the added file is searchable"
@@ -158,3 +169,91 @@ def test_verifai_watch_once_catches_up(
         assert sorted(Path(s).name for s in _sources(c)) == ["intro.md", "late.md"]
         data = json.loads((c.path / "roots.json").read_text(encoding="utf-8"))
         assert data["roots"][0]["path"] == str(folder)
+
+
+def test_a_link_out_of_a_watched_folder_obeys_the_setting_and_goes_with_its_link(
+    collection: Collection, folder: Path, tmp_path: Path
+) -> None:
+    """Issue 30, row 3: a link created while watching is refused like in a folder ingest; a
+    followed one is indexed under the link and removed with it."""
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("The zanzibar ledger lists every password.\n", encoding="utf-8")
+    refused, followed = folder / "refused.txt", folder / "followed.txt"
+    with _following(collection):  # ingest.follow_external_links off, as by default
+        (folder / "elsewhere").symlink_to(secret.parent)  # a walk never enters a linked folder
+        refused.symlink_to(secret)
+        _wait_for(lambda: str(refused) in _sources(collection), 20)
+    assert sorted(Path(s).name for s in _sources(collection)) == [
+        "intro.md",
+        "methods.txt",
+        "refused.txt",
+    ]
+    record = collection.document(str(refused))
+    assert record is not None and record.status is DocStatus.FAILED
+    assert f"a link to {secret.resolve()}, outside the folders chosen" in record.reason
+    assert collection.lexical.search("zanzibar", 5) == []
+    assert [r.path for r in roots_of(collection)] == [folder]  # the target is not followed
+    with _following(collection, follow_external_links=True):
+        followed.symlink_to(secret)
+        _wait_for(lambda: len(collection.lexical.search("zanzibar", 5)) == 1, 20)
+        assert collection.document(str(followed)) is not None  # indexed under the link
+        followed.unlink()
+        refused.unlink()
+        _wait_for(lambda: str(followed) not in _sources(collection), 20)
+    assert collection.lexical.search("zanzibar", 5) == []
+    assert sorted(Path(s).name for s in _sources(collection)) == ["intro.md", "methods.txt"]
+
+
+def test_hidden_and_trash_folders_are_skipped_as_by_a_folder_ingest(
+    collection: Collection, folder: Path, tmp_path: Path
+) -> None:
+    """Issue 30, row 4: what a folder ingest skips the watcher skips; a trashed file goes."""
+    staged = tmp_path / "staged" / ".cache"
+    staged.mkdir(parents=True)
+    (staged / "cached.md").write_text("Quokka notes kept in a cache.\n", encoding="utf-8")
+    with _following(collection):
+        (folder / ".hidden").mkdir()
+        (folder / ".hidden" / "note.md").write_text("Quokka notes, hidden.\n", encoding="utf-8")
+        trash = folder / ".Trash-0" / "files"
+        trash.mkdir(parents=True)
+        (folder / "methods.txt").rename(trash / "methods.txt")
+        staged.rename(folder / ".cache")  # a hidden folder moved in whole
+        (folder / "table.csv").write_text("quokka,1\n", encoding="utf-8")  # not a kind walked
+        (folder / "new.md").write_text("Quokka notes in plain sight.\n", encoding="utf-8")
+        _wait_for(
+            lambda: (
+                str(folder / "new.md") in _sources(collection)
+                and str(folder / "methods.txt") not in _sources(collection)
+            ),
+            20,
+        )
+    assert sorted(Path(s).name for s in _sources(collection)) == ["intro.md", "new.md"]
+    again = collection.add_paths([folder])  # a folder ingest finds nothing to add or remove
+    assert [o.status for o in again.outcomes] == [Outcome.SKIPPED, Outcome.SKIPPED]
+
+
+def test_a_deleted_single_file_root_is_removed_one_on_a_missing_folder_stays(
+    collection: Collection, tmp_path: Path
+) -> None:
+    """Issue 30, row 14: a file root deleted from a folder still there is removed (no longer
+    followed); one whose folder is gone (a disk not connected) stays, reported missing."""
+    here, usb = (tmp_path / "here").resolve(), (tmp_path / "usb").resolve()
+    here.mkdir()
+    usb.mkdir()
+    one, two = here / "one.txt", usb / "two.txt"
+    one.write_text("Walrus counts on the north shore.\n", encoding="utf-8")
+    two.write_text("Walrus counts on the south shore.\n", encoding="utf-8")
+    collection.add_paths([one, two])
+    one.unlink()
+    usb.rename(tmp_path / "usb-unplugged")
+    assert sync_changes(collection, [one]).removed == (str(one),)  # the watcher's event
+    again = sync_changes(collection, None)  # and every catch-up after it
+    assert again.removed == () and [p for p, _ in again.unavailable] == [two]
+    assert sorted(Path(s).name for s in _sources(collection)) == [
+        "intro.md",
+        "methods.txt",
+        "two.txt",
+    ]
+    status = {r.path.name: r.status for r in roots_of(collection)}
+    assert list(status) == ["docs", "two.txt"] and status["two.txt"].startswith("missing")
