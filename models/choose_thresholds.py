@@ -7,10 +7,11 @@ app's verification path (:func:`verifai_desktop.verify.check.verify_pairs`: sent
 aims left out, the checks, support-first aggregation); the verifier's probabilities are
 memoised, so each candidate threshold costs no further forward pass. For each preset the
 smallest threshold on a 0.05 grid whose SciFact dev precision reaches the preset's target
-(with at least :data:`MIN_SHOWN` pairs shown with that label) is chosen, per label, the other
-label at its own preset value; no threshold reaching it means the label is never shown under
-that preset (threshold :data:`NEVER`). SciFact dev decides (claim against a scientific
-abstract is the app's task); HealthVer dev is reported beside it. Test splits are not read.
+(with at least :data:`MIN_SHOWN` pairs shown with that label) is chosen, SUPPORT first (with
+CONTRADICT at 0.5), then CONTRADICT with the SUPPORT threshold chosen; no threshold reaching it
+means the label is never shown under that preset (threshold :data:`NEVER`). SciFact dev
+decides (claim against a scientific abstract is the app's task); HealthVer dev is reported
+beside it. Test splits are not read.
 
 ``--write`` stores the presets, with their dev precision and coverage, under ``presets`` in
 the card's ``model_card.json`` (and the table in ``MODEL_CARD.md``).
@@ -110,8 +111,8 @@ def choose(verifier: Verifier, dev: Sequence[EvalPair]) -> dict[str, tuple[float
             if precision is not None and shown >= MIN_SHOWN and precision >= s_target:
                 support = t
                 break
-        for t in GRID:
-            precision, shown = _precision(shown_report(verifier, dev, 0.5, t), "CONTRADICT")
+        for t in GRID:  # with the SUPPORT threshold just chosen (support-first windows)
+            precision, shown = _precision(shown_report(verifier, dev, support, t), "CONTRADICT")
             if precision is not None and shown >= MIN_SHOWN and precision >= c_target:
                 contradict = t
                 break

@@ -5,11 +5,13 @@
 ``calibrate_verifier.py --evaluate`` / ``--card`` need the training run's folder; a change made
 afterwards to the calibration of the shipped folder (the prior shift of
 ``choose_prior_shift.py``) changes only the calibrated figures. This script scores every
-evaluation of :data:`verifier_evals.EVALS` with the folder's calibrated verifier (raw logits
+evaluation of :data:`verifier_evals.EVALS` with the folder's calibrated verifier (the shown
+labels at the default preset's thresholds; raw logits
 memoised in ``OUT/logits_cache.pkl``; the uncalibrated and lexical-baseline figures do not
 depend on the calibration and are kept), then rewrites in ``model_card.json``: those figures,
 ``bars_met``, the sha256 of every shipped file (:data:`model_card.CARD_FILES`) and
-``settings.class_offsets``. ``MODEL_CARD.md``'s table is printed for pasting.
+``settings.class_offsets``; ``--plot`` draws the SciFact dev reliability diagram and
+precision/coverage curves (``docs/verifier_scifact_dev.png``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from model_card import shipped_files
 from verifier_evals import EVALS
 
 from verifai_desktop.evaluate import verifier as ev
+from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.nli import get_verifier
+from verifai_desktop.verify.presets import effective_thresholds
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -48,6 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--model", default="bundled", help="verifier folder (default: bundled)")
     ap.add_argument("--out", type=Path, default=Path("card_refresh"), help="cache folder")
     ap.add_argument("--only", nargs="*", default=None, help="evaluation keys to score")
+    ap.add_argument(
+        "--plot", type=Path, default=None, help="SciFact dev (sentence windows) plot, PNG"
+    )
     args = ap.parse_args(argv)
     folder = get_verifier(args.model).model_dir
     args.out.mkdir(parents=True, exist_ok=True)
@@ -55,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     verifier = cached_verifier(folder, cache)
     card_path = folder / "model_card.json"
     card = json.loads(card_path.read_text("utf-8"))
+    thresholds = effective_thresholds(VerifySettings(), verifier.card.presets)
     confusions: dict[str, list[list[int]]] = {}
     for key, kind, rel, granularity, limit in EVALS:
         if args.only is not None and key not in args.only:
@@ -69,10 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         pairs = pairs[:limit] if limit is not None else pairs
         t0 = time.monotonic()
-        result = ev.evaluate_pairs(
+        evaluation = ev.evaluate_pairs(
             verifier, pairs, dataset=key, system=card.get("name", folder.name),
-            granularity=granularity,  # type: ignore[arg-type]
-        ).as_dict()  # fmt: skip
+            granularity=granularity, thresholds=thresholds,  # type: ignore[arg-type]
+        )  # fmt: skip
+        if key == "scifact_dev_sentences" and args.plot is not None:
+            from verifai_desktop.evaluate.plots import plot_verifier
+
+            plot_verifier(evaluation, args.plot, thresholds)
+        result = evaluation.as_dict()
         save_cache(args.out, cache)
         (args.out / f"{key}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
         card["figures"][key] = figures_of(result)
@@ -96,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     card["bars_met"] = bars
     config = json.loads((folder / "verifier.json").read_text("utf-8"))
-    card.setdefault("settings", {})["class_offsets"] = config.get("class_offsets")
+    for offsets in ("class_offsets", "class_offsets_long"):
+        card.setdefault("settings", {})[offsets] = config.get(offsets)
     card["files"] = shipped_files(folder)
     card_path.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     print(f"figures, files and settings written to {card_path}", file=sys.stderr)

@@ -10,7 +10,8 @@ A verifier folder (made by ``verifai models export-verifier`` or shipped in
   so any label order works (VerifAI's DeBERTa uses NO_EVIDENCE / SUPPORT / CONTRADICT).
 * ``verifier.json`` (optional): ``onnx_file``, ``max_length``, ``temperature`` (fitted on
   SciFact dev, Guo et al. 2017), ``feature_layer`` (see :mod:`verifai_desktop.verify.features`)
-  and ``class_offsets`` (a prior shift, see :meth:`OnnxVerifier.classify`).
+  and ``class_offsets`` / ``class_offsets_long`` (a prior shift for short and long premises,
+  see :meth:`OnnxVerifier.classify`).
 * ``model_card.json`` (optional): base model, data, licences and measured figures.
 
 Probabilities are always returned in :data:`~verifai_desktop.verify.check.LABEL_ORDER`
@@ -38,7 +39,7 @@ from verifai_desktop.hardware import choose_providers
 from verifai_desktop.offline import import_onnxruntime
 from verifai_desktop.settings import models_dir
 from verifai_desktop.verify.check import LABEL_ORDER
-from verifai_desktop.verify.features import feature_layer_from_dict
+from verifai_desktop.verify.features import feature_layer_from_dict, short_premise_mask
 
 log = logging.getLogger(__name__)
 
@@ -187,8 +188,8 @@ class OnnxVerifier:
         batch_size: pairs per ONNX Runtime run inside one :meth:`classify` call.
         calibrated: apply the temperature, feature layer and class offsets of ``verifier.json``.
         class_offsets: log-prior offsets per label (SUPPORT, CONTRADICT, NO_EVIDENCE) used
-            instead of ``verifier.json``'s (``models/choose_prior_shift.py`` passes zeros to
-            score candidates); None: the file's, when ``calibrated``.
+            for every premise instead of ``verifier.json``'s (``models/choose_prior_shift.py``
+            passes zeros to score candidates); None: the file's, when ``calibrated``.
         threads: ONNX Runtime intra-op threads (default: its own choice, all cores).
     """
 
@@ -217,6 +218,7 @@ class OnnxVerifier:
         self._feature_layer: Any = None
         self._offsets_arg = None if class_offsets is None else _offsets_array(class_offsets)
         self._offsets: NDArray[np.float64] = np.zeros(3)
+        self._offsets_long: NDArray[np.float64] = np.zeros(3)
         self._card: ModelCard | None = None
         if not self.model_dir.is_dir():
             raise ModelNotFound(
@@ -269,7 +271,8 @@ class OnnxVerifier:
             self._pad_id = self._pad_token_id()
             if self.calibrated and self._config.get("feature_layer"):
                 self._feature_layer = feature_layer_from_dict(self._config["feature_layer"])
-            self._offsets = self._read_offsets()
+            self._offsets = self._read_offsets("class_offsets")
+            self._offsets_long = self._read_offsets("class_offsets_long")
             self._session = session
             log.info("verifier %s loaded on %s", self.model_dir, session.get_providers()[0])
 
@@ -334,15 +337,23 @@ class OnnxVerifier:
 
     @property
     def class_offsets(self) -> NDArray[np.float64]:
-        """Log-prior offsets added to the calibrated log-probabilities, float64, shape (3,),
-        in :data:`LABEL_ORDER` (zeros when uncalibrated or when ``verifier.json`` has none)."""
+        """Log-prior offsets added to the calibrated log-probabilities of short premises (at most
+        :data:`~verifai_desktop.verify.features.SHORT_PREMISE_MAX_WORDS` words: sentence
+        windows), float64, shape (3,), in :data:`LABEL_ORDER`; zeros when uncalibrated or when
+        ``verifier.json`` has none."""
         self.load()
         return self._offsets
 
-    def _read_offsets(self) -> NDArray[np.float64]:
+    @property
+    def class_offsets_long(self) -> NDArray[np.float64]:
+        """The same for longer premises (whole passages): ``class_offsets_long``."""
+        self.load()
+        return self._offsets_long
+
+    def _read_offsets(self, key: str) -> NDArray[np.float64]:
         if self._offsets_arg is not None:
             return self._offsets_arg
-        raw = self._config.get("class_offsets") if self.calibrated else None
+        raw = self._config.get(key) if self.calibrated else None
         if not raw:
             return np.zeros(3)
         try:
@@ -350,7 +361,7 @@ class OnnxVerifier:
         except (AttributeError, TypeError, ValueError) as exc:
             raise ModelLoadError(
                 self.model_dir / "verifier.json",
-                f"class_offsets must map labels to numbers, found {raw!r}",
+                f"{key} must map labels to numbers, found {raw!r}",
             ) from exc
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
@@ -413,15 +424,18 @@ class OnnxVerifier:
         Returns:
             float32, shape (n, 3), columns SUPPORT, CONTRADICT, NO_EVIDENCE; rows sum to 1.
             When ``calibrated``: temperature-scaled, passed through the feature layer, then
-            shifted by :attr:`class_offsets` (``p_k * exp(b_k)``, renormalised: a change of
-            class priors, Saerens, Latinne & Decaestecker 2002, Neural Computation 14(1)),
-            chosen on the dev mix so that every class is predicted on every dev set.
+            shifted by :attr:`class_offsets` (:attr:`class_offsets_long` for a premise over
+            :data:`~verifai_desktop.verify.features.SHORT_PREMISE_MAX_WORDS` words):
+            ``p_k * exp(b_k)``, renormalised, a change of class priors (Saerens, Latinne &
+            Decaestecker 2002, Neural Computation 14(1)), chosen on the dev mix per premise
+            granularity so that every class is predicted on every dev set.
         """
         probs = softmax(self.logits(pairs), self.temperature)
         if self._feature_layer is not None and len(pairs):
             probs = self._feature_layer.apply(probs, pairs)
-        offsets = self.class_offsets
-        if len(pairs) and offsets.any():
+        if len(pairs) and (self._offsets.any() or self._offsets_long.any()):
+            short = short_premise_mask([p for p, _ in pairs])[:, None]
+            offsets = np.where(short, self._offsets, self._offsets_long)
             shifted = probs.astype(np.float64) * np.exp(offsets)
             probs = (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
         return probs
