@@ -7,14 +7,17 @@ One schema: a passage is the same object in ``verifai ask --json`` and ``verifai
 verified: ``answer_to_dict(answer_from_dict(d), settings_for(d)) == d`` for ``d`` of schema
 :data:`ANSWER_SCHEMA` (an older answer reads back with the fields it lacks at their defaults).
 
-Layer: foundation (imports only :mod:`~verifai_desktop.domain`, :mod:`~verifai_desktop.errors`
-and :mod:`~verifai_desktop.settings`).
+File names that are not valid UTF-8 are written as a shown name plus their exact bytes
+(:func:`~verifai_desktop.names.name_json`) and read back exactly, so the JSON is always valid
+UTF-8.
+
+Layer: foundation (imports only :mod:`~verifai_desktop.domain`, :mod:`~verifai_desktop.errors`,
+:mod:`~verifai_desktop.names` and :mod:`~verifai_desktop.settings`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,7 @@ from verifai_desktop.domain import (
     label_probability,
 )
 from verifai_desktop.errors import BadRecord
+from verifai_desktop.names import dumps_json, name_from_json, name_json, shown_name
 from verifai_desktop.settings import Settings
 
 ANSWER_SCHEMA = "verifai.answer/4"
@@ -88,7 +92,8 @@ may be ``UNSURE``, and verdicts carry ``shown`` and ``flags``, :func:`verdict_to
 def check_to_dict(result: CheckResult) -> dict[str, object]:
     """A claim check as JSON-ready data (``verifai check --json``; schema
     :data:`CHECK_SCHEMA`): ``supporting`` and ``contradicting`` passages (as in
-    :func:`evidence_to_dict`, strongest first) and one verdict per ``documents`` entry."""
+    :func:`evidence_to_dict`, strongest first) and one verdict per ``documents`` entry (its
+    ``path`` written as in :func:`passage_to_dict`)."""
     return {
         "schema": CHECK_SCHEMA,
         "claim": result.claim,
@@ -96,8 +101,8 @@ def check_to_dict(result: CheckResult) -> dict[str, object]:
         "documents": [
             {
                 "doc_id": int(d.doc_id),
-                "path": str(d.path),
-                "file": d.path.name,
+                **name_json("path", d.path),
+                "file": shown_name(d.path.name),
                 "title": d.title,
                 "label": d.label,
                 "probability": d.probability,
@@ -118,14 +123,16 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
         number: its 1-based number (citation ``[number]`` in an answer, rank in a search).
 
     Returns:
-        JSON-ready data; ``char_start/char_end`` index the passage's document text.
+        JSON-ready data; ``char_start/char_end`` index the passage's document text. A path
+        that is not valid UTF-8 is shown escaped (``r\\xe9sum\\xe9.txt``) with its exact bytes
+        in ``path_bytes_b64`` (:func:`~verifai_desktop.names.name_json`; only then).
     """
     return {
         "number": number,
         "chunk_id": int(passage.chunk_id),
         "doc_id": int(passage.doc_id),
-        "path": str(passage.path),
-        "file": passage.path.name,
+        **name_json("path", passage.path),
+        "file": shown_name(passage.path.name),
         "title": passage.title,
         "location": passage.location.as_dict(),
         "char_start": passage.char_start,
@@ -201,8 +208,9 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
 
 
 def answer_to_json(answer: Answer, settings: Settings | None = None) -> str:
-    """:func:`answer_to_dict` as indented JSON text (UTF-8 characters kept), ending in a newline."""
-    return json.dumps(answer_to_dict(answer, settings), indent=2, ensure_ascii=False) + "\n"
+    """:func:`answer_to_dict` as indented JSON text (UTF-8 characters kept, always valid
+    UTF-8: :func:`~verifai_desktop.names.dumps_json`), ending in a newline."""
+    return dumps_json(answer_to_dict(answer, settings), indent=2) + "\n"
 
 
 # -- reading an answer back ------------------------------------------------------------
@@ -220,7 +228,7 @@ def _passage_from_dict(data: Mapping[str, Any]) -> Passage:
     return Passage(
         chunk_id=ChunkId(int(data["chunk_id"])),
         doc_id=DocId(int(data["doc_id"])),
-        path=Path(data["path"]),
+        path=Path(name_from_json(data, "path")),
         title=str(data["title"]),
         text=str(data["text"]),
         char_start=int(data["char_start"]),

@@ -113,15 +113,35 @@ class IndexCorrupt(VerifaiError):
             command line names the repair command).
     """
 
+    _ADVICE = (
+        "repair {what} to rebuild it from its source files, or delete it and add the files again"
+    )
+    """What to do, ``{what}`` naming the collection."""
+
     def __init__(self, path: Path | str, reason: str, *, collection: str | None = None) -> None:
         self.path = Path(path)
         self.reason = reason
         self.collection = collection
         what = f"collection {collection!r}" if collection else "the collection"
         super().__init__(
-            f"{self.path} is damaged ({reason}); repair {what} to rebuild it from its source "
-            "files, or delete it and add the files again"
+            f"{printable(str(self.path))} is damaged ({reason}); {self._ADVICE.format(what=what)}"
         )
+
+
+class HistoryCorrupt(IndexCorrupt):
+    """A collection's answer history (``history.sqlite``) is damaged: not a database, or it
+    failed SQLite's check when opened. Repairing the history keeps every answer that can
+    still be read and sets the damaged file aside.
+
+    Attributes:
+        path: the damaged history file.
+        collection: the collection's folder name when known.
+    """
+
+    _ADVICE = (
+        "repair the answer history of {what} to keep every answer that can still be read (the "
+        "damaged file is kept beside it)"
+    )
 
 
 class RepairImpossible(VerifaiError):

@@ -4,7 +4,8 @@ The answer is what the user asked for; the history (:mod:`verifai_desktop.store.
 a record of it. So :func:`keep_in_history` never fails the question: a history that cannot be
 written is logged and reported as a warning, which each front end shows after the answer
 (``verifai ask``: ``warning: ...`` on stderr, exit status 0; the app: its status bar). The
-app calls it on the worker thread that answered, the CLI after the answer is made.
+app calls it on the worker thread that answered, the CLI once the answer is printed (so not
+even a bug in keeping it can lose the answer).
 """
 
 from __future__ import annotations
@@ -35,10 +36,14 @@ class Kept:
         warning: why it could not be kept (``"the answer was not kept in the history of
             collection 'papers': ..."``), for the user; empty when kept or when the history
             is off.
+        error: the failure behind the warning when it is a
+            :class:`~verifai_desktop.errors.VerifaiError` (a front end may add its own way to
+            fix it, e.g. the repair command for a damaged history), else None.
     """
 
     answer_id: int | None = None
     warning: str = ""
+    error: VerifaiError | None = None
 
 
 def keep_in_history(collection: CollectionStore, answer: Answer, settings: Settings) -> Kept:
@@ -63,5 +68,6 @@ def keep_in_history(collection: CollectionStore, answer: Answer, settings: Setti
         log.warning("could not keep the answer in the history: %s", exc)
         return Kept(
             warning=f"the answer was not kept in the history of collection "
-            f"{collection.name!r}: {exc}"
+            f"{collection.name!r}: {exc}",
+            error=exc if isinstance(exc, VerifaiError) else None,
         )

@@ -4,6 +4,7 @@ formats."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -408,3 +409,35 @@ def test_a_check_writes_an_unsure_document_with_its_flags() -> None:
     assert document_verdict_note(doc) == "best guess: supported, p 0.72"
     supported = dataclasses.replace(doc, label="SUPPORT")
     assert document_verdict_note(supported) == "probability 0.72"
+
+
+ODD_RAW = b"/docs/caf\xe9/r\xe9sum\xe9 \xff.txt"
+ODD_PATH = Path(os.fsdecode(ODD_RAW))
+ODD_SHOWN = "/docs/caf\\xe9/r\\xe9sum\\xe9 \\xff.txt"
+ODD_ANSWER = dataclasses.replace(
+    ANSWER, passages=(dataclasses.replace(PASSAGES[0], path=ODD_PATH), PASSAGES[1])
+)
+"""An answer citing a file whose folder and name are Latin-1 bytes, not UTF-8."""
+
+
+def test_a_name_that_is_not_utf8_is_shown_escaped_and_read_back_exactly() -> None:
+    """Issue 30, row 2: the answer JSON (``ask --json``, the history, audit records) and a
+    claim check's JSON are strict UTF-8; the exact bytes come back from ``path_bytes_b64``."""
+    text = answer_to_json(ODD_ANSWER)
+    text.encode("utf-8")  # no lone surrogate, so no raw 0xFF or \udcff in the output
+    odd, plain = json.loads(text)["passages"]
+    assert (odd["path"], odd["file"]) == (ODD_SHOWN, "r\\xe9sum\\xe9 \\xff.txt")
+    assert base64.b64decode(odd["path_bytes_b64"]) == ODD_RAW
+    assert "path_bytes_b64" not in plain and plain["path"] == "/docs/dvt.md"
+    assert answer_from_dict(json.loads(text)) == ODD_ANSWER  # the exact path again
+
+    check = dataclasses.replace(
+        UNSURE_CHECK,
+        documents=(
+            dataclasses.replace(UNSURE_CHECK.documents[0], path=ODD_PATH),
+            UNSURE_CHECK.documents[1],
+        ),
+    )
+    document = json.loads(json.dumps(check_to_dict(check), ensure_ascii=False))["documents"][0]
+    assert document["path"] == ODD_SHOWN
+    assert base64.b64decode(document["path_bytes_b64"]) == ODD_RAW

@@ -34,6 +34,7 @@ from verifai_desktop.audit.signing import (
 )
 from verifai_desktop.audit.validate import validate_record
 from verifai_desktop.errors import BadRecord, ParseError
+from verifai_desktop.names import name_from_json
 from verifai_desktop.store.history import SavedAnswer
 from verifai_desktop.store.sources import is_file_source
 
@@ -73,7 +74,7 @@ class Problem:
             differs), ``text_changed`` (a quoted span reads differently at its offsets),
             ``not_in_collection`` (the collection no longer holds it, or holds another
             version).
-        path: the document ('' for the record as a whole).
+        path: the document, its exact name ('' for the record as a whole).
         detail: what differs, for people.
         quote_id: the quote concerned ('' for the document as a whole).
     """
@@ -202,7 +203,7 @@ def _check_consistency(record: Mapping[str, Any]) -> list[Problem]:
         question=record["question"],
         answer_json=json.dumps(record["answer_record"]),
         settings=record["settings"],
-        documents={d["path"]: d["sha256"] for d in record["documents"]},
+        documents={name_from_json(d, "path"): d["sha256"] for d in record["documents"]},
         app_version=record["app_version"],
     )
     try:
@@ -235,7 +236,9 @@ def _check_consistency(record: Mapping[str, Any]) -> list[Problem]:
                 "removed",
             )
         )
-    for path in dict.fromkeys(q["path"] for q in record["quotes"] if not q["sha256"]):
+    for path in dict.fromkeys(
+        name_from_json(q, "path") for q in record["quotes"] if not q["sha256"]
+    ):
         if is_file_source(path):
             problems.append(
                 Problem(
@@ -334,7 +337,7 @@ def _check_documents(
 
     by_path: dict[str, list[Mapping[str, Any]]] = {}
     for q in record["quotes"]:
-        by_path.setdefault(q["path"], []).append(q)
+        by_path.setdefault(name_from_json(q, "path"), []).append(q)
     checked = 0
     with ParserPool(timeout_s=timeout_s) as pool:
         for path, items in by_path.items():

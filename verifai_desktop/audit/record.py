@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -25,6 +24,7 @@ from verifai_desktop import __version__
 from verifai_desktop.audit.signing import sign_record
 from verifai_desktop.codec import answer_to_dict, settings_for
 from verifai_desktop.domain import Passage, Verdict
+from verifai_desktop.names import dumps_json, name_json
 from verifai_desktop.store.history import SavedAnswer
 
 AUDIT_SCHEMA = "verifai.audit/1"
@@ -113,7 +113,9 @@ def unsigned_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
 
     Returns:
         JSON-ready data of schema :data:`AUDIT_SCHEMA`: ``quotes`` (one per distinct quoted
-        span, :class:`Quote` fields), ``sentences`` (text, label, probability, and per
+        span, :class:`Quote` fields; a ``path`` that is not valid UTF-8 is shown escaped, with
+        its exact bytes in ``path_bytes_b64``: :func:`~verifai_desktop.names.name_json`, as in
+        ``documents``), ``sentences`` (text, label, probability, and per
         verdict its probabilities, ``quote`` id and, when the verdict has them, ``shown``
         (a :class:`~verifai_desktop.domain.ShownLabel` value or null) and ``flags``),
         ``models``, ``settings``,
@@ -174,7 +176,8 @@ def unsigned_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
         "sentences": sentences,
         "quotes": [_quote_dict(q) for q in quotes.values()],
         "documents": [
-            {"path": path, "sha256": sha} for path, sha in sorted(saved.documents.items())
+            {**name_json("path", path), "sha256": sha}
+            for path, sha in sorted(saved.documents.items())
         ],
         "models": {role: dict(ident) for role, ident in answer.models.items()},
         "thresholds": data["thresholds"],
@@ -187,7 +190,7 @@ def _quote_dict(q: Quote) -> dict[str, Any]:
     return {
         "id": q.quote_id,
         "role": q.role,
-        "path": q.path,
+        **name_json("path", q.path),
         "sha256": q.sha256,
         "location": q.location,
         "char_start": q.char_start,
@@ -221,5 +224,6 @@ def _iso(moment: dt.datetime) -> str:
 
 
 def record_to_json(record: Mapping[str, Any]) -> str:
-    """An audit record as indented JSON text (UTF-8 characters kept), ending in a newline."""
-    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    """An audit record as indented JSON text (UTF-8 characters kept, always valid UTF-8:
+    :func:`~verifai_desktop.names.dumps_json`), ending in a newline."""
+    return dumps_json(record, indent=2) + "\n"

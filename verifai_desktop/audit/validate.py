@@ -13,6 +13,7 @@ from typing import Any
 from verifai_desktop.audit.record import AUDIT_SCHEMA
 from verifai_desktop.domain import ShownLabel
 from verifai_desktop.errors import BadRecord
+from verifai_desktop.names import name_from_json
 
 MAX_RECORD_BYTES = 32 * 1024 * 1024
 """Largest audit record read (32 MiB; a record of ten long passages is under 100 KiB)."""
@@ -141,7 +142,8 @@ def validate_record(data: object, *, what: str = "the audit record") -> Mapping[
     Raises:
         BadRecord: nested deeper than :data:`MAX_DEPTH`, of another schema, a field missing or
             of the wrong type, a verdict's ``shown`` not a shown label, too many or too long
-            ``flags``, or offsets out of order; the error names the field.
+            ``flags``, offsets out of order, or a ``path_bytes_b64`` (the exact bytes of a
+            name that is not valid UTF-8) that is not base64; the error names the field.
     """
     _check_depth(data, what)
     if not isinstance(data, dict) or data.get("schema") != AUDIT_SCHEMA:
@@ -179,6 +181,14 @@ def validate_record(data: object, *, what: str = "the audit record") -> Mapping[
             )
     for i, d in enumerate(data["documents"]):
         _fields(_object(d, f"documents[{i}]", what), _DOCUMENT, f"documents[{i}]", what)
+    for where, item in (
+        *((f"quotes[{i}]", q) for i, q in enumerate(data["quotes"])),
+        *((f"documents[{i}]", d) for i, d in enumerate(data["documents"])),
+    ):
+        try:
+            name_from_json(item, "path")
+        except ValueError as exc:
+            raise BadRecord(what, f"'{where}': {exc}") from exc
     return data
 
 

@@ -13,6 +13,7 @@ from verifai_desktop import modelstore
 from verifai_desktop.cli.common import (
     add_collection_arg,
     add_json_arg,
+    error_hint,
     non_negative_int,
     positive_int,
     print_json,
@@ -23,7 +24,7 @@ from verifai_desktop.evaluate.answer_tables import format_comparison, format_rep
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa
 from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.keep import keep_in_history
-from verifai_desktop.names import printable
+from verifai_desktop.names import printable, valid_utf8
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.presentation import (
     CONFLICT_GLYPH,
@@ -248,10 +249,15 @@ def run_ask(args: argparse.Namespace) -> int:
 
     Progress (search, prompt reading) goes to stderr as in ``verifai ingest``; on a terminal
     the answer then streams there too, unless ``--json`` or ``--no-stream``. The answer is
-    kept in the collection's history (:func:`~verifai_desktop.keep.keep_in_history`); when it
-    cannot be, ``warning: ...`` follows the answer on stderr and the exit status stays 0.
+    printed first, then kept in the collection's history
+    (:func:`~verifai_desktop.keep.keep_in_history`); when it cannot be kept, ``warning: ...``
+    follows the answer on stderr and the exit status stays 0 (the question was answered).
+
+    A question given in another encoding than UTF-8 (undecodable bytes) is asked with those
+    bytes escaped (``\\xe9``).
     """
     settings = load_settings()
+    question = valid_utf8(args.question)
     stream = not args.json and not args.no_stream and sys.stderr.isatty()
     warning = leaves_machine_warning(settings.server.base_url)
     if warning:
@@ -268,21 +274,24 @@ def run_ask(args: argparse.Namespace) -> int:
             session = AskSession(settings)
             answer = session.ask(
                 collection,
-                args.question,
+                question,
                 k=args.k,
                 on_token=on_token if stream else None,
                 progress=report,
             )
             settings = session.settings_in_effect()  # the preset's thresholds, as recorded
+            end_progress()
+            if stream:
+                sys.stderr.write("\n\n")
+            if args.json:
+                print_json(answer_to_dict(answer, settings))
+            else:
+                render_answer(answer, settings)
+            sys.stdout.flush()  # the answer is out before the history is written
             kept = keep_in_history(collection, answer, settings)  # verifai history, audit
-    if stream:
-        sys.stderr.write("\n\n")
-    if args.json:
-        print_json(answer_to_dict(answer, settings))
-    else:
-        render_answer(answer, settings)
     if kept.warning:
-        print(f"warning: {kept.warning}", file=sys.stderr)
+        hint = error_hint(kept.error) if kept.error is not None else ""
+        print(f"warning: {kept.warning}{hint}", file=sys.stderr)
     return 0
 
 
@@ -293,7 +302,7 @@ def render_answer(answer: Answer, settings: Settings) -> None:
     from rich.text import Text
 
     console = Console(highlight=False)
-    console.print(Text(f"Q: {answer.question}", style="bold"))
+    console.print(Text(f"Q: {printable(answer.question)}", style="bold"))
     if answer.not_found:
         console.print(Text(answer.text, style="bold yellow"))
         if answer.passages:

@@ -11,9 +11,11 @@ from verifai_desktop.errors import (
     BeirCollectionMismatch,
     CollectionNotFound,
     EmbedderMismatch,
+    HistoryCorrupt,
     IndexCorrupt,
     VerifaiError,
 )
+from verifai_desktop.names import dumps_json
 
 
 def error_hint(exc: VerifaiError) -> str:
@@ -23,6 +25,8 @@ def error_hint(exc: VerifaiError) -> str:
     """
     if isinstance(exc, CollectionNotFound):
         return f" (`verifai ingest PATH --collection {exc.name}`)"
+    if isinstance(exc, HistoryCorrupt) and exc.collection:
+        return f" (`verifai repair --history --collection {exc.collection}`)"
     if isinstance(exc, IndexCorrupt) and exc.collection:
         return f" (`verifai repair --collection {exc.collection}`)"
     if isinstance(exc, EmbedderMismatch | BeirCollectionMismatch):
@@ -74,11 +78,15 @@ def add_json_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def print_json(data: Any) -> None:
-    """Print ``data`` as indented JSON (paths and enums as strings)."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    """Print ``data`` as indented JSON, always valid UTF-8.
+
+    File names in ``data`` are expected as :func:`~verifai_desktop.names.name_json` fields; any
+    undecodable byte left in some text is written escaped (:func:`~verifai_desktop.names.
+    dumps_json`). On a terminal whose encoding cannot show a character, the same JSON is
+    written with ``\\u`` escapes (ASCII).
+    """
+    text = dumps_json(data, indent=2, default=str)  # paths and enums as strings
     try:
         sys.stdout.write(text + "\n")
     except UnicodeEncodeError:
-        # A file name that is not valid UTF-8 (surrogate-escaped) or a terminal that cannot
-        # show a character: \u escapes are the same JSON.
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=True, default=str) + "\n")
+        sys.stdout.write(json.dumps(json.loads(text), indent=2) + "\n")

@@ -17,16 +17,17 @@ from verifai_desktop.audit import (
     read_record,
 )
 from verifai_desktop.audit_view import write_record
-from verifai_desktop.cli.common import add_collection_arg, add_json_arg, print_json
+from verifai_desktop.cli.common import add_collection_arg, add_json_arg, error_hint, print_json
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.errors import (
     AuditKeyError,
     BadRecord,
     CollectionNotFound,
+    HistoryCorrupt,
     HistoryNotFound,
     InvalidCollectionName,
 )
-from verifai_desktop.names import printable
+from verifai_desktop.names import name_json, names_json, printable
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.folders import collection_history
 from verifai_desktop.store.history import (
@@ -131,7 +132,15 @@ def _saved(history: History, collection: str, answer_id: int | None) -> SavedAns
 
 
 def run_history(args: argparse.Namespace) -> int:
-    """List the kept answers (newest first), or show, delete or clear them."""
+    """List the kept answers (newest first), or show, delete or clear them.
+
+    An answer that cannot be read is left out of the list and counted in a warning on
+    stderr (``warning: 1 entry could not be read; ...``, then the answer's id and why); the
+    exit status stays 0.
+    With ``--json``, each quoted file that changed is named as in
+    :func:`~verifai_desktop.names.names_json` (``changed_documents`` and, only for names that
+    are not valid UTF-8, ``changed_documents_bytes_b64``).
+    """
     with _history(args.collection) as history:
         if args.show is not None:
             sys.stdout.write(_saved(history, args.collection, args.show).answer_json)
@@ -144,11 +153,11 @@ def run_history(args: argparse.Namespace) -> int:
         if args.clear:
             print(f"forgot {history.clear()} answers")
             return 0
-        saved = history.answers()
-        counts = {a.answer_id: len(history.feedback(a.answer_id)) for a in saved}
+        scan = history.scan()
+        counts = {a.answer_id: len(history.feedback(a.answer_id)) for a in scan.answers}
     if args.json:
         entries = []
-        for a in saved:
+        for a in scan.answers:
             data = a.data()
             entries.append(
                 {
@@ -157,23 +166,32 @@ def run_history(args: argparse.Namespace) -> int:
                     "question": a.question,
                     "labels": data.get("label_counts", {}),
                     "abstained": data.get("abstained", False),
-                    "changed_documents": [c.path for c in changed_documents(a)],
+                    **names_json("changed_documents", [c.path for c in changed_documents(a)]),
                     "feedback": counts[a.answer_id],
                     "answer": data,
                 }
             )
         print_json(entries)
-        return 0
-    if not saved:
+    elif not scan.answers and not scan.unreadable:
         print(f"no answers kept for {args.collection!r} yet")
-        return 0
-    for a in saved:
-        labels = a.data().get("label_counts", {})
-        summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in labels.items() if n)
-        changed = changed_documents(a)
-        note = f"  [{len(changed)} document(s) changed since]" if changed else ""
-        print(f"{a.answer_id:>4}  {a.when()}  {printable(a.question)}")
-        print(f"      {summary or 'abstained'}{note}")
+    else:
+        for a in scan.answers:
+            labels = a.data().get("label_counts", {})
+            summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in labels.items() if n)
+            changed = changed_documents(a)
+            note = f"  [{len(changed)} document(s) changed since]" if changed else ""
+            print(f"{a.answer_id:>4}  {a.when()}  {printable(a.question)}")
+            print(f"      {summary or 'abstained'}{note}")
+    if scan.unreadable:
+        n = len(scan.unreadable)
+        print(
+            f"warning: {n} {'entry' if n == 1 else 'entries'} could not be read; if the file is "
+            f"damaged, `verifai repair --history --collection {args.collection}` keeps what "
+            "can still be read",
+            file=sys.stderr,
+        )
+        for answer_id, reason in scan.unreadable:
+            print(f"  answer {answer_id}: {printable(reason)}", file=sys.stderr)
     return 0
 
 
@@ -277,6 +295,8 @@ def run_audit_check(args: argparse.Namespace) -> int:
             note = f"answer {record['answer_id']} is no longer in the history of {name!r}"
         except (CollectionNotFound, InvalidCollectionName):
             note = f"collection {name!r} is not on this machine; compared with the files only"
+        except (HistoryCorrupt, BadRecord) as exc:
+            note = f"not compared: {exc}{error_hint(exc)}"
     report = check_record(
         record, catalog_sha256=catalog, saved=saved, history_note=note, require_key=required
     )
@@ -290,7 +310,12 @@ def run_audit_check(args: argparse.Namespace) -> int:
                 "quotes_checked": report.quotes_checked,
                 "documents_checked": report.documents_checked,
                 "problems": [
-                    {"kind": p.kind, "path": p.path, "quote": p.quote_id, "detail": p.detail}
+                    {
+                        "kind": p.kind,
+                        **name_json("path", p.path),
+                        "quote": p.quote_id,
+                        "detail": p.detail,
+                    }
                     for p in report.problems
                 ],
             }

@@ -27,7 +27,7 @@ from verifai_desktop.cli.passwords import (
 )
 from verifai_desktop.domain import DocStatus, Progress
 from verifai_desktop.errors import IndexCorrupt, MissingPath, VerifaiError
-from verifai_desktop.names import printable
+from verifai_desktop.names import name_json, names_json, printable
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.naming import list_names
@@ -166,8 +166,11 @@ def progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | None
 
 
 def outcome_json(o: FileOutcome) -> dict[str, Any]:
+    """One file of an ingest run as ``--json`` shows it; its ``source`` is written as in
+    :func:`~verifai_desktop.names.name_json` (plus ``source_bytes_b64`` for a name that is not
+    valid UTF-8)."""
     return {
-        "source": o.source,
+        **name_json("source", o.source),
         "status": o.status.value,
         "stored_status": o.stored_status.value if o.stored_status else None,
         "reason": o.reason,
@@ -291,7 +294,7 @@ def ingest_exit_code(report: IngestReport) -> int:
 def _record_json(r: DocumentRecord) -> dict[str, Any]:
     return {
         "doc_id": r.doc_id,
-        "source": r.source,
+        **name_json("source", r.source),
         "title": r.title,
         "format": r.format.value if r.format else None,
         "status": r.status.value,
@@ -346,7 +349,7 @@ def run_remove(args: argparse.Namespace) -> int:
             f"{args.path} is not in collection {args.collection!r}; see `verifai status`"
         )
     if args.json:
-        print_json({"collection": args.collection, "removed": removed})
+        print_json({"collection": args.collection, **names_json("removed", removed)})
     else:
         for source in removed:
             print(f"removed {printable(source)}")

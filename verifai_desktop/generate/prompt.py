@@ -4,6 +4,7 @@ VerifAI (Kosprdic et al., 2024; Basaragin et al., 2024, PQAref) gives the model 
 and the top-k retrieved abstracts, each with its id, and asks for an answer whose every claim
 references the abstract it comes from. We number passages ``[1]..[k]`` (short numbers are
 easier for a small model than PMIDs) and state each passage's source (file and location).
+A file name that is not valid UTF-8 is shown escaped, so the prompt stays valid UTF-8.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from verifai_desktop.domain import Passage
 from verifai_desktop.generate.passages import MIN_PART_TOKENS, truncate_passage
 from verifai_desktop.ingest.injection import neutralise_control_tokens
+from verifai_desktop.names import printable
 
 SYSTEM_PROMPT = (
     "You answer questions using only the numbered passages you are given. "
@@ -74,7 +76,11 @@ class AnswerPrompt:
 
 
 def _head(number: int, passage: Passage) -> str:
-    return f"[{number}] (source: {passage.source_label()})\n"
+    """The source line of a passage block. The file name is shown as the app shows it
+    (:func:`~verifai_desktop.names.printable`): an undecodable byte as ``\\xff``, which the
+    tokenizer and a server's JSON accept, and no chat control token a name could smuggle in."""
+    source = neutralise_control_tokens(printable(passage.source_label()))
+    return f"[{number}] (source: {source})\n"
 
 
 _BLOCK_SEPARATOR_TOKENS = 2  # the blank line between two passage blocks

@@ -36,7 +36,9 @@ from verifai_desktop.domain import (
 )
 from verifai_desktop.errors import IndexCorrupt
 from verifai_desktop.ingest.injection import instruction_cues
+from verifai_desktop.names import valid_utf8
 from verifai_desktop.private import create_private_file
+from verifai_desktop.store.integrity import check_problem
 from verifai_desktop.store.migrations import migrate
 from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
@@ -118,19 +120,6 @@ def _source(value: object) -> str:
     return os.fsdecode(value) if isinstance(value, bytes) else str(value)
 
 
-def _text(value: str) -> str:
-    """Titles and reasons as valid UTF-8: undecodable file-name bytes become ``\\xff``."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        try:
-            raw = value.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:  # a lone surrogate that is no escaped byte (from a parser)
-            raw = value.encode("utf-8", "backslashreplace")
-        return raw.decode("utf-8", "backslashreplace")
-    return value
-
-
 def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:
     fmt = row[6]
     return DocumentRecord(
@@ -207,25 +196,11 @@ class Catalog:
 
     def _check(self, pragma: str) -> None:
         """Run ``PRAGMA quick_check`` or ``integrity_check``; raise on any finding."""
-        rows = self._db.execute(f"PRAGMA {pragma}(20)").fetchall()
-        findings = [
-            line.strip()
-            for r in rows
-            for line in str(r[0]).splitlines()
-            if line.strip() and not line.startswith("***")
-        ]
-        if findings != ["ok"]:
-            more = f" and {len(findings) - 1} more" if len(findings) > 1 else ""
-            raise IndexCorrupt(
-                self.path,
-                f"SQLite's {pragma.replace('_', ' ')} failed: {findings[0][:160]}{more}",
-            )
-        names = {
-            str(r[0]) for r in self._db.execute("SELECT name FROM sqlite_schema WHERE type='table'")
-        }
-        missing = sorted({"meta", "documents", "chunks"} - names)
-        if missing:
-            raise IndexCorrupt(self.path, f"the catalog has no {', '.join(missing)} table")
+        problem = check_problem(
+            self._db, pragma, ("meta", "documents", "chunks"), what="the catalog"
+        )
+        if problem is not None:
+            raise IndexCorrupt(self.path, problem)
 
     def check(self) -> None:
         """Run SQLite's full ``PRAGMA integrity_check`` on the catalog (reads every page).
@@ -311,13 +286,13 @@ class Catalog:
                 ).fetchone()
                 removed: list[int] = []
                 values = (
-                    _text(meta.title),
+                    valid_utf8(meta.title),
                     meta.sha256,
                     meta.size_bytes,
                     meta.mtime_ns,
                     meta.format.value if meta.format else None,
                     status.value,
-                    _text(reason),
+                    valid_utf8(reason),
                     len(chunks),
                     now,
                 )

@@ -3,10 +3,12 @@
 Every verified answer is kept as the exact ``verifai.answer`` JSON text it was shown as
 (:func:`verifai_desktop.codec.answer_to_json`), with the question, the time, the settings in
 effect and the sha256 of every document it quotes, so it can be reopened exactly as verified
-(:meth:`SavedAnswer.answer`), told apart from documents that have changed since
-(:func:`changed_documents`), exported as an audit record (:mod:`verifai_desktop.audit`) and
-corrected by its reader (:class:`Feedback`; exported for training by
-:func:`feedback_records`, in the format of the NLI training pool).
+(:class:`~verifai_desktop.store.history_records.SavedAnswer`), told apart from documents that
+have changed since (:func:`changed_documents`), exported as an audit record
+(:mod:`verifai_desktop.audit`) and corrected by its reader
+(:class:`~verifai_desktop.store.history_records.Feedback`; exported for training by
+:func:`feedback_records`, in the format of the NLI training pool). A damaged file is found when
+it opens and repaired by :mod:`verifai_desktop.store.history_repair`.
 
 The history is separate from the catalog: writing it never takes the collection's write lock,
 so an answer is kept while an ingest runs. SQLite (WAL) serialises writers.
@@ -15,32 +17,65 @@ so an answer is kept while an ingest runs. SQLite (WAL) serialises writers.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
+import logging
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 from verifai_desktop import __version__
-from verifai_desktop.codec import answer_from_dict, answer_to_json, settings_for
-from verifai_desktop.domain import Answer, NliLabel
-from verifai_desktop.errors import BadRecord, HistoryNotFound, IndexCorrupt, ParseError
+from verifai_desktop.codec import answer_to_json
+from verifai_desktop.domain import Answer
+from verifai_desktop.errors import BadRecord, HistoryCorrupt, HistoryNotFound, ParseError
+from verifai_desktop.names import dumps_json, valid_utf8
 from verifai_desktop.private import create_private_file, export_private_texts, export_target
 from verifai_desktop.settings import Settings
+from verifai_desktop.store.history_records import (
+    ANSWER_COLUMNS,
+    FEEDBACK_COLUMNS,
+    FEEDBACK_VERDICTS,
+    AnswerScan,
+    DocumentChange,
+    Feedback,
+    FeedbackVerdict,
+    SavedAnswer,
+    feedback_from_row,
+    saved_answer,
+)
+from verifai_desktop.store.integrity import check_problem
 from verifai_desktop.store.sources import is_file_source
 
 if TYPE_CHECKING:
     # The store's contract opens its history (CollectionStore.history); the type is enough here.
     from verifai_desktop.store.base import CollectionStore
 
+__all__ = [  # the records are defined in history_records and used from here as before
+    "BUSY_TIMEOUT_S",
+    "FEEDBACK_VERDICTS",
+    "HISTORY_FILE",
+    "SCHEMA",
+    "AnswerScan",
+    "DocumentChange",
+    "Feedback",
+    "FeedbackVerdict",
+    "History",
+    "SavedAnswer",
+    "changed_documents",
+    "feedback_records",
+    "keep_answer",
+    "quoted_documents",
+    "write_feedback",
+]
+
+log = logging.getLogger(__name__)
+
 HISTORY_FILE = "history.sqlite"
 BUSY_TIMEOUT_S = 10.0
 """Seconds to wait for another writer of the history (a thread or process) to finish."""
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
     answer_id INTEGER PRIMARY KEY AUTOINCREMENT,
     created REAL NOT NULL,
@@ -63,123 +98,7 @@ CREATE TABLE IF NOT EXISTS feedback (
     UNIQUE (answer_id, sentence, passage)
 );
 """
-
-FeedbackVerdict = Literal["right", "wrong", "flagged"]
-"""What a reader said of a verdict: ``right``; ``wrong`` (with the correct label when they
-gave one); ``flagged`` (the sentence is wrong or harmful in some other way)."""
-
-FEEDBACK_VERDICTS: tuple[FeedbackVerdict, ...] = ("right", "wrong", "flagged")
-
-
-@dataclass(frozen=True, slots=True)
-class SavedAnswer:
-    """One answer of the history.
-
-    Attributes:
-        answer_id: its id in the collection's history (1, 2, ...; never reused).
-        created: when it was answered (seconds since the epoch, UTC).
-        question: the question asked.
-        answer_json: the ``verifai.answer`` JSON exactly as written when it was verified.
-        settings: the settings in effect (``dataclasses.asdict(Settings)`` without ``ui``).
-        documents: path (or benchmark key) -> sha256 of every document the answer quotes
-            (passages given and conflicting passages), as catalogued when it was answered.
-        app_version: the VerifAI Desktop version that answered.
-    """
-
-    answer_id: int
-    created: float
-    question: str
-    answer_json: str
-    settings: Mapping[str, Any]
-    documents: Mapping[str, str]
-    app_version: str
-
-    def data(self) -> dict[str, Any]:
-        """The answer's JSON, parsed.
-
-        Raises:
-            BadRecord: the stored text is not JSON.
-        """
-        try:
-            data = json.loads(self.answer_json)
-        except ValueError as exc:
-            raise BadRecord(f"saved answer {self.answer_id}", str(exc)) from exc
-        if not isinstance(data, dict):
-            raise BadRecord(f"saved answer {self.answer_id}", "it is not a JSON object")
-        return data
-
-    def answer(self) -> Answer:
-        """The answer as it was verified (labels, verdicts, evidence, passages).
-
-        Raises:
-            BadRecord: the stored JSON is damaged or of an unknown schema.
-        """
-        return answer_from_dict(self.data())
-
-    def answer_settings(self, base: Settings | None = None) -> Settings:
-        """``base`` with the thresholds the answer was verified with (to show it again).
-
-        Raises:
-            BadRecord: the stored JSON lacks its thresholds.
-        """
-        return settings_for(self.data(), base)
-
-    def when(self) -> str:
-        """Local time of the answer, ``"2026-11-25 14:03"``."""
-        return dt.datetime.fromtimestamp(self.created).strftime("%Y-%m-%d %H:%M")
-
-
-@dataclass(frozen=True, slots=True)
-class Feedback:
-    """A reader's judgement of one verdict of a saved answer.
-
-    Attributes:
-        answer_id: the saved answer.
-        sentence: 0-based index into the answer's sentences.
-        passage: the citation number whose verdict is judged; 0 for the sentence as a whole.
-        shown: the label shown (an :class:`~verifai_desktop.domain.NliLabel` value for a
-            verdict, a sentence label value for the sentence).
-        verdict: ``right``, ``wrong`` or ``flagged``.
-        label: the correct NLI label when ``wrong`` and the reader gave one, else None.
-        note: free text ('' when none).
-        created: when it was given (seconds since the epoch).
-    """
-
-    answer_id: int
-    sentence: int
-    passage: int
-    shown: str
-    verdict: FeedbackVerdict
-    label: NliLabel | None = None
-    note: str = ""
-    created: float = 0.0
-
-    @property
-    def training_label(self) -> NliLabel | None:
-        """The NLI label this judgement teaches: the shown verdict when ``right``, the one
-        given when ``wrong``; None for a flag or a ``wrong`` without a label."""
-        if self.verdict == "right" and self.passage > 0:
-            return NliLabel(self.shown)
-        if self.verdict == "wrong":
-            return self.label
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentChange:
-    """A document an answer quotes that no longer reads as it did.
-
-    Attributes:
-        path: the document (as recorded).
-        recorded_sha256: its sha256 when the answer was made.
-        current_sha256: its sha256 now ('' when it is missing or unreadable).
-        reason: ``"changed"`` or ``"missing"``.
-    """
-
-    path: str
-    recorded_sha256: str
-    current_sha256: str
-    reason: Literal["changed", "missing"]
+"""The history's tables (also what a repaired history is created with)."""
 
 
 def _enable_wal(db: sqlite3.Connection) -> None:
@@ -207,38 +126,59 @@ def _enable_wal(db: sqlite3.Connection) -> None:
 class History:
     """The answer history of one collection folder.
 
+    Opening an existing history runs SQLite's ``PRAGMA quick_check``, as the catalog does, so
+    a damaged file is a clear :class:`~verifai_desktop.errors.HistoryCorrupt` (repaired by
+    :func:`~verifai_desktop.store.history_repair.repair_history`) rather than a crash in the
+    middle of a listing.
+
     Args:
         folder: the collection's folder; the file is created on first use. Open it through
             the collection (:meth:`CollectionStore.history`, or
             :func:`~verifai_desktop.store.folders.collection_history` by name).
 
     Raises:
-        IndexCorrupt: ``history.sqlite`` is not a readable SQLite database.
+        HistoryCorrupt: ``history.sqlite`` is not a SQLite database or fails the quick check.
         BadRecord: another writer kept it locked for :data:`BUSY_TIMEOUT_S` seconds.
     """
 
     def __init__(self, folder: Path) -> None:
         self.path = Path(folder) / HISTORY_FILE
+        existed = self.path.is_file() and self.path.stat().st_size > 0
+        db: sqlite3.Connection | None = None
         try:
             create_private_file(self.path)
             # The timeout comes first: another thread or process may be writing (WAL).
-            self._db = sqlite3.connect(
+            db = sqlite3.connect(
                 str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None,
                 check_same_thread=False,
             )  # fmt: skip
-            _enable_wal(self._db)
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.execute("PRAGMA secure_delete=ON")
-            self._db.executescript(_SCHEMA)
+            _enable_wal(db)
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA secure_delete=ON")
+            if existed:
+                # No table is required: another process may be creating this history now.
+                problem = check_problem(db, "quick_check", (), what="the history")
+                if problem is not None:
+                    raise self._damaged(problem)
+            db.executescript(SCHEMA)
         except sqlite3.OperationalError as exc:
+            _close_quietly(db)
             if "locked" in str(exc) or "busy" in str(exc):
                 raise BadRecord(
                     "the answer history",
                     f"it stayed locked by another program for {BUSY_TIMEOUT_S:.0f} s; try again",
                 ) from exc
-            raise IndexCorrupt(self.path, str(exc)) from exc
+            raise self._damaged(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
-            raise IndexCorrupt(self.path, str(exc)) from exc
+            _close_quietly(db)
+            raise self._damaged(str(exc)) from exc
+        except BaseException:
+            _close_quietly(db)
+            raise
+        self._db = db
+
+    def _damaged(self, reason: str) -> HistoryCorrupt:
+        return HistoryCorrupt(self.path, reason, collection=self.path.parent.name)
 
     def close(self) -> None:
         """Close the database."""
@@ -262,6 +202,10 @@ class History:
     ) -> int:
         """Keep a verified answer; returns its id.
 
+        File names that are not valid UTF-8 are kept exactly: in the answer's JSON as a shown
+        name plus their bytes (:func:`~verifai_desktop.names.name_json`), in ``documents`` as
+        JSON ``\\udcff`` escapes (ASCII text) that read back as the same name.
+
         Args:
             answer: the answer as shown.
             settings: the settings it was made with (thresholds; kept whole).
@@ -275,8 +219,9 @@ class History:
             "app_version) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 time.time() if created is None else created,
-                answer.question,
+                valid_utf8(answer.question),
                 answer_to_json(answer, settings),
+                # ASCII JSON: a name's undecodable byte is a \\udcff escape, read back exactly
                 json.dumps(snapshot, sort_keys=True),
                 json.dumps(dict(documents), sort_keys=True),
                 __version__,
@@ -285,30 +230,64 @@ class History:
         assert cur.lastrowid is not None
         return int(cur.lastrowid)
 
-    def _rows(self, where: str = "", params: Sequence[object] = ()) -> Iterator[SavedAnswer]:
-        sql = (
-            "SELECT answer_id, created, question, answer_json, settings_json, documents_json, "
-            f"app_version FROM answers {where}"
-        )
-        for row in self._db.execute(sql, tuple(params)):
-            yield SavedAnswer(
-                int(row[0]), float(row[1]), row[2], row[3], json.loads(row[4]),
-                json.loads(row[5]), row[6],
-            )  # fmt: skip
+    def scan(self) -> AnswerScan:
+        """Every saved answer, newest first, and those that cannot be read.
+
+        A row that cannot be read (:meth:`get`) is left out and named in
+        :attr:`AnswerScan.unreadable`, never fatal: the rest of the history is still listed.
+
+        Raises:
+            HistoryCorrupt: not even the list of ids can be read.
+        """
+        try:
+            ids = [
+                int(r[0])
+                for r in self._db.execute("SELECT answer_id FROM answers ORDER BY answer_id DESC")
+            ]
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(str(exc)) from exc
+        answers: list[SavedAnswer] = []
+        unreadable: list[tuple[int, str]] = []
+        for answer_id in ids:
+            try:
+                saved = self.get(answer_id)
+            except BadRecord as exc:
+                unreadable.append((answer_id, exc.reason))
+                continue
+            if saved is not None:
+                answers.append(saved)
+        return AnswerScan(tuple(answers), tuple(unreadable))
 
     def answers(self) -> list[SavedAnswer]:
-        """Every saved answer, newest first."""
-        return list(self._rows("ORDER BY answer_id DESC"))
+        """Every saved answer that can be read, newest first; each one that cannot is logged
+        (:meth:`scan` returns them)."""
+        scan = self.scan()
+        for answer_id, reason in scan.unreadable:
+            log.warning("history %s: answer %d cannot be read: %s", self.path, answer_id, reason)
+        return list(scan.answers)
 
     def get(self, answer_id: int) -> SavedAnswer | None:
-        """The saved answer ``answer_id``, or None."""
-        return next(self._rows("WHERE answer_id = ?", (answer_id,)), None)
+        """The saved answer ``answer_id``, or None when there is none.
+
+        Raises:
+            BadRecord: it is there but its row cannot be read (a damaged page, a JSON column
+                that is not a JSON object, a value of the wrong type).
+        """
+        try:
+            row = self._db.execute(
+                f"SELECT answer_id, {', '.join(ANSWER_COLUMNS)} FROM answers WHERE answer_id = ?",
+                (answer_id,),
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise BadRecord(f"saved answer {answer_id}", str(exc)) from exc
+        return None if row is None else saved_answer(row)
 
     def require(self, answer_id: int) -> SavedAnswer:
         """The saved answer ``answer_id``.
 
         Raises:
             HistoryNotFound: there is none.
+            BadRecord: it is there but cannot be read.
         """
         saved = self.get(answer_id)
         if saved is None:
@@ -316,8 +295,13 @@ class History:
         return saved
 
     def last(self) -> SavedAnswer | None:
-        """The newest saved answer, or None when the history is empty."""
-        return next(self._rows("ORDER BY answer_id DESC LIMIT 1"), None)
+        """The newest saved answer, or None when the history is empty.
+
+        Raises:
+            BadRecord: the newest answer cannot be read.
+        """
+        row = self._db.execute("SELECT max(answer_id) FROM answers").fetchone()
+        return None if row is None or row[0] is None else self.get(int(row[0]))
 
     def delete(self, answer_id: int) -> bool:
         """Forget one answer and its feedback; True when it was there."""
@@ -368,26 +352,28 @@ class History:
         )
 
     def feedback(self, answer_id: int | None = None) -> list[Feedback]:
-        """Judgements of one saved answer (or of all), in answer then sentence order."""
+        """Judgements of one saved answer (or of all), in answer then sentence order; a row
+        that cannot be read (an unknown verdict or label) is logged and left out."""
         where, params = ("WHERE answer_id = ?", (answer_id,)) if answer_id is not None else ("", ())
         rows = self._db.execute(
-            "SELECT answer_id, sentence, passage, shown, verdict, label, note, created "
+            f"SELECT {', '.join(FEEDBACK_COLUMNS)} "
             f"FROM feedback {where} ORDER BY answer_id, sentence, passage",
             params,
         )
-        return [
-            Feedback(
-                answer_id=int(r[0]),
-                sentence=int(r[1]),
-                passage=int(r[2]),
-                shown=r[3],
-                verdict=r[4],
-                label=None if r[5] is None else NliLabel(r[5]),
-                note=r[6],
-                created=float(r[7]),
-            )
-            for r in rows
-        ]
+        out: list[Feedback] = []
+        for r in rows:
+            try:
+                out.append(feedback_from_row(r))
+            except (ValueError, TypeError) as exc:
+                log.warning(
+                    "history %s: a judgement of answer %s is unreadable: %s", self.path, r[0], exc
+                )
+        return out
+
+
+def _close_quietly(db: sqlite3.Connection | None) -> None:
+    if db is not None:
+        db.close()
 
 
 def quoted_documents(answer: Answer, sha256_of: Mapping[str, str]) -> dict[str, str]:
@@ -492,7 +478,7 @@ def write_feedback(records: Sequence[Mapping[str, str]], path: Path | str) -> Pa
             folder, a full disk); nothing was changed.
     """
     target = export_target(path, "feedback export")
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    text = "".join(dumps_json(r) + "\n" for r in records)
     export_private_texts([(target, text)], what="feedback export")
     return target
 
@@ -502,7 +488,7 @@ def keep_answer(collection: CollectionStore, answer: Answer, settings: Settings)
     document it quotes; returns its id.
 
     Raises:
-        IndexCorrupt: the history file is damaged.
+        HistoryCorrupt: the history file is damaged.
     """
     sha: dict[str, str] = {}
     for path in _quoted_paths(answer):

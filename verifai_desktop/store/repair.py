@@ -1,4 +1,4 @@
-"""Rebuilding a damaged collection from its source files.
+"""Rebuilding a damaged collection from its source files, and repairing its answer history.
 
 The files the damaged catalog still names (row by row when whole-table reads fail) are
 ingested into a fresh collection built in a staging folder beside it
@@ -6,6 +6,10 @@ ingested into a fresh collection built in a staging folder beside it
 follows (:data:`CARRIED_OVER`); only when that is complete are the two folders swapped, in one
 atomic ``renameat2(RENAME_EXCHANGE)`` on Linux (two renames elsewhere), and the damaged one
 deleted. A repair that fails or is cancelled leaves the damaged collection as it was.
+
+A damaged answer history is repaired first, in place
+(:func:`~verifai_desktop.store.history_repair.repair_history`); :func:`repair_collection_history`
+does only that, without rebuilding the documents.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from verifai_desktop.errors import CollectionBusy, RepairImpossible
 from verifai_desktop.settings import Settings, collections_dir
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.folders import CATALOG_FILE, LOCK_FILE, existing_path
+from verifai_desktop.store.history_repair import DAMAGED_PREFIX, HistoryRepair, repair_history
+from verifai_desktop.store.integrity import salvage_table
 from verifai_desktop.store.lock import FileLock
 from verifai_desktop.store.naming import CONFIG_FILE, display_name_of
 from verifai_desktop.store.sources import is_file_source
@@ -36,8 +42,6 @@ from verifai_desktop.store.writer import IngestReport, ProgressFn
 log = logging.getLogger(__name__)
 
 STAGING_PREFIX = ".repair-"
-MAX_PROBED_IDS = 1_000_000  # a damaged sqlite_sequence must not start an endless probe
-_ONE_SOURCE = "SELECT source FROM documents WHERE doc_id=?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +55,8 @@ class RepairReport:
         catalog_complete: False when some catalog rows could not be read (files may be lost).
         missing: catalogued files no longer on disk (not in the rebuilt collection).
         not_files: catalogued documents that were no files (benchmark keys), not rebuilt.
+        history: what repairing the damaged answer history did; None when it was not
+            damaged.
     """
 
     name: str
@@ -59,12 +65,14 @@ class RepairReport:
     catalog_complete: bool
     missing: tuple[str, ...]
     not_files: int
+    history: HistoryRepair | None = None
 
 
 def catalogued_sources(catalog: Path) -> tuple[tuple[str, ...], bool]:
     """The ``source`` of every document row still readable in a (damaged) catalog.
 
-    Reads the whole table at once, and row by row (by ``doc_id``) when that fails.
+    Reads the whole table at once, and row by row (by ``doc_id``) when that fails
+    (:func:`~verifai_desktop.store.integrity.salvage_table`).
 
     Returns:
         The sources, and whether every row was read.
@@ -75,32 +83,9 @@ def catalogued_sources(catalog: Path) -> tuple[tuple[str, ...], bool]:
         db = sqlite3.connect(catalog)  # only read; the file is replaced after the repair
     except sqlite3.DatabaseError:
         return (), False
-    try:
-        try:
-            rows = db.execute("SELECT source FROM documents").fetchall()
-            return tuple(_source(r[0]) for r in rows), True
-        except sqlite3.DatabaseError as exc:
-            log.warning(
-                "catalog %s: whole-table read failed (%s); reading row by row", catalog, exc
-            )
-        top = 0
-        for query in (
-            "SELECT seq FROM sqlite_sequence WHERE name='documents'",
-            "SELECT max(doc_id) FROM documents",
-        ):
-            with contextlib.suppress(sqlite3.DatabaseError, TypeError):
-                top = max(top, int(db.execute(query).fetchone()[0]))
-        found: list[str] = []
-        for doc_id in range(1, min(top, MAX_PROBED_IDS) + 1):
-            with contextlib.suppress(sqlite3.DatabaseError):
-                row = db.execute(
-                    "SELECT source FROM documents WHERE doc_id=?", (doc_id,)
-                ).fetchone()
-                if row is not None:
-                    found.append(_source(row[0]))
-        return tuple(found), False
-    finally:
-        db.close()
+    with contextlib.closing(db):
+        found = salvage_table(db, "documents", "doc_id", ("source",))
+    return tuple(_source(r[1]) for r in found.rows), found.complete
 
 
 def _source(value: object) -> str:
@@ -150,7 +135,8 @@ def _swap_in(staging: Path, path: Path) -> None:
 
 CARRIED_OVER = ("roots.json",)
 """Records of a collection that are not derived from its documents and survive a repair as
-they are (plus ``history.sqlite``, copied with SQLite's backup API)."""
+they are (plus ``history.sqlite``, copied with SQLite's backup API, and damaged histories set
+aside by an earlier repair)."""
 
 
 def _carry_over(damaged: Path, staging: Path) -> None:
@@ -160,7 +146,8 @@ def _carry_over(damaged: Path, staging: Path) -> None:
     from verifai_desktop.private import create_private_file
     from verifai_desktop.store.history import HISTORY_FILE
 
-    for name in CARRIED_OVER:
+    aside = [p.name for p in damaged.glob(f"{DAMAGED_PREFIX}*")]
+    for name in (*CARRIED_OVER, *aside):
         try:
             shutil.copy2(damaged / name, staging / name)
         except FileNotFoundError:
@@ -181,6 +168,30 @@ def _carry_over(damaged: Path, staging: Path) -> None:
         log.warning("repair: the answer history could not be carried over: %s", exc)
 
 
+def repair_collection_history(name: str) -> HistoryRepair | None:
+    """Repair the answer history of collection ``name`` when it is damaged, and nothing else
+    (:func:`~verifai_desktop.store.history_repair.repair_history`).
+
+    Returns:
+        What was kept and lost, or None when the history is not damaged.
+
+    Raises:
+        CollectionNotFound, InvalidCollectionName: no such collection.
+        CollectionBusy: another process is writing it (an ingest, another repair).
+        ExportFailed: the repaired file could not be written; the damaged one is left as it
+            was.
+        BadRecord: another program kept the history locked too long.
+    """
+    path = existing_path(name)
+    lock = FileLock(path / LOCK_FILE)
+    if not lock.try_acquire():
+        raise CollectionBusy(name)
+    try:
+        return repair_history(path)
+    finally:
+        lock.release()
+
+
 def repair_collection(
     name: str,
     *,
@@ -195,7 +206,9 @@ def repair_collection(
     """Rebuild collection ``name`` from the files its catalog names (plus ``paths``).
 
     Works on a healthy collection too (a full re-ingest). The embedder is the collection's
-    own (``collection.toml``), or the settings' when that file is unreadable.
+    own (``collection.toml``), or the settings' when that file is unreadable. A damaged answer
+    history is repaired first (:func:`~verifai_desktop.store.history_repair.repair_history`),
+    then carried over with the damaged file it set aside.
 
     Args:
         name: the collection.
@@ -211,9 +224,11 @@ def repair_collection(
     Raises:
         CollectionNotFound, InvalidCollectionName: no such collection.
         CollectionBusy: another process is writing it.
-        RepairImpossible: no catalogued file exists any more and no ``paths`` were given.
+        RepairImpossible: no catalogued file exists any more and no ``paths`` were given
+            (a damaged history is repaired all the same).
         Cancelled: ``cancel`` was set (the damaged collection is left as it was).
         ModelNotFound: the embedder is not on this machine.
+        ExportFailed: the repaired history could not be written.
     """
     settings = settings or Settings()
     path = existing_path(name)
@@ -222,6 +237,7 @@ def repair_collection(
         raise CollectionBusy(name)
     staging = collections_dir() / f"{STAGING_PREFIX}{path.name}"
     try:
+        history = repair_history(path)
         sources, complete = catalogued_sources(path / CATALOG_FILE)
         files = [s for s in sources if is_file_source(s)]
         present = [Path(s) for s in files if os.path.lexists(s)]
@@ -267,4 +283,5 @@ def repair_collection(
         catalog_complete=complete,
         missing=missing,
         not_files=len(sources) - len(files),
+        history=history,
     )

@@ -8,6 +8,8 @@ history holding one answer and one judgement.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import stat
 from collections.abc import Iterator
@@ -15,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_codec import ANSWER
+from tests.unit.test_codec import ANSWER, ODD_ANSWER, ODD_PATH, ODD_SHOWN
 from verifai_desktop.cli import main
+from verifai_desktop.names import name_from_json
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.folders import collection_history
@@ -132,3 +135,45 @@ def test_exports_are_user_only(tmp_path: Path) -> None:
         written, 0o600
     )
     assert '"premise"' in old.read_text(encoding="utf-8")
+
+
+def test_history_feedback_and_audit_name_a_file_that_is_not_utf8(
+    fake_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 30, rows 1 and 2: an answer quoting ``caf\\xe9/r\\xe9sum\\xe9 \\xff.txt`` (gone since)
+    is listed, judged, exported and checked; every output is strict UTF-8 and names the file
+    escaped, with its exact bytes beside."""
+    with Collection.open("odd", create=True, settings=fake_settings):
+        pass
+    with collection_history("odd") as history:
+        answer_id = history.add(ODD_ANSWER, Settings(), {str(ODD_PATH): "a" * 64})
+
+    assert main(["history", "-c", "odd", "--json"]) == 0
+    out = capsys.readouterr().out
+    [entry] = json.loads(out.encode("utf-8"))
+    assert entry["changed_documents"] == [ODD_SHOWN]
+    assert os.fsdecode(base64.b64decode(entry["changed_documents_bytes_b64"][0])) == str(ODD_PATH)
+    assert name_from_json(entry["answer"]["passages"][0], "path") == str(ODD_PATH)
+
+    judge = ["feedback", "add", "-c", "odd", "--id", str(answer_id), "--sentence", "1"]
+    assert main([*judge, "--passage", "1", "--right"]) == 0
+    assert main(["feedback", "export", "-c", "odd", "--jsonl", str(tmp_path / "fb.jsonl")]) == 0
+    assert len((tmp_path / "fb.jsonl").read_bytes().decode("utf-8").splitlines()) == 1
+
+    assert main(["audit", "export", "-c", "odd", "--last", "-o", str(tmp_path / "rec.json")]) == 0
+    record = json.loads((tmp_path / "rec.json").read_bytes().decode("utf-8"))
+    (tmp_path / "rec.html").read_bytes().decode("utf-8")
+    quote = record["quotes"][0]
+    assert quote["path"] == ODD_SHOWN and name_from_json(quote, "path") == str(ODD_PATH)
+    assert [name_from_json(d, "path") for d in record["documents"]] == [str(ODD_PATH)]
+    capsys.readouterr()
+
+    assert main(["audit", "check", str(tmp_path / "rec.json"), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out.encode("utf-8"))
+    missing = [p for p in report["problems"] if p["kind"] == "missing"]
+    assert [(p["path"], name_from_json(p, "path")) for p in missing] == [
+        (ODD_SHOWN, str(ODD_PATH)),
+        ("/docs/dvt.md", "/docs/dvt.md"),
+    ]
+    assert "path_bytes_b64" not in missing[1]
+    assert not [p for p in report["problems"] if p["kind"] in ("edited", "signature_invalid")]

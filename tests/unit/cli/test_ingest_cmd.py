@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from verifai_desktop.cli import main
+from verifai_desktop.names import name_from_json
 from verifai_desktop.settings import Settings, save_settings
 from verifai_desktop.store.collection import Collection
 
@@ -53,7 +54,11 @@ def test_ingest_and_status_print_odd_names_escaped_on_one_line(
     ]
 
     assert main(["status", "-c", "w", "--json"]) == 0
-    sources = [d["source"] for d in json.loads(capsys.readouterr().out)["documents"]]
+    text = capsys.readouterr().out
+    text.encode("utf-8")  # strict UTF-8: no raw byte, no lone surrogate
+    documents = json.loads(text)["documents"]
+    assert documents[1]["source"] == f"{odd_folder}/bad\\xff\\xfe.txt"
+    sources = [name_from_json(d, "source") for d in documents]
     assert [os.fsencode(s) for s in sources] == [
         os.path.join(os.fsencode(odd_folder), b"two\nlines\x1b[2J.txt"),
         os.path.join(os.fsencode(odd_folder), b"bad\xff\xfe.txt"),

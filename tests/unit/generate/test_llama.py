@@ -5,6 +5,8 @@ Generation with the real model is covered by test_grammar.py (the citation gramm
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,24 @@ def test_chat_control_tokens_in_a_passage_reach_the_model_as_text(
         data, add_bos=False, special=False
     )
     assert prompt.passages[0].text == hostile  # the stored passage is untouched
+
+
+def test_a_source_whose_name_is_not_utf8_is_counted_and_shown_escaped(
+    generator: LlamaGenerator,
+) -> None:
+    """Issue 30, row 1: the source line of a passage from ``caf\\xe9/r\\xe9sum\\xe9 \\xff.txt``
+    (Latin-1 bytes) once crashed token counting (``surrogates not allowed``); it now reaches
+    the real tokenizer escaped, and the passage keeps its exact path."""
+    path = Path(os.fsdecode(b"/docs/caf\xe9/r\xe9sum\xe9 \xff.txt"))
+    passage = dataclasses.replace(_passage("Aspirin lowers the risk of stroke."), path=path)
+    prompt = build_answer_prompt(
+        "What lowers the risk of stroke?",
+        [passage],
+        count_tokens=generator.count_tokens,
+        max_prompt_tokens=1024,
+    )
+    user = prompt.messages[1].content
+    assert "[1] (source: r\\xe9sum\\xe9 \\xff.txt)\nAspirin lowers the risk of stroke." in user
+    assert prompt.prompt_tokens == sum(generator.count_tokens(m.content) for m in prompt.messages)
+    assert generator.context_for(prompt.messages, 8) == CONTEXT_STEP_TOKENS
+    assert prompt.passages[0].path == path

@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
 from verifai_desktop.errors import RemoteGeneratorError, SettingsError
 from verifai_desktop.generate.openai_server import (
     ServerGenerator,
     is_local,
     leaves_machine_warning,
 )
-from verifai_desktop.generate.prompt import ChatMessage
+from verifai_desktop.generate.prompt import ChatMessage, build_answer_prompt
 from verifai_desktop.settings import ModelSettings, ServerSettings
 
 PIECES = ["Aspirin lowers", " stroke risk.", " [1]"]
@@ -33,6 +36,7 @@ class Scripted(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), Handler)
         self.requests: list[tuple[dict[str, Any], dict[str, str]]] = []
+        self.raw_bodies: list[bytes] = []
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -42,7 +46,9 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.raw_bodies.append(raw)
+        body = json.loads(raw)
         self.server.requests.append((body, {k.lower(): v for k, v in self.headers.items()}))
         if self.server.refuse_grammar and "grammar" in body:
             payload = json.dumps({"error": {"message": "unknown field: grammar"}}).encode()
@@ -94,6 +100,27 @@ def test_streams_with_the_grammar_and_the_key_from_the_environment(
     assert body["model"] == "m" and body["max_tokens"] == 64 and body["temperature"] == 0
     assert body["messages"][1] == {"role": "user", "content": "Does aspirin help?"}
     assert headers["authorization"] == "Bearer sk-test"
+
+
+def test_a_source_whose_name_is_not_utf8_is_sent_as_strict_utf8_json(scripted: Scripted) -> None:
+    """Issue 30, row 1: a passage from ``caf\\xe9/r\\xe9sum\\xe9 \\xff.txt`` (Latin-1 bytes)
+    once crashed the OpenAI client's JSON; the request body is now strict UTF-8 JSON naming
+    the file escaped."""
+    text = "Aspirin lowers the risk of stroke."
+    passage = Passage(
+        ChunkId(1), DocId(1), Path(os.fsdecode(b"/docs/caf\xe9/r\xe9sum\xe9 \xff.txt")), "t",
+        text, 0, len(text), Location(LocationKind.PAGE, 2), ((0, len(text)),),
+    )  # fmt: skip
+    gen = _generator(scripted)
+    prompt = build_answer_prompt(
+        "What lowers stroke risk?", [passage], count_tokens=gen.count_tokens, max_prompt_tokens=900
+    )
+    assert list(gen.stream(prompt.messages)) == PIECES
+    [raw] = scripted.raw_bodies
+    body = json.loads(raw.decode("utf-8"))  # strict: no lone surrogate escapes either
+    user = body["messages"][1]["content"]
+    assert "[1] (source: r\\xe9sum\\xe9 \\xff.txt, p. 2)\nAspirin lowers" in user
+    assert "\\udc" not in raw.decode("utf-8")
 
 
 def test_auto_drops_a_refused_grammar_for_good(scripted: Scripted) -> None:
