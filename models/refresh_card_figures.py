@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from logits_cache import cached_verifier, load_cache, save_cache
 from model_card import shipped_files
-from verifier_evals import EVALS
+from verifier_evals import EVALS, eval_pairs
 
 from verifai_desktop.evaluate import verifier as ev
 from verifai_desktop.settings import VerifySettings
@@ -67,15 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key, kind, rel, granularity, limit in EVALS:
         if args.only is not None and key not in args.only:
             continue
-        path = DATA / rel
-        pairs = (
-            ev.load_scifact(path, "dev")
-            if kind == "scifact"
-            else ev.load_healthver(path)
-            if kind == "healthver"
-            else ev.load_nli(path)
-        )
-        pairs = pairs[:limit] if limit is not None else pairs
+        pairs = eval_pairs(DATA, kind, rel, limit)
         t0 = time.monotonic()
         evaluation = ev.evaluate_pairs(
             verifier, pairs, dataset=key, system=card.get("name", folder.name),

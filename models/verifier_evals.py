@@ -13,6 +13,7 @@ import json
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from logits_cache import cached_verifier, save_cache
@@ -63,6 +64,22 @@ EVALS = (
 )
 
 
+def eval_pairs(data: Path, kind: str, rel: str, limit: int | None) -> list[Any]:
+    """The labelled pairs of one :data:`EVALS` entry (``kind``: scifact, healthver or nli;
+    ``rel``: path under ``data``; the first ``limit`` pairs when given)."""
+    from verifai_desktop.evaluate import verifier as ev
+
+    path = data / rel
+    pairs = (
+        ev.load_scifact(path, "dev")
+        if kind == "scifact"
+        else ev.load_healthver(path)
+        if kind == "healthver"
+        else ev.load_nli(path)
+    )
+    return list(pairs[:limit] if limit is not None else pairs)
+
+
 def evaluate_all(
     args: argparse.Namespace,
     model_dir: Path,
@@ -83,16 +100,7 @@ def evaluate_all(
     for key, kind, rel, gran, limit in EVALS:
         if only is not None and key not in only:
             continue
-        path = args.data / rel
-        pairs = (
-            ev.load_scifact(path, "dev")
-            if kind == "scifact"
-            else ev.load_healthver(path)
-            if kind == "healthver"
-            else ev.load_nli(path)
-        )
-        if limit is not None:
-            pairs = pairs[:limit]
+        pairs = eval_pairs(args.data, kind, rel, limit)
         for prefix, system in systems.items():
             if prefix == "uncalibrated_" and not key.startswith(("scifact", "healthver")):
                 continue
