@@ -6,17 +6,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import DOCS_CLEAN
 from verifai_desktop import modelstore
+from verifai_desktop.codec import answer_to_json
+from verifai_desktop.names import name_from_json
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.settings import ServerSettings, Settings
 from verifai_desktop.store.collection import Collection
@@ -106,3 +111,26 @@ def test_without_constraint_citations_are_parsed_and_checked(
     for s in answer.sentences:
         assert all(1 <= n <= len(answer.passages) for n in s.citations)
         assert not set(s.citations) & set(s.invalid_citations)
+
+
+def test_a_source_named_in_latin1_goes_to_the_server_and_back(server: str, tmp_path: Path) -> None:
+    """Issue 30, row 1: a passage from a file whose folder and name are Latin-1 bytes once
+    crashed the OpenAI client's JSON request (``surrogates not allowed``). Through the real
+    server the request goes out as UTF-8, the answer comes back, and its JSON names the file
+    escaped with the exact bytes recoverable."""
+    raw_folder = os.path.join(os.fsencode(tmp_path), b"caf\xe9")
+    os.mkdir(raw_folder)
+    raw = os.path.join(raw_folder, b"r\xe9sum\xe9 \xff.md")
+    shutil.copyfile(DOCS_CLEAN / "deep_rules_09_overfitting.md", raw)
+    settings = dataclasses.replace(
+        Settings(), server=ServerSettings(base_url=server, model=ALIAS, constrain="grammar")
+    )
+    with Collection.open("odd-served", create=True) as collection:
+        collection.add_paths([Path(os.fsdecode(raw_folder))])
+        answer = AskSession(settings).ask(collection, "What is overfitting?", k=2)
+    assert answer.passages and {p.path for p in answer.passages} == {Path(os.fsdecode(raw))}
+    assert answer.sentences, answer.text
+    data = json.loads(answer_to_json(answer, settings).encode("utf-8"))  # strict UTF-8
+    path, shown = os.fsdecode(raw), f"{tmp_path}/caf\\xe9/r\\xe9sum\\xe9 \\xff.md"
+    for passage in data["passages"]:
+        assert passage["path"] == shown and name_from_json(passage, "path") == path
