@@ -18,10 +18,11 @@ Bottom to top:
 5. ``stages``: hybrid retrieval (``retrieve``), generation (``generate``), NLI verification
    (``verify``), each knowing nothing of the others' internals.
 6. ``use cases``: a question answered and verified (``pipeline``), the collection searched for
-   contradicting evidence (``contradictions``), an answer kept in its history (``keep``),
-   audit records (``audit``).
+   contradicting evidence (``contradictions``), an answer or claim check kept in its history
+   (``keep``), audit records (``audit``).
 7. ``presentation``: the labels' wording, colours and glyphs, Markdown, HTML, export formats
-   (``presentation``), the audit record's HTML view (``audit_view``).
+   (``presentation``), the audit record's HTML view (``audit_view``), a claim check's
+   Markdown and HTML (``check_view``).
 8. ``evaluation``: the benchmark runners behind ``verifai eval`` (``evaluate``).
 9. ``front ends``: the ``verifai`` command (``cli``) and the Qt app (``ui``), the only place
    PySide6 is imported.

@@ -15,27 +15,75 @@ from typing import Any
 
 from verifai_desktop.audit import record_to_json
 from verifai_desktop.domain import SentenceLabel
-from verifai_desktop.presentation import HELD_BACK, LABEL_STYLES
+from verifai_desktop.presentation import (
+    CHECK_VERDICT_LABEL,
+    CHECK_VERDICT_TEXT,
+    HELD_BACK,
+    LABEL_STYLES,
+)
 from verifai_desktop.private import export_private_texts, export_target
 
 
-def record_to_html(record: Mapping[str, Any]) -> str:
-    """A readable, self-contained HTML page of an audit record: the question, each sentence
-    coloured by its label with its verdicts (the label shown when it differs from the
-    verifier's, and the checks that held each back), every quoted span with its document, sha256,
-    location, offsets and the evidence highlighted, then models, thresholds and settings."""
+def _verdict_line(v: Mapping[str, Any]) -> str:
+    """One verdict of a record: probabilities, the label shown, its quote and flags."""
     e = html.escape
-    quotes = {q["id"]: q for q in record["quotes"]}
+    return (
+        f"{e(v['label'])}{_shown(v)} — support {v['p_support']:.2f}, "
+        f"contradict {v['p_contradict']:.2f}, no evidence {v['p_no_evidence']:.2f}"
+        f"{' — ' + e(v['quote']) if v['quote'] else ''}{_flags(v)}"
+    )
+
+
+def _made(record: Mapping[str, Any], what: str, verb: str) -> str:
+    """``Collection papers, answer 3, answered <time> by VerifAI Desktop 0.1.0; exported
+    <time>.``"""
+    e = html.escape
+    return (
+        f"Collection <b>{e(record['collection'])}</b>, {what} {record['answer_id']},\n"
+        f"{verb} {e(record['answered_at'])} by VerifAI Desktop {e(record['app_version'])};\n"
+        f"exported {e(record['exported_at'])}."
+    )
+
+
+def _check_html(record: Mapping[str, Any]) -> str:
+    """A claim check's record: the claim, each document's verdict, the passages' verdicts."""
+    e = html.escape
+    check = record["check"]
+    rows = []
+    for i, d in enumerate(check["documents"], start=1):
+        style = LABEL_STYLES[CHECK_VERDICT_LABEL[d["label"]]]
+        rows.append(
+            f"<tr><td>{i}</td><td style='color:{style.color_hex}'>{style.glyph} "
+            f"{e(CHECK_VERDICT_TEXT[d['label']])} (p = {d['probability']:.2f})</td>"
+            f"<td>{e(d['title'])}<br><small>{e(d['path'])}</small></td>"
+            f"<td>{_verdict_line(d['verdict'])}</td></tr>"
+        )
+    found = "".join(
+        f"<h2>{title} ({len(check[key])})</h2><ul>"
+        + "".join(f"<li>{_verdict_line(v)}</li>" for v in check[key])
+        + "</ul>"
+        for key, title in (
+            ("supporting", "Supporting passages"),
+            ("contradicting", "Contradicting passages"),
+        )
+    )
+    return (
+        f"<p><b>Claim checked across the collection:</b> {e(check['claim'])}</p>\n"
+        f"<p>{_made(record, 'claim check', 'checked')} {check['candidates']} passages "
+        "checked.</p>\n<h2>What each document says</h2>\n"
+        "<table><tr><th>#</th><th>Verdict</th><th>Document</th><th>Strongest passage</th></tr>"
+        f"{''.join(rows)}</table>\n{found}"
+    )
+
+
+def _answer_html(record: Mapping[str, Any]) -> str:
+    """An answer's record: the question and answer, then each sentence with its verdicts."""
+    e = html.escape
     rows = []
     for s in record["sentences"]:
         style = LABEL_STYLES[SentenceLabel(s["label"])]
         prob = "" if s["probability"] is None else f" (p = {s['probability']:.2f})"
-        verdicts = "".join(
-            f"<li>[{v['passage']}] {e(v['label'])}{_shown(v)} — support {v['p_support']:.2f}, "
-            f"contradict {v['p_contradict']:.2f}, no evidence {v['p_no_evidence']:.2f}"
-            f"{' — ' + e(v['quote']) if v['quote'] else ''}{_flags(v)}</li>"
-            for v in s["verdicts"]
-        )
+        verdicts = "".join(f"<li>[{v['passage']}] {_verdict_line(v)}</li>" for v in s["verdicts"])
         conflicts = "".join(
             f"<li>contradicts: {e(c['quote'])} (contradict {c['p_contradict']:.2f}){_flags(c)}</li>"
             for c in s["conflicts"]
@@ -45,6 +93,27 @@ def record_to_html(record: Mapping[str, Any]) -> str:
             f"{style.glyph} {e(s['text'])}</td><td>{e(style.title)}{prob}</td>"
             f"<td><ul>{verdicts}{conflicts}</ul></td></tr>"
         )
+    abstained = " Abstained: " + e(record["abstain_reason"]) if record["abstained"] else ""
+    return (
+        f"<p><b>Question:</b> {e(record['question'])}</p>\n"
+        f"<p><b>Answer:</b> {e(record['answer'])}</p>\n"
+        f"<p>{_made(record, 'answer', 'answered')}{abstained}</p>\n"
+        "<h2>Sentences</h2>\n"
+        "<table><tr><th>#</th><th>Sentence</th><th>Label</th><th>Verdicts</th></tr>\n"
+        f"{''.join(rows)}</table>"
+    )
+
+
+def record_to_html(record: Mapping[str, Any]) -> str:
+    """A readable, self-contained HTML page of an audit record: the question, each sentence
+    coloured by its label with its verdicts (the label shown when it differs from the
+    verifier's, and the checks that held each back), every quoted span with its document, sha256,
+    location, offsets and the evidence highlighted, then models, thresholds and settings. A
+    claim check's record shows the claim, each document's verdict and the passages' verdicts
+    in place of the answer and its sentences."""
+    e = html.escape
+    quotes = {q["id"]: q for q in record["quotes"]}
+    head = _check_html(record) if record.get("kind") == "check" else _answer_html(record)
     quote_rows = []
     for q in quotes.values():
         start = q["evidence_char_start"] - q["char_start"]
@@ -78,16 +147,7 @@ td, th {{ border: 1px solid #ccc; padding: 4px 6px; vertical-align: top; text-al
 mark {{ background: #fff176; }} code {{ font-size: 0.85em; word-break: break-all; }}
 </style></head><body>
 <h1>Audit record</h1>
-<p><b>Question:</b> {e(record["question"])}</p>
-<p><b>Answer:</b> {e(record["answer"])}</p>
-<p>Collection <b>{e(record["collection"])}</b>, answer {record["answer_id"]},
-answered {e(record["answered_at"])} by VerifAI Desktop {e(record["app_version"])};
-exported {e(record["exported_at"])}.{
-        " Abstained: " + e(record["abstain_reason"]) if record["abstained"] else ""
-    }</p>
-<h2>Sentences</h2>
-<table><tr><th>#</th><th>Sentence</th><th>Label</th><th>Verdicts</th></tr>
-{"".join(rows)}</table>
+{head}
 <h2>Quoted text</h2>
 <table><tr><th>Id</th><th>Role</th><th>Document</th><th>Passage (evidence marked)</th></tr>
 {"".join(quote_rows)}</table>

@@ -5,7 +5,8 @@ output share; no wording, no styles (those are :mod:`verifai_desktop.presentatio
 One schema: a passage is the same object in ``verifai ask --json`` and ``verifai search --json``
 (:func:`passage_to_dict`). An answer read back (:func:`answer_from_dict`) is the answer that was
 verified: ``answer_to_dict(answer_from_dict(d), settings_for(d)) == d`` for ``d`` of schema
-:data:`ANSWER_SCHEMA` (an older answer reads back with the fields it lacks at their defaults).
+:data:`ANSWER_SCHEMA` (an older answer reads back with the fields it lacks at their defaults);
+likewise a claim check (:func:`check_from_dict`, schema :data:`CHECK_SCHEMA`).
 
 File names that are not valid UTF-8 are written as a shown name plus their exact bytes
 (:func:`~verifai_desktop.names.name_json`) and read back exactly, so the JSON is always valid
@@ -26,9 +27,11 @@ from verifai_desktop.domain import (
     AbstainReason,
     Answer,
     AnswerSentence,
+    CheckLabel,
     CheckResult,
     ChunkId,
     DocId,
+    DocumentVerdict,
     Evidence,
     Location,
     LocationKind,
@@ -84,16 +87,27 @@ def evidence_to_dict(evidence: Evidence) -> dict[str, object]:
     return out
 
 
-CHECK_SCHEMA = "verifai.check/2"
-"""Schema name written into every ``verifai check --json`` result (2: a document's ``label``
-may be ``UNSURE``, and verdicts carry ``shown`` and ``flags``, :func:`verdict_to_dict`)."""
+CHECK_SCHEMA = "verifai.check/3"
+"""Schema name written into every claim check (``verifai check --json``, the history; 2: a
+document's ``label`` may be ``UNSURE``, and verdicts carry ``shown`` and ``flags``,
+:func:`verdict_to_dict`; 3: the check names its ``models`` and ``thresholds``, so a check read
+back (:func:`check_from_dict`) is the check that was made)."""
+
+READABLE_CHECK_SCHEMAS = ("verifai.check/2", CHECK_SCHEMA)
+"""Schemas :func:`check_from_dict` reads (a ``/2`` check has no models and no thresholds)."""
 
 
-def check_to_dict(result: CheckResult) -> dict[str, object]:
-    """A claim check as JSON-ready data (``verifai check --json``; schema
+def check_to_dict(result: CheckResult, settings: Settings | None = None) -> dict[str, object]:
+    """A claim check as JSON-ready data (``verifai check --json``, the history; schema
     :data:`CHECK_SCHEMA`): ``supporting`` and ``contradicting`` passages (as in
-    :func:`evidence_to_dict`, strongest first) and one verdict per ``documents`` entry (its
-    ``path`` written as in :func:`passage_to_dict`)."""
+    :func:`evidence_to_dict`, strongest first), one verdict per ``documents`` entry (its
+    ``path`` written as in :func:`passage_to_dict`), the ``models`` used and the
+    ``thresholds`` (as in :func:`answer_to_dict`).
+
+    Args:
+        result: the check.
+        settings: the settings it was made with (thresholds); defaults if None.
+    """
     return {
         "schema": CHECK_SCHEMA,
         "claim": result.claim,
@@ -112,6 +126,27 @@ def check_to_dict(result: CheckResult) -> dict[str, object]:
         ],
         "supporting": [evidence_to_dict(e) for e in result.supporting],
         "contradicting": [evidence_to_dict(e) for e in result.contradicting],
+        "models": {role: dict(ident) for role, ident in result.models.items()},
+        "thresholds": _thresholds_dict(settings),
+    }
+
+
+def check_to_json(result: CheckResult, settings: Settings | None = None) -> str:
+    """:func:`check_to_dict` as indented JSON text (always valid UTF-8), ending in a newline."""
+    return dumps_json(check_to_dict(result, settings), indent=2) + "\n"
+
+
+def _thresholds_dict(settings: Settings | None) -> dict[str, object]:
+    """The verification thresholds an answer or a check records (``thresholds``)."""
+    thresholds = (settings or Settings()).verify
+    return {
+        "support": thresholds.support_threshold,
+        "contradict": thresholds.contradict_threshold,
+        "abstain": thresholds.abstain_threshold,
+        "recite": thresholds.recite,
+        "conflict_search": thresholds.conflict_search,
+        "conflict_budget": thresholds.conflict_budget,
+        "second_opinion": thresholds.second_opinion,
     }
 
 
@@ -161,7 +196,6 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
         answer: the answer.
         settings: the settings it was made with (thresholds); defaults if None.
     """
-    thresholds = (settings or Settings()).verify
     sentences = [
         {
             "index": i,
@@ -195,15 +229,7 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
         "passages": [passage_to_dict(p, n) for n, p in enumerate(answer.passages, start=1)],
         "timings_ms": dict(answer.timings_ms),
         "models": {role: dict(ident) for role, ident in answer.models.items()},
-        "thresholds": {
-            "support": thresholds.support_threshold,
-            "contradict": thresholds.contradict_threshold,
-            "abstain": thresholds.abstain_threshold,
-            "recite": thresholds.recite,
-            "conflict_search": thresholds.conflict_search,
-            "conflict_budget": thresholds.conflict_budget,
-            "second_opinion": thresholds.second_opinion,
-        },
+        "thresholds": _thresholds_dict(settings),
     }
 
 
@@ -293,6 +319,13 @@ def _sentence_from_dict(data: Mapping[str, Any]) -> AnswerSentence:
     )
 
 
+def _require_schema(data: Mapping[str, Any], readable: tuple[str, ...], what: str) -> None:
+    """Raise :class:`BadRecord` naming ``what`` unless ``data``'s schema is ``readable``."""
+    schema = data.get("schema")
+    if schema not in readable:
+        raise BadRecord(what, f"its schema is {schema!r}, not one of {readable}")
+
+
 def answer_from_dict(data: Mapping[str, Any]) -> Answer:
     """An answer read back from :func:`answer_to_dict`'s data (a saved answer, an audit
     record): the same sentences, labels, verdicts, evidence and passages, so
@@ -305,11 +338,7 @@ def answer_from_dict(data: Mapping[str, Any]) -> Answer:
     Raises:
         BadRecord: another schema, or a field missing or of the wrong type.
     """
-    schema = data.get("schema")
-    if schema not in READABLE_SCHEMAS:
-        raise BadRecord(
-            "the saved answer", f"its schema is {schema!r}, not one of {READABLE_SCHEMAS}"
-        )
+    _require_schema(data, READABLE_SCHEMAS, "the saved answer")
     try:
         text = str(data["answer"])
         generated = str(data["generated_answer"])
@@ -331,9 +360,56 @@ def answer_from_dict(data: Mapping[str, Any]) -> Answer:
         raise BadRecord("the saved answer", f"{type(exc).__name__}: {exc}") from exc
 
 
+_CHECK_LABELS: tuple[CheckLabel, ...] = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNSURE")
+
+
+def _document_verdict_from_dict(data: Mapping[str, Any]) -> DocumentVerdict:
+    label = next((c for c in _CHECK_LABELS if c == data["label"]), None)
+    if label is None:
+        raise ValueError(f"document label {data['label']!r} is not one of {_CHECK_LABELS}")
+    return DocumentVerdict(
+        doc_id=DocId(int(data["doc_id"])),
+        path=Path(name_from_json(data, "path")),
+        title=str(data["title"]),
+        label=label,
+        evidence=_evidence_from_dict(data["evidence"]),
+    )
+
+
+def check_from_dict(data: Mapping[str, Any]) -> CheckResult:
+    """A claim check read back from :func:`check_to_dict`'s data (a check kept in the
+    history, an audit record): the same documents, verdicts, evidence and passages, so
+    ``check_to_dict(check_from_dict(d), settings_for(d)) == d`` for ``d`` of schema
+    :data:`CHECK_SCHEMA`.
+
+    Args:
+        data: parsed JSON of schema ``verifai.check/2`` or ``/3``
+            (:data:`READABLE_CHECK_SCHEMAS`).
+
+    Raises:
+        BadRecord: another schema, or a field missing or of the wrong type.
+    """
+    _require_schema(data, READABLE_CHECK_SCHEMAS, "the saved claim check")
+    try:
+        return CheckResult(
+            claim=str(data["claim"]),
+            supporting=tuple(_evidence_from_dict(e) for e in data["supporting"]),
+            contradicting=tuple(_evidence_from_dict(e) for e in data["contradicting"]),
+            documents=tuple(_document_verdict_from_dict(d) for d in data["documents"]),
+            candidates=int(data["candidates"]),
+            models={
+                str(role): {str(k): str(v) for k, v in ident.items()}
+                for role, ident in data.get("models", {}).items()
+            },
+        )
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise BadRecord("the saved claim check", f"{type(exc).__name__}: {exc}") from exc
+
+
 def settings_for(data: Mapping[str, Any], base: Settings | None = None) -> Settings:
-    """``base`` (default settings if None) with the verification thresholds an answer was
-    made with (its ``thresholds``), so it is shown and written again exactly as it was.
+    """``base`` (default settings if None) with the verification thresholds an answer or a
+    claim check (schema ``/3``) was made with (its ``thresholds``), so it is shown and written
+    again exactly as it was.
 
     Raises:
         BadRecord: ``thresholds`` is missing or malformed.

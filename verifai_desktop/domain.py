@@ -555,6 +555,8 @@ class CheckResult:
         contradicting: passages with P(CONTRADICT) >= the contradict threshold, strongest first.
         documents: one verdict per document among the candidates, decided ones first.
         candidates: passages verified (the budget's worth).
+        models: identity of each model used (role -> name and sha256), as in
+            :attr:`Answer.models`; empty when not recorded.
     """
 
     claim: str
@@ -562,3 +564,4 @@ class CheckResult:
     contradicting: tuple[Evidence, ...]
     documents: tuple[DocumentVerdict, ...]
     candidates: int
+    models: Mapping[str, Mapping[str, str]] = field(default_factory=dict)

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 from verifai_desktop.private import create_private_file, make_private_dir
 from verifai_desktop.settings import data_root
+
+LOG_FILE = "verifai.log"
+
+
+def log_path() -> Path:
+    """Where the log file is written (under the data root)."""
+    return data_root() / LOG_FILE
 
 
 def setup_logging(verbose: bool = False, *, to_file: bool = True) -> None:
@@ -27,9 +35,10 @@ def setup_logging(verbose: bool = False, *, to_file: bool = True) -> None:
     root.addHandler(console)
     if to_file:
         try:
-            log_path = make_private_dir(data_root()) / "verifai.log"
-            create_private_file(log_path)  # questions and file names end up in the log
-            fh = logging.FileHandler(log_path, encoding="utf-8")
+            make_private_dir(data_root())
+            path = log_path()
+            create_private_file(path)  # questions and file names end up in the log
+            fh = logging.FileHandler(path, encoding="utf-8")
         except OSError:
             return
         fh.setLevel(logging.INFO)

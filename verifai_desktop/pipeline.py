@@ -119,6 +119,10 @@ def claim_to_check(claim: str) -> str:
     return text
 
 
+CHECK_ROLES = ("verifier", "embedder")
+"""The models a claim check uses (and names in :attr:`CheckResult.models`): no generator."""
+
+
 def _identity(name: str, role: Role) -> dict[str, str]:
     """``{name, path, sha256}`` of a model, or just its name when the catalog cannot place it."""
     try:
@@ -399,7 +403,8 @@ class AskSession:
             budget: candidate passages verified; ``settings.verify.conflict_budget`` if None.
 
         Returns:
-            Supporting and contradicting passages and a verdict per document.
+            Supporting and contradicting passages, a verdict per document, and the models
+            that made them (:data:`CHECK_ROLES` of :meth:`model_identities`).
 
         Raises:
             ModelNotFound, ModelLoadError: the verifier or the embedder is missing or damaged.
@@ -413,7 +418,9 @@ class AskSession:
         text = claim_to_check(claim)
         with self._lock:
             retriever = self.retriever(collection)
-            return check_claim(retriever, self.verifier, text, self.thresholds(), budget=budget)
+            result = check_claim(retriever, self.verifier, text, self.thresholds(), budget=budget)
+            used = {r: i for r, i in self.model_identities().items() if r in CHECK_ROLES}
+            return dataclasses.replace(result, models=used)
 
     def _check(self, cancel: threading.Event | None) -> None:
         if cancel is not None and cancel.is_set():

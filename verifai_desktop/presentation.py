@@ -15,6 +15,7 @@ side of an answer is :mod:`verifai_desktop.codec`.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +135,39 @@ def injection_warning(passage: Passage) -> str:
         "This passage reads as instructions to an AI "
         f"(\u201c{passage.instruction_cues[0]}\u201d); it was given to the model as text only."
     )
+
+
+_HYPHEN_BREAK = re.compile(r"(\S*)-[ \t]*\r?\n[ \t]*(\S*)")
+_LINE_BREAK = re.compile(r"[ \t]*(?:\r\n|\r|\n)\s*")
+_WORD_END = re.compile(r"[^\W\d_]+$")
+_WORD_START = re.compile(r"^[^\W\d_]+")
+
+
+def joined_lines(text: str) -> str:
+    """``text`` (a quoted passage) with the line breaks of its PDF page joined, for an export
+    where a line break would cut the quote: a word split by a line-end hyphen is joined
+    without it ("evi-\\ndence" -> "evidence"), every other line break becomes one space.
+
+    The hyphen is taken for a line-break artefact only between two lower-case letters, in a
+    word without another hyphen, and when the text does not spell the word with a hyphen
+    elsewhere; otherwise it is kept ("state-of-the-\\nart" -> "state-of-the-art",
+    "COVID-\\n19" -> "COVID-19", "well-\\nknown" beside "well-known" -> "well-known").
+    """
+
+    def join(m: re.Match[str]) -> str:
+        head, tail = m.group(1), m.group(2)
+        before, after = _WORD_END.search(head), _WORD_START.search(tail)
+        artefact = (
+            before is not None
+            and after is not None
+            and head[-1].islower()
+            and tail[0].islower()
+            and "-" not in head
+            and f"{before.group(0)}-{after.group(0)}" not in text
+        )
+        return f"{head}{tail}" if artefact else f"{head}-{tail}"
+
+    return _LINE_BREAK.sub(" ", _HYPHEN_BREAK.sub(join, text)).strip()
 
 
 def verdict_summary(verdict: Verdict) -> str:
@@ -263,7 +297,7 @@ def answer_to_markdown(answer: Answer) -> str:
             for v in s.verdicts:
                 passage = _passage_for(answer, v.passage_number)
                 where = passage.source_label() if passage else "unknown source"
-                ev = f': "{v.evidence}"' if v.evidence else ""
+                ev = f': "{joined_lines(v.evidence)}"' if v.evidence else ""
                 out.append(f"   - [{v.passage_number}] {where} — {verdict_summary(v)}{ev}")
                 out += [f"     - {line}" for line in flag_lines(v)]
             if s.conflicts:
@@ -411,7 +445,7 @@ def conflict_note(evidence: Evidence) -> str:
     """``"file.pdf, p. 4: “the contradicting sentence” (contradict 0.91)"``."""
     v = evidence.verdict
     return (
-        f"{evidence.passage.source_label()}: “{v.evidence.strip()}” "
+        f"{evidence.passage.source_label()}: “{joined_lines(v.evidence)}” "
         f"(contradict {v.p_contradict:.2f})"
     )
 

@@ -29,6 +29,7 @@ from verifai_desktop.presentation import (
     CONFLICT_TITLE,
     LABEL_STYLES,
 )
+from verifai_desktop.settings import VerifySettings
 from verifai_desktop.ui.answer_menu import CHECK_ACTION_TEXT
 from verifai_desktop.ui.answer_render import PROP_CONFLICT
 from verifai_desktop.ui.answer_view import AnswerView
@@ -83,8 +84,8 @@ def test_conflict_marker_follows_the_label_glyph_of_contradicted_sentences(
     # The legend explains the marker in the same colour.
     legend = LegendView()
     qtbot.addWidget(legend)
-    assert legend.toPlainText().endswith(
-        f"{CONFLICT_GLYPH} Conflicting evidence"
+    assert (
+        f"   {CONFLICT_GLYPH} Conflicting evidence   " in legend.toPlainText()
     )  # nbsp read as spaces
     found = legend.document().find(CONFLICT_GLYPH)
     assert found.charFormat().foreground().color().name() == CONFLICT_COLOR
@@ -203,6 +204,9 @@ class _HeldChecks:
             raise self.error
         return _check_result(self.answer, claim)
 
+    def thresholds(self) -> VerifySettings:
+        return VerifySettings()
+
 
 def _window_with_collection(qtbot: QtBot, session: _HeldChecks) -> MainWindow:
     window = MainWindow(offer_sample=False)
@@ -281,7 +285,7 @@ def test_check_mode_checks_the_typed_claim_and_shows_each_documents_verdict(
     assert window.answer_info.text() == (
         "1 document supports, 1 contradicts, 1 without evidence · 12 passages checked"
     )
-    assert not window.copy_button.isEnabled()
+    assert window.copy_button.isEnabled()  # a claim check is copied like an answer
     assert BACK_HREF not in view.toHtml()
 
     # Clicking the contradicting passage opens its document at its page.

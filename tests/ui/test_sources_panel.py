@@ -60,7 +60,9 @@ def test_long_title_row_shows_file_and_page(qtbot: QtBot, hand_answer: Answer) -
     assert [table.rowHeight(r) for r in range(2)] == [2 * line_px + ROW_PADDING_PX] * 2
     item = table.item(1, SOURCE_COLUMN)
     assert item is not None
-    assert item.toolTip().startswith(f"{LONG_TITLE}\ndvt_review.pdf, p. 3\n\n")
+    assert item.toolTip().startswith(
+        f"{LONG_TITLE}\ndvt_review.pdf, p. 3\n/docs/dvt_review.pdf\n\n"
+    )
     assert not table.wordWrap()
 
 

@@ -397,7 +397,7 @@ supporting."""
 
 def test_a_check_writes_an_unsure_document_with_its_flags() -> None:
     data = json.loads(json.dumps(check_to_dict(UNSURE_CHECK)))
-    assert data["schema"] == CHECK_SCHEMA == "verifai.check/2"
+    assert data["schema"] == CHECK_SCHEMA == "verifai.check/3"
     unsure, supports = data["documents"]
     assert (unsure["label"], supports["label"]) == ("UNSURE", "SUPPORT")
     assert unsure["evidence"]["verdict"]["shown"] == "UNSURE"

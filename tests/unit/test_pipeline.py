@@ -667,6 +667,18 @@ def test_a_claim_is_checked_without_its_citation_markers_and_needs_words() -> No
         session.check_claim(object(), "[3]")  # type: ignore[arg-type]
 
 
+def test_a_claim_check_names_the_models_that_made_it() -> None:
+    """Issue 29: a check is kept in the history and audited like an answer, so it carries the
+    identities of its models as an answer does."""
+    session, *_ = _session(())
+    session.set_identity("verifier", {"name": "fake-nli", "path": "", "sha256": "00"})
+    result = session.check_claim(object(), "Cats sleep [1].")  # type: ignore[arg-type]
+    assert result.claim == "Cats sleep." and result.documents == ()
+    # the verifier that made it; not the generator, which a check does not use
+    assert result.models == {"verifier": {"name": "fake-nli", "path": "", "sha256": "00"}}
+    assert "generator" in session.model_identities()
+
+
 def test_the_server_address_kept_with_each_answer_holds_no_password() -> None:
     """Issue 30, row 12: the generator's identity goes into every answer and audit record;
     it names the server without the credentials of its address (no request is made)."""

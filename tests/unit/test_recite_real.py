@@ -196,9 +196,10 @@ def test_verifai_check_json_names_both_documents(
     save_settings(Settings())
     assert main(["check", CLAIM, "--collection", "trauma", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == CHECK_SCHEMA == "verifai.check/2"
+    assert data["schema"] == CHECK_SCHEMA == "verifai.check/3"
     assert set(data) == {"schema", "claim", "candidates", "documents", "supporting",
-                         "contradicting"}  # fmt: skip
+                         "contradicting", "models", "thresholds"}  # fmt: skip
+    assert set(data["models"]) == {"verifier", "embedder"}  # what made the verdicts
     assert data["claim"] == CLAIM and data["candidates"] >= 2
     labels = {d["file"]: d["label"] for d in data["documents"]}
     assert labels[DVT_REVIEW] == "SUPPORT" and labels["registry_note.md"] == "CONTRADICT"

@@ -1,5 +1,5 @@
-"""Checking an audit record whole: its signature, its own consistency, the collection's history
-and the documents it quotes.
+"""Checking an audit record whole (an answer's or a claim check's): its signature, its own
+consistency, the collection's history and the documents it quotes.
 
 :func:`check_record` reports, as :class:`Problem`\\ s:
 
@@ -218,22 +218,16 @@ def _check_consistency(record: Mapping[str, Any]) -> list[Problem]:
         found = _diffs(record, rebuilt, "the answer it holds (answer_record)", skipped)
         problems += [Problem("edited", "", d) for d in found]
     held = {q["id"] for q in record["quotes"]}
-    cited = [
-        (i, v["passage"], v["quote"])
-        for i, s in enumerate(record["sentences"])
-        for v in (*s["verdicts"], *s["conflicts"])
-        if v["quote"] and v["quote"] not in held
-    ]
+    cited = [(where, quote) for where, quote in _quote_refs(record) if quote and quote not in held]
     if cited:
-        ids = ", ".join(dict.fromkeys(q for _, _, q in cited))
-        first = cited[0]
+        ids = ", ".join(dict.fromkeys(q for _, q in cited))
+        where, quote = cited[0]
         problems.append(
             Problem(
                 "quotes_missing",
                 "",
-                f"{len(cited)} verdict(s) cite quotes the record does not hold ({ids}; sentence "
-                f"{first[0] + 1} cites passage [{first[1]}] through {first[2]}): its quotes were "
-                "removed",
+                f"{len(cited)} verdict(s) cite quotes the record does not hold ({ids}; {where} "
+                f"through {quote}): its quotes were removed",
             )
         )
     for path in dict.fromkeys(
@@ -249,6 +243,28 @@ def _check_consistency(record: Mapping[str, Any]) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _quote_refs(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(what cites it, quote id) of every verdict of the record: an answer's sentences'
+    verdicts and conflicts, a claim check's document verdicts and passages."""
+    if record.get("kind") == "check":
+        check = record["check"]
+        refs = [
+            (f"the verdict of document {i + 1} of the check", d["verdict"]["quote"])
+            for i, d in enumerate(check["documents"])
+        ]
+        for key in ("supporting", "contradicting"):
+            refs += [
+                (f"{key} passage {j + 1} of the check", v["quote"])
+                for j, v in enumerate(check[key])
+            ]
+        return refs
+    return [
+        (f"sentence {i + 1} cites passage [{v['passage']}]", v["quote"])
+        for i, s in enumerate(record["sentences"])
+        for v in (*s["verdicts"], *s["conflicts"])
+    ]
 
 
 def _diffs(

@@ -10,6 +10,10 @@ evidence window that decided the verdict. It also names the model files (sha256)
 settings and thresholds, the app version and the times of answer and export, and ends with
 the install's public key and an Ed25519 signature of all the rest
 (:mod:`verifai_desktop.audit.signing`).
+
+A claim check kept in the history has a record too (:func:`claim_check_record`): the claim,
+each document's verdict and the supporting and contradicting passages, each quoted the same
+way.
 """
 
 from __future__ import annotations
@@ -24,13 +28,16 @@ from verifai_desktop import __version__
 from verifai_desktop.audit.signing import sign_record
 from verifai_desktop.codec import answer_to_dict, settings_for
 from verifai_desktop.domain import Passage, Verdict
+from verifai_desktop.errors import BadRecord
 from verifai_desktop.names import dumps_json, name_json
 from verifai_desktop.store.history import SavedAnswer
 
 AUDIT_SCHEMA = "verifai.audit/1"
 """Schema name of every audit record."""
 
-QuoteRole = Literal["cited", "conflict"]
+QuoteRole = Literal["cited", "conflict", "checked"]
+"""Why a span is quoted: an answer's sentence ``cited`` its passage, a passage elsewhere in
+the collection is in ``conflict`` with a sentence, or a claim check ``checked`` it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +46,8 @@ class Quote:
 
     Attributes:
         quote_id: ``q1``, ``q2``, ... (verdicts in the record point at it).
-        role: ``cited`` (a passage a sentence cites) or ``conflict`` (a passage that
-            contradicts a sentence).
+        role: ``cited`` (a passage a sentence cites), ``conflict`` (a passage that
+            contradicts a sentence) or ``checked`` (a passage a claim check lists).
         path: the document's path (or benchmark key, :mod:`verifai_desktop.store.sources`).
         sha256: the document's sha256 when the answer was made ('' when unknown).
         location: the human location label (``"p. 3"``).
@@ -87,10 +94,10 @@ def _quote(
 
 
 def build_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
-    """The audit record of a saved answer, signed with this install's key.
+    """The audit record of a saved answer or claim check, signed with this install's key.
 
     Args:
-        saved: an answer of the history.
+        saved: an entry of the history.
         collection: its collection's name.
 
     Returns:
@@ -98,17 +105,56 @@ def build_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
         (:func:`~verifai_desktop.audit.signing.sign_record`).
 
     Raises:
-        BadRecord: the saved answer cannot be read.
+        BadRecord: the saved entry cannot be read.
         AuditKeyError: this install's signing key cannot be created or read.
     """
     return sign_record(unsigned_record(saved, collection=collection))
 
 
+class _Quotes:
+    """The distinct quoted spans of a record, numbered ``q1``, ``q2``, ... as first quoted."""
+
+    def __init__(self, saved: SavedAnswer) -> None:
+        self._documents = saved.documents
+        self._quotes: dict[tuple[str, int, int, int, int], Quote] = {}
+
+    def ref(self, role: QuoteRole, passage: Passage, verdict: Verdict) -> str:
+        """The id of the quote of ``passage`` with ``verdict``'s evidence (added if new)."""
+        q = _quote("", role, passage, verdict, self._documents.get(str(passage.path), ""))
+        key = (q.path, q.char_start, q.char_end, q.evidence_start, q.evidence_end)
+        if key not in self._quotes:
+            self._quotes[key] = dataclasses.replace(q, quote_id=f"q{len(self._quotes) + 1}")
+        return self._quotes[key].quote_id
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """The quotes as the record lists them."""
+        return [_quote_dict(q) for q in self._quotes.values()]
+
+
+def _head(saved: SavedAnswer, collection: str) -> dict[str, Any]:
+    """The fields every record starts with: schema, times, versions, collection and id."""
+    return {
+        "schema": AUDIT_SCHEMA,
+        "exported_at": _iso(dt.datetime.now(dt.UTC)),
+        "answered_at": _iso(dt.datetime.fromtimestamp(saved.created, dt.UTC)),
+        "app_version": saved.app_version,
+        "exported_by_version": __version__,
+        "collection": collection,
+        "answer_id": saved.answer_id,
+    }
+
+
+def _documents(saved: SavedAnswer) -> list[dict[str, Any]]:
+    return [
+        {**name_json("path", path), "sha256": sha} for path, sha in sorted(saved.documents.items())
+    ]
+
+
 def unsigned_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
-    """The audit record of a saved answer, without its key and signature.
+    """The audit record of a saved answer or claim check, without its key and signature.
 
     Args:
-        saved: an answer of the history.
+        saved: an entry of the history.
         collection: its collection's name.
 
     Returns:
@@ -120,22 +166,19 @@ def unsigned_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
         (a :class:`~verifai_desktop.domain.ShownLabel` value or null) and ``flags``),
         ``models``, ``settings``,
         ``thresholds``, ``documents`` and the whole saved answer under ``answer_record``.
+        A claim check's record (:func:`claim_check_record`) has ``kind: "check"`` and a
+        ``check`` in place of the answer's ``answer``, ``abstained``, ``abstain_reason`` and
+        ``sentences``.
 
     Raises:
-        BadRecord: the saved answer cannot be read.
+        BadRecord: the saved entry cannot be read.
     """
+    if saved.kind == "check":
+        return claim_check_record(saved, collection=collection)
     answer = saved.answer()
     data = saved.data()
     settings = settings_for(data)
-    quotes: dict[tuple[str, int, int, int, int], Quote] = {}
-
-    def quote_for(role: QuoteRole, passage: Passage, verdict: Verdict) -> str:
-        q = _quote("", role, passage, verdict, saved.documents.get(str(passage.path), ""))
-        key = (q.path, q.char_start, q.char_end, q.evidence_start, q.evidence_end)
-        if key not in quotes:
-            quotes[key] = dataclasses.replace(q, quote_id=f"q{len(quotes) + 1}")
-        return quotes[key].quote_id
-
+    quotes = _Quotes(saved)
     sentences = []
     answer_dict = answer_to_dict(answer, settings)
     for s, sd in zip(answer.sentences, answer_dict["sentences"], strict=True):  # type: ignore[call-overload]
@@ -143,10 +186,10 @@ def unsigned_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
         for v in s.verdicts:
             n = v.passage_number
             given = 1 <= n <= len(answer.passages)
-            ref = quote_for("cited", answer.passages[n - 1], v) if given else ""
+            ref = quotes.ref("cited", answer.passages[n - 1], v) if given else ""
             verdicts.append(_verdict_entry(v, ref))
         conflicts = [
-            _verdict_entry(e.verdict, quote_for("conflict", e.passage, e.verdict))
+            _verdict_entry(e.verdict, quotes.ref("conflict", e.passage, e.verdict))
             for e in s.conflicts
         ]
         sentences.append(
@@ -162,25 +205,77 @@ def unsigned_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
             }
         )
     return {
-        "schema": AUDIT_SCHEMA,
-        "exported_at": _iso(dt.datetime.now(dt.UTC)),
-        "answered_at": _iso(dt.datetime.fromtimestamp(saved.created, dt.UTC)),
-        "app_version": saved.app_version,
-        "exported_by_version": __version__,
-        "collection": collection,
-        "answer_id": saved.answer_id,
+        **_head(saved, collection),
         "question": answer.question,
         "answer": answer.text,
         "abstained": answer.abstained,
         "abstain_reason": answer.abstain_reason.value,
         "sentences": sentences,
-        "quotes": [_quote_dict(q) for q in quotes.values()],
-        "documents": [
-            {**name_json("path", path), "sha256": sha}
-            for path, sha in sorted(saved.documents.items())
-        ],
+        "quotes": quotes.dicts(),
+        "documents": _documents(saved),
         "models": {role: dict(ident) for role, ident in answer.models.items()},
         "thresholds": data["thresholds"],
+        "settings": dict(saved.settings),
+        "answer_record": data,
+    }
+
+
+def claim_check_record(saved: SavedAnswer, *, collection: str) -> dict[str, Any]:
+    """The audit record of a saved claim check, without its key and signature.
+
+    Args:
+        saved: a claim check of the history (:attr:`SavedAnswer.kind` ``"check"``).
+        collection: its collection's name.
+
+    Returns:
+        JSON-ready data of schema :data:`AUDIT_SCHEMA` with ``kind: "check"``: the claim as
+        ``question``; ``check``: the ``claim``, ``candidates`` (passages verified), one entry
+        per document (``title``, ``path``, ``label``: SUPPORT, CONTRADICT, NO_EVIDENCE or
+        UNSURE, ``probability``, and its strongest passage's ``verdict``), and the
+        ``supporting`` and ``contradicting`` verdicts; every verdict as in an answer's record,
+        its passage a quote of role ``checked``. ``quotes``, ``documents``, ``models``,
+        ``thresholds``, ``settings`` and ``answer_record`` (the check's JSON) as for an answer.
+
+    Raises:
+        BadRecord: the saved check cannot be read, or names no thresholds.
+    """
+    result = saved.check()
+    data = saved.data()
+    thresholds = data.get("thresholds")
+    if not isinstance(thresholds, dict):
+        raise BadRecord(f"saved answer {saved.answer_id}", "its claim check names no thresholds")
+    quotes = _Quotes(saved)
+    documents = [
+        {
+            "title": d.title,
+            **name_json("path", d.path),
+            "label": d.label,
+            "probability": d.probability,
+            "verdict": _verdict_entry(
+                d.evidence.verdict,
+                quotes.ref("checked", d.evidence.passage, d.evidence.verdict),
+            ),
+        }
+        for d in result.documents
+    ]
+    found = {
+        key: [_verdict_entry(e.verdict, quotes.ref("checked", e.passage, e.verdict)) for e in evs]
+        for key, evs in (("supporting", result.supporting), ("contradicting", result.contradicting))
+    }
+    return {
+        **_head(saved, collection),
+        "kind": "check",
+        "question": result.claim,
+        "check": {
+            "claim": result.claim,
+            "candidates": result.candidates,
+            "documents": documents,
+            **found,
+        },
+        "quotes": quotes.dicts(),
+        "documents": _documents(saved),
+        "models": {role: dict(ident) for role, ident in result.models.items()},
+        "thresholds": thresholds,
         "settings": dict(saved.settings),
         "answer_record": data,
     }

@@ -46,10 +46,6 @@ _TOP: dict[str, str] = {
     "collection": _TEXT,
     "answer_id": _WHOLE,
     "question": _TEXT,
-    "answer": _TEXT,
-    "abstained": _BOOL,
-    "abstain_reason": _TEXT,
-    "sentences": _LIST,
     "quotes": _LIST,
     "documents": _LIST,
     "models": _OBJECT,
@@ -57,7 +53,30 @@ _TOP: dict[str, str] = {
     "settings": _OBJECT,
     "answer_record": _OBJECT,
 }
-_OPTIONAL_TOP = {"public_key": _TEXT, "signature": _TEXT}
+_ANSWER_TOP = {
+    "answer": _TEXT,
+    "abstained": _BOOL,
+    "abstain_reason": _TEXT,
+    "sentences": _LIST,
+}
+_CHECK_TOP = {"check": _OBJECT}
+_OPTIONAL_TOP = {"public_key": _TEXT, "signature": _TEXT, "kind": _TEXT}
+_CHECK = {
+    "claim": _TEXT,
+    "candidates": _WHOLE,
+    "documents": _LIST,
+    "supporting": _LIST,
+    "contradicting": _LIST,
+}
+_CHECK_DOCUMENT = {
+    "title": _TEXT,
+    "path": _TEXT,
+    "label": _TEXT,
+    "probability": _NUMBER,
+    "verdict": _OBJECT,
+}
+_CHECK_LABELS = ("SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNSURE")
+_QUOTE_ROLES = ("cited", "conflict", "checked")
 _SENTENCE = {
     "index": _WHOLE,
     "text": _TEXT,
@@ -139,6 +158,9 @@ def validate_record(data: object, *, what: str = "the audit record") -> Mapping[
     Returns:
         ``data``, now known to be a valid record.
 
+    A record without ``kind`` is an answer's (``sentences`` and the answer's fields); one
+    with ``kind: "check"`` a claim check's (``check``).
+
     Raises:
         BadRecord: nested deeper than :data:`MAX_DEPTH`, of another schema, a field missing or
             of the wrong type, a verdict's ``shown`` not a shown label, too many or too long
@@ -153,24 +175,19 @@ def validate_record(data: object, *, what: str = "the audit record") -> Mapping[
     _fields(data, _OPTIONAL_TOP, "", what, optional=True)
     if not data["collection"].strip():
         raise BadRecord(what, "field 'collection' is empty; it must name the collection")
-    for i, s in enumerate(data["sentences"]):
-        where = f"sentences[{i}]"
-        _fields(_object(s, where, what), _SENTENCE, where, what)
-        for key in ("citations", "cited_by_generator"):
-            for j, n in enumerate(s[key]):
-                _typed(n, _WHOLE, f"{where}.{key}[{j}]", what)
-        for key in ("verdicts", "conflicts"):
-            for j, v in enumerate(s[key]):
-                at = f"{where}.{key}[{j}]"
-                _fields(_object(v, at, what), _VERDICT, at, what)
-                _shown_and_flags(v, at, what)
+    kind = data.get("kind", "answer")
+    if kind == "check":
+        _fields(data, _CHECK_TOP, "", what)
+        _check_fields(data["check"], what)
+    elif kind == "answer" and "kind" not in data:
+        _fields(data, _ANSWER_TOP, "", what)
+        _sentence_fields(data["sentences"], what)
+    else:
+        raise BadRecord(what, f"field 'kind' is {_kind(kind)}, expected 'check' or no field")
     for i, q in enumerate(data["quotes"]):
         where = f"quotes[{i}]"
         _fields(_object(q, where, what), _QUOTE, where, what)
-        if q["role"] not in ("cited", "conflict"):
-            raise BadRecord(
-                what, f"field '{where}.role' is {q['role']!r}, not 'cited' or 'conflict'"
-            )
+        _one_of(q["role"], _QUOTE_ROLES, f"{where}.role", what)
         if not 0 <= q["char_start"] <= q["char_end"]:
             raise BadRecord(what, f"'{where}' has characters {q['char_start']}-{q['char_end']}")
         if not 0 <= q["evidence_char_start"] <= q["evidence_char_end"]:
@@ -190,6 +207,49 @@ def validate_record(data: object, *, what: str = "the audit record") -> Mapping[
         except ValueError as exc:
             raise BadRecord(what, f"'{where}': {exc}") from exc
     return data
+
+
+def _sentence_fields(sentences: list[Any], what: str) -> None:
+    """An answer's ``sentences``, each with its citations, verdicts and conflicts."""
+    for i, s in enumerate(sentences):
+        where = f"sentences[{i}]"
+        _fields(_object(s, where, what), _SENTENCE, where, what)
+        for key in ("citations", "cited_by_generator"):
+            for j, n in enumerate(s[key]):
+                _typed(n, _WHOLE, f"{where}.{key}[{j}]", what)
+        for key in ("verdicts", "conflicts"):
+            for j, v in enumerate(s[key]):
+                _verdict_fields(v, f"{where}.{key}[{j}]", what)
+
+
+def _check_fields(check: Mapping[str, Any], what: str) -> None:
+    """A claim check's ``check``: its claim, document verdicts and passages' verdicts."""
+    _fields(check, _CHECK, "check", what)
+    for i, d in enumerate(check["documents"]):
+        where = f"check.documents[{i}]"
+        _fields(_object(d, where, what), _CHECK_DOCUMENT, where, what)
+        _one_of(d["label"], _CHECK_LABELS, f"{where}.label", what)
+        try:
+            name_from_json(d, "path")
+        except ValueError as exc:
+            raise BadRecord(what, f"'{where}': {exc}") from exc
+        _verdict_fields(d["verdict"], f"{where}.verdict", what)
+    for key in ("supporting", "contradicting"):
+        for j, v in enumerate(check[key]):
+            _verdict_fields(v, f"check.{key}[{j}]", what)
+
+
+def _one_of(value: object, allowed: tuple[str, ...], name: str, what: str) -> None:
+    if value not in allowed:
+        raise BadRecord(
+            what, f"field '{name}' is {_kind(value)}, expected one of {', '.join(allowed)}"
+        )
+
+
+def _verdict_fields(verdict: object, where: str, what: str) -> None:
+    checked = _object(verdict, where, what)
+    _fields(checked, _VERDICT, where, what)
+    _shown_and_flags(checked, where, what)
 
 
 def _shown_and_flags(verdict: Mapping[str, Any], where: str, what: str) -> None:

@@ -1,4 +1,4 @@
-"""`verifai check`: what the whole collection says about a claim."""
+"""`verifai check`: what the whole collection says about a claim, kept in its history."""
 
 from __future__ import annotations
 
@@ -7,10 +7,17 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
+from verifai_desktop.cli.common import (
+    add_collection_arg,
+    add_json_arg,
+    error_hint,
+    positive_int,
+    print_json,
+)
 from verifai_desktop.codec import check_to_dict
 from verifai_desktop.domain import CheckLabel, CheckResult, Evidence, Progress
 from verifai_desktop.evaluate.check import evaluate_check, format_report
+from verifai_desktop.keep import keep_in_history
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.presentation import CHECK_VERDICT_TEXT, document_verdict_note, flag_lines
@@ -34,7 +41,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "Search the whole collection (BM25, a negation-aware BM25 variant and dense "
             "neighbours) for the passages most likely to decide CLAIM, verify each of their "
             "sentence windows with the NLI verifier, and report supporting and contradicting "
-            "passages and a verdict per document."
+            "passages and a verdict per document. The check is kept in the collection's "
+            "history (setting history.keep): `verifai history` lists it, `verifai audit "
+            "export --id N` writes its audit record."
         ),
     )
     p.add_argument("claim", help="the statement to check")
@@ -116,15 +125,28 @@ def _progress(p: Progress) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """Check a claim against a collection; a report or ``--json``."""
+    """Check a claim against a collection; a report or ``--json``.
+
+    The result is printed first, then kept in the collection's history as a claim check
+    (:func:`~verifai_desktop.keep.keep_in_history`; ``verifai history`` lists it, ``verifai
+    audit export`` writes its record); when it cannot be kept, ``warning: ...`` follows on
+    stderr and the exit status stays 0.
+    """
     settings = load_settings()
     budget = args.budget or CHECK_BUDGET_FACTOR * settings.verify.conflict_budget
     with Collection.open(args.collection, settings=settings) as collection:
-        result = AskSession(settings).check_claim(collection, args.claim, budget=budget)
-    if args.json:
-        print_json(check_to_dict(result))
-    else:
-        render_check(result)
+        session = AskSession(settings)
+        result = session.check_claim(collection, args.claim, budget=budget)
+        settings = session.settings_in_effect()  # the preset's thresholds, as recorded
+        if args.json:
+            print_json(check_to_dict(result, settings))
+        else:
+            render_check(result)
+        sys.stdout.flush()  # the result is out before the history is written
+        kept = keep_in_history(collection, result, settings)
+    if kept.warning:
+        hint = error_hint(kept.error) if kept.error is not None else ""
+        print(f"warning: {kept.warning}{hint}", file=sys.stderr)
     return 0
 
 

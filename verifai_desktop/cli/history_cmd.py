@@ -17,6 +17,7 @@ from verifai_desktop.audit import (
     read_record,
 )
 from verifai_desktop.audit_view import write_record
+from verifai_desktop.check_view import check_summary
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, error_hint, print_json
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.errors import (
@@ -42,7 +43,9 @@ from verifai_desktop.store.history import (
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``verifai history``, ``verifai feedback`` and ``verifai audit``."""
-    p = sub.add_parser("history", help="list, show or delete the answers kept for a collection")
+    p = sub.add_parser(
+        "history", help="list, show or delete the answers and claim checks kept for a collection"
+    )
     add_collection_arg(p)
     p.add_argument("--show", type=int, metavar="ID", help="print one answer's JSON as verified")
     p.add_argument("--delete", type=int, metavar="ID", help="forget one answer")
@@ -132,7 +135,8 @@ def _saved(history: History, collection: str, answer_id: int | None) -> SavedAns
 
 
 def run_history(args: argparse.Namespace) -> int:
-    """List the kept answers (newest first), or show, delete or clear them.
+    """List the kept answers and claim checks (newest first; a check marked
+    :data:`CHECK_MARK`), or show, delete or clear them.
 
     An answer that cannot be read is left out of the list and counted in a warning on
     stderr (``warning: 1 entry could not be read; ...``, then the answer's id and why); the
@@ -156,32 +160,16 @@ def run_history(args: argparse.Namespace) -> int:
         scan = history.scan()
         counts = {a.answer_id: len(history.feedback(a.answer_id)) for a in scan.answers}
     if args.json:
-        entries = []
-        for a in scan.answers:
-            data = a.data()
-            entries.append(
-                {
-                    "id": a.answer_id,
-                    "created": a.created,
-                    "question": a.question,
-                    "labels": data.get("label_counts", {}),
-                    "abstained": data.get("abstained", False),
-                    **names_json("changed_documents", [c.path for c in changed_documents(a)]),
-                    "feedback": counts[a.answer_id],
-                    "answer": data,
-                }
-            )
-        print_json(entries)
+        print_json([_json_entry(a, counts[a.answer_id]) for a in scan.answers])
     elif not scan.answers and not scan.unreadable:
         print(f"no answers kept for {args.collection!r} yet")
     else:
         for a in scan.answers:
-            labels = a.data().get("label_counts", {})
-            summary = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in labels.items() if n)
             changed = changed_documents(a)
             note = f"  [{len(changed)} document(s) changed since]" if changed else ""
-            print(f"{a.answer_id:>4}  {a.when()}  {printable(a.question)}")
-            print(f"      {summary or 'abstained'}{note}")
+            mark = f"{CHECK_MARK} " if a.kind == "check" else ""
+            print(f"{a.answer_id:>4}  {a.when()}  {mark}{printable(a.question)}")
+            print(f"      {_summary(a)}{note}")
     if scan.unreadable:
         n = len(scan.unreadable)
         print(
@@ -193,6 +181,46 @@ def run_history(args: argparse.Namespace) -> int:
         for answer_id, reason in scan.unreadable:
             print(f"  answer {answer_id}: {printable(reason)}", file=sys.stderr)
     return 0
+
+
+CHECK_MARK = "[claim check]"
+"""Before the claim of a claim check in ``verifai history``'s list."""
+
+
+def _summary(saved: SavedAnswer) -> str:
+    """An answer's labels (``"2 supported, 1 no evidence"``, or ``"abstained"``); a claim
+    check's document verdicts (:func:`~verifai_desktop.check_view.check_summary`)."""
+    if saved.kind == "check":
+        try:
+            return check_summary(saved.check())
+        except BadRecord as exc:
+            return f"cannot be read: {printable(exc.reason)}"
+    labels = saved.data().get("label_counts", {})
+    return ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in labels.items() if n) or "abstained"
+
+
+def _json_entry(saved: SavedAnswer, feedback: int) -> dict[str, object]:
+    """One entry of ``verifai history --json``: ``kind`` (``answer`` or ``check``), its
+    ``labels`` (an answer's sentences, or a check's documents, per label) and the whole
+    saved JSON under ``answer``."""
+    data = saved.data()
+    if saved.kind == "check":
+        labels: dict[str, int] = {}
+        for doc in data.get("documents", []):
+            labels[str(doc.get("label"))] = labels.get(str(doc.get("label")), 0) + 1
+    else:
+        labels = data.get("label_counts", {})
+    return {
+        "id": saved.answer_id,
+        "kind": saved.kind,
+        "created": saved.created,
+        "question": saved.question,
+        "labels": labels,
+        "abstained": data.get("abstained", False),
+        **names_json("changed_documents", [c.path for c in changed_documents(saved)]),
+        "feedback": feedback,
+        "answer": data,
+    }
 
 
 def run_feedback_add(args: argparse.Namespace) -> int:
@@ -245,7 +273,7 @@ def run_feedback_export(args: argparse.Namespace) -> int:
 
 
 def run_audit_export(args: argparse.Namespace) -> int:
-    """Write the audit record of a kept answer as JSON plus an HTML view."""
+    """Write the audit record of a kept answer or claim check as JSON plus an HTML view."""
     with _history(args.collection) as history:
         saved = _saved(history, args.collection, None if args.last else args.id)
     record = build_record(saved, collection=args.collection)

@@ -18,6 +18,8 @@ A model is named either by its catalog name or by a path. The package's parts, b
   :func:`delete`.
 - :mod:`~verifai_desktop.modelstore.inventory`: :func:`list_models`, what is here and in what
   state.
+- :mod:`~verifai_desktop.modelstore.licences`: the licences of the bundled models, from the
+  catalog and their model cards (the app's Help menu).
 
 This ``__init__`` presents the public API: ``from verifai_desktop import modelstore`` then
 ``modelstore.resolve(...)``. Tests that replace the catalog or the bundled GGUF table patch the

@@ -7,8 +7,28 @@ effect and the sha256 of every document it quotes, so it can be reopened exactly
 have changed since (:func:`changed_documents`), exported as an audit record
 (:mod:`verifai_desktop.audit`) and corrected by its reader
 (:class:`~verifai_desktop.store.history_records.Feedback`; exported for training by
-:func:`feedback_records`, in the format of the NLI training pool). A damaged file is found when
-it opens and repaired by :mod:`verifai_desktop.store.history_repair`.
+:func:`feedback_records`, in the format of the NLI training pool). A claim check is kept the
+same way, as an entry of its own kind. A damaged file is found when it opens and repaired by
+:mod:`verifai_desktop.store.history_repair`.
+
+What a row of ``answers`` holds (:data:`SCHEMA`):
+
+- ``answer_id``: the entry's id, 1, 2, ... (never reused);
+- ``created``: when it was answered or checked, seconds since the epoch (UTC);
+- ``question``: the question asked, or for a claim check the claim checked (citation markers
+  removed);
+- ``answer_json``: the entry as JSON text, whose ``schema`` says its kind
+  (:attr:`SavedAnswer.kind`): ``verifai.answer/N`` for an answer
+  (:func:`~verifai_desktop.codec.answer_to_json`: sentences, verdicts, passages, models,
+  thresholds), ``verifai.check/N`` for a claim check
+  (:func:`~verifai_desktop.codec.check_to_json`: the claim, one verdict per document, the
+  supporting and contradicting passages with their verdicts, models, thresholds);
+- ``settings_json``: the settings in effect (``dataclasses.asdict(Settings)`` without ``ui``);
+- ``documents_json``: path -> sha256 of every document the entry quotes (a check: every
+  passage it lists);
+- ``app_version``: the VerifAI Desktop version that made it.
+
+Feedback (``feedback``) is given on an answer's verdicts only.
 
 The history is separate from the catalog: writing it never takes the collection's write lock,
 so an answer is kept while an ingest runs. SQLite (WAL) serialises writers.
@@ -26,8 +46,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verifai_desktop import __version__
-from verifai_desktop.codec import answer_to_json
-from verifai_desktop.domain import Answer
+from verifai_desktop.codec import answer_to_json, check_to_json
+from verifai_desktop.domain import Answer, CheckResult
 from verifai_desktop.errors import BadRecord, HistoryCorrupt, HistoryNotFound, ParseError
 from verifai_desktop.names import dumps_json, valid_utf8
 from verifai_desktop.private import create_private_file, export_private_texts, export_target
@@ -38,6 +58,7 @@ from verifai_desktop.store.history_records import (
     FEEDBACK_VERDICTS,
     AnswerScan,
     DocumentChange,
+    EntryKind,
     Feedback,
     FeedbackVerdict,
     SavedAnswer,
@@ -58,6 +79,7 @@ __all__ = [  # the records are defined in history_records and used from here as 
     "SCHEMA",
     "AnswerScan",
     "DocumentChange",
+    "EntryKind",
     "Feedback",
     "FeedbackVerdict",
     "History",
@@ -194,33 +216,37 @@ class History:
 
     def add(
         self,
-        answer: Answer,
+        entry: Answer | CheckResult,
         settings: Settings,
         documents: Mapping[str, str],
         *,
         created: float | None = None,
     ) -> int:
-        """Keep a verified answer; returns its id.
+        """Keep a verified answer or a claim check; returns its id.
 
-        File names that are not valid UTF-8 are kept exactly: in the answer's JSON as a shown
+        File names that are not valid UTF-8 are kept exactly: in the entry's JSON as a shown
         name plus their bytes (:func:`~verifai_desktop.names.name_json`), in ``documents`` as
         JSON ``\\udcff`` escapes (ASCII text) that read back as the same name.
 
         Args:
-            answer: the answer as shown.
+            entry: the answer as shown, or the claim check (kept under its claim).
             settings: the settings it was made with (thresholds; kept whole).
             documents: path -> sha256 of the documents it quotes (:func:`quoted_documents`).
             created: seconds since the epoch (now if None).
         """
         snapshot = dataclasses.asdict(settings)
         snapshot.pop("ui", None)
+        if isinstance(entry, CheckResult):
+            question, text = entry.claim, check_to_json(entry, settings)
+        else:
+            question, text = entry.question, answer_to_json(entry, settings)
         cur = self._db.execute(
             "INSERT INTO answers(created, question, answer_json, settings_json, documents_json, "
             "app_version) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 time.time() if created is None else created,
-                valid_utf8(answer.question),
-                answer_to_json(answer, settings),
+                valid_utf8(question),
+                text,
                 # ASCII JSON: a name's undecodable byte is a \\udcff escape, read back exactly
                 json.dumps(snapshot, sort_keys=True),
                 json.dumps(dict(documents), sort_keys=True),
@@ -231,7 +257,7 @@ class History:
         return int(cur.lastrowid)
 
     def scan(self) -> AnswerScan:
-        """Every saved answer, newest first, and those that cannot be read.
+        """Every saved answer and claim check, newest first, and those that cannot be read.
 
         A row that cannot be read (:meth:`get`) is left out and named in
         :attr:`AnswerScan.unreadable`, never fatal: the rest of the history is still listed.
@@ -321,14 +347,15 @@ class History:
 
         Raises:
             HistoryNotFound: no saved answer ``feedback.answer_id``.
-            ValueError: ``verdict`` is not one of :data:`FEEDBACK_VERDICTS`, or a label is
-                given with a verdict other than ``wrong``.
+            ValueError: ``verdict`` is not one of :data:`FEEDBACK_VERDICTS`, a label is given
+                with a verdict other than ``wrong``, or the entry is a claim check.
         """
         if feedback.verdict not in FEEDBACK_VERDICTS:
             raise ValueError(f"feedback verdict {feedback.verdict!r}; use {FEEDBACK_VERDICTS}")
         if feedback.label is not None and feedback.verdict != "wrong":
             raise ValueError("a correct label goes with a 'wrong' verdict only")
-        self.require(feedback.answer_id)
+        if self.require(feedback.answer_id).kind == "check":
+            raise ValueError(f"entry {feedback.answer_id} is a claim check: feedback is on answers")
         self._db.execute(
             "INSERT OR REPLACE INTO feedback(answer_id, sentence, passage, shown, verdict, label, "
             "note, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -376,21 +403,26 @@ def _close_quietly(db: sqlite3.Connection | None) -> None:
         db.close()
 
 
-def quoted_documents(answer: Answer, sha256_of: Mapping[str, str]) -> dict[str, str]:
-    """Path -> sha256 of every document ``answer`` quotes: its passages and the passages of
-    its conflicting evidence.
+def quoted_documents(entry: Answer | CheckResult, sha256_of: Mapping[str, str]) -> dict[str, str]:
+    """Path -> sha256 of every document ``entry`` quotes: an answer's passages and the
+    passages of its conflicting evidence; a check's documents and passages.
 
     Args:
-        answer: the answer.
+        entry: the answer or claim check.
         sha256_of: the catalogued sha256 of each source (missing sources get ``""``).
     """
-    return {p: sha256_of.get(p, "") for p in _quoted_paths(answer)}
+    return {p: sha256_of.get(p, "") for p in _quoted_paths(entry)}
 
 
-def _quoted_paths(answer: Answer) -> list[str]:
-    """The documents ``answer`` quotes (its passages', then its conflicts'), each once."""
-    paths = [str(p.path) for p in answer.passages]
-    paths += [str(e.passage.path) for s in answer.sentences for e in s.conflicts]
+def _quoted_paths(entry: Answer | CheckResult) -> list[str]:
+    """The documents ``entry`` quotes, each once: an answer's passages, then its conflicts';
+    a check's documents, then its supporting and contradicting passages."""
+    if isinstance(entry, CheckResult):
+        paths = [str(d.evidence.passage.path) for d in entry.documents]
+        paths += [str(e.passage.path) for e in (*entry.supporting, *entry.contradicting)]
+    else:
+        paths = [str(p.path) for p in entry.passages]
+        paths += [str(e.passage.path) for s in entry.sentences for e in s.conflicts]
     return list(dict.fromkeys(paths))
 
 
@@ -483,16 +515,18 @@ def write_feedback(records: Sequence[Mapping[str, str]], path: Path | str) -> Pa
     return target
 
 
-def keep_answer(collection: CollectionStore, answer: Answer, settings: Settings) -> int:
-    """Save ``answer`` in ``collection``'s history with the catalogued sha256 of every
-    document it quotes; returns its id.
+def keep_answer(
+    collection: CollectionStore, entry: Answer | CheckResult, settings: Settings
+) -> int:
+    """Save ``entry`` (an answer or a claim check) in ``collection``'s history with the
+    catalogued sha256 of every document it quotes; returns its id.
 
     Raises:
         HistoryCorrupt: the history file is damaged.
     """
     sha: dict[str, str] = {}
-    for path in _quoted_paths(answer):
+    for path in _quoted_paths(entry):
         record = collection.document(path)
         sha[path] = record.sha256 if record is not None else ""
     with collection.history() as history:
-        return history.add(answer, settings, quoted_documents(answer, sha))
+        return history.add(entry, settings, quoted_documents(entry, sha))

@@ -1,6 +1,7 @@
-"""The records of the answer history (:mod:`verifai_desktop.store.history`): a saved answer, a
-reader's judgement of a verdict, a quoted document that changed, and how each is read from its
-row, so that one unreadable row is reported and skipped instead of stopping a listing.
+"""The records of the answer history (:mod:`verifai_desktop.store.history`): a saved answer or
+claim check, a reader's judgement of a verdict, a quoted document that changed, and how each is
+read from its row, so that one unreadable row is reported and skipped instead of stopping a
+listing.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from verifai_desktop.codec import answer_from_dict, settings_for
-from verifai_desktop.domain import Answer, NliLabel
+from verifai_desktop.codec import answer_from_dict, check_from_dict, settings_for
+from verifai_desktop.domain import Answer, CheckResult, NliLabel
 from verifai_desktop.errors import BadRecord
 from verifai_desktop.settings import Settings
 
@@ -38,6 +39,14 @@ FEEDBACK_COLUMNS = (
 )
 """The columns of ``feedback`` after ``feedback_id``, in the order :class:`Feedback` reads."""
 
+EntryKind = Literal["answer", "check"]
+"""What a history entry holds: a verified ``answer`` (its JSON of schema ``verifai.answer/N``)
+or a claim ``check`` (``verifai.check/N``)."""
+
+CHECK_SCHEMA_PREFIX = "verifai.check/"
+"""The start of the ``schema`` of every claim check's JSON; an entry whose JSON has another
+schema is an answer."""
+
 FeedbackVerdict = Literal["right", "wrong", "flagged"]
 """What a reader said of a verdict: ``right``; ``wrong`` (with the correct label when they
 gave one); ``flagged`` (the sentence is wrong or harmful in some other way)."""
@@ -47,16 +56,19 @@ FEEDBACK_VERDICTS: tuple[FeedbackVerdict, ...] = ("right", "wrong", "flagged")
 
 @dataclass(frozen=True, slots=True)
 class SavedAnswer:
-    """One answer of the history.
+    """One entry of the history: a verified answer or a claim check (:attr:`kind`).
 
     Attributes:
         answer_id: its id in the collection's history (1, 2, ...; never reused).
-        created: when it was answered (seconds since the epoch, UTC).
-        question: the question asked.
-        answer_json: the ``verifai.answer`` JSON exactly as written when it was verified.
+        created: when it was answered or checked (seconds since the epoch, UTC).
+        question: the question asked, or the claim checked.
+        answer_json: the JSON exactly as written when it was verified: ``verifai.answer``
+            (:func:`~verifai_desktop.codec.answer_to_json`) for an answer, ``verifai.check``
+            (:func:`~verifai_desktop.codec.check_to_json`) for a claim check.
         settings: the settings in effect (``dataclasses.asdict(Settings)`` without ``ui``).
-        documents: path (or benchmark key) -> sha256 of every document the answer quotes
-            (passages given and conflicting passages), as catalogued when it was answered.
+        documents: path (or benchmark key) -> sha256 of every document the entry quotes
+            (an answer's passages given and conflicting passages; every passage a check
+            lists), as catalogued when it was made.
         app_version: the VerifAI Desktop version that answered.
     """
 
@@ -82,16 +94,42 @@ class SavedAnswer:
             raise BadRecord(f"saved answer {self.answer_id}", "it is not a JSON object")
         return data
 
+    @property
+    def kind(self) -> EntryKind:
+        """``"check"`` when the entry is a claim check (its JSON's schema), else ``"answer"``;
+        a JSON that cannot be read counts as an answer (which :meth:`answer` then refuses)."""
+        try:
+            return "check" if _is_check(self.data()) else "answer"
+        except BadRecord:
+            return "answer"
+
     def answer(self) -> Answer:
         """The answer as it was verified (labels, verdicts, evidence, passages).
 
         Raises:
-            BadRecord: the stored JSON is damaged or of an unknown schema.
+            BadRecord: the entry is a claim check (:meth:`check`), or the stored JSON is
+                damaged or of an unknown schema.
         """
-        return answer_from_dict(self.data())
+        data = self.data()
+        if _is_check(data):
+            raise BadRecord(f"saved answer {self.answer_id}", "it is a claim check, not an answer")
+        return answer_from_dict(data)
+
+    def check(self) -> CheckResult:
+        """The claim check as it was made (document verdicts, evidence, passages, models).
+
+        Raises:
+            BadRecord: the entry is an answer (:meth:`answer`), or the stored JSON is
+                damaged or of an unknown schema.
+        """
+        data = self.data()
+        if not _is_check(data):
+            raise BadRecord(f"saved answer {self.answer_id}", "it is an answer, not a claim check")
+        return check_from_dict(data)
 
     def answer_settings(self, base: Settings | None = None) -> Settings:
-        """``base`` with the thresholds the answer was verified with (to show it again).
+        """``base`` with the thresholds the answer (or check) was verified with (to show it
+        again).
 
         Raises:
             BadRecord: the stored JSON lacks its thresholds.
@@ -168,6 +206,10 @@ class AnswerScan:
 
     answers: tuple[SavedAnswer, ...]
     unreadable: tuple[tuple[int, str], ...]
+
+
+def _is_check(data: Mapping[str, Any]) -> bool:
+    return str(data.get("schema", "")).startswith(CHECK_SCHEMA_PREFIX)
 
 
 def saved_answer(row: Sequence[object]) -> SavedAnswer:

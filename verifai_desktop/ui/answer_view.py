@@ -51,6 +51,8 @@ CHECK_HINT = (
     "passages that support or contradict it, appears here."
 )
 FOCUS_BACKGROUND = "#dbe9fb"
+LINK_COPY_ACTION = "link-copy"
+"""Object name of the "Copy Link Location" action Qt's standard text menu adds over a link."""
 HINT_FLAGS = int(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft) | int(
     Qt.TextFlag.TextWordWrap
 )
@@ -410,8 +412,8 @@ class AnswerView(QTextBrowser):
         return self.cursorRect().bottomLeft()
 
     def context_menu(self, pos: QPoint, *, keyboard: bool = False) -> QMenu:
-        """The context menu at viewport point ``pos``: the standard text actions, led by
-        "Check across my documents" when there is a sentence to check.
+        """The context menu at viewport point ``pos``: the standard text actions (without "Copy
+        Link Location"), led by "Check across my documents" when there is a sentence to check.
 
         Args:
             pos: viewport point; the sentence under it is checked.
@@ -419,6 +421,11 @@ class AnswerView(QTextBrowser):
         """
         scroll = QPoint(self.horizontalScrollBar().value(), self.verticalScrollBar().value())
         menu = self.createStandardContextMenu(pos + scroll)  # takes document coordinates
+        # Sentences and citations are links inside the app (sent:, cite:): Qt's "Copy Link
+        # Location" would copy those internal addresses.
+        for action in menu.actions():
+            if action.objectName() == LINK_COPY_ACTION:
+                menu.removeAction(action)
         index = self.focused_index if keyboard else self.sentence_at(pos)
         if index < 0:
             index = self.focused_index

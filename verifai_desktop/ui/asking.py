@@ -11,9 +11,13 @@ the status bar, and Stop cancels it. A claim is validated by the pipeline's
 :func:`~verifai_desktop.pipeline.claim_to_check` before a check starts.
 
 The pipeline is imported on the first question or check, and the models are resolved then, on
-the worker, with a visible status (:meth:`AskSession.prepare`). Each verified answer is kept in
-its collection's history on the worker that answered it
+the worker, with a visible status (:meth:`AskSession.prepare`). Each verified answer and each
+claim check is kept in its collection's history on the worker that made it
 (:func:`~verifai_desktop.keep.keep_in_history`); when it cannot be, the status bar says so.
+
+A question or check belongs to the screen (collection and mode,
+:mod:`~verifai_desktop.ui.shown_state`) it was started on: its stream and result are shown
+there only, and kept for it while another screen is on show.
 """
 
 from __future__ import annotations
@@ -27,16 +31,24 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QAbstractButton
 
+from verifai_desktop.check_view import check_summary
 from verifai_desktop.domain import Answer, CheckResult, Progress
 from verifai_desktop.errors import Cancelled, EmptyClaim
 from verifai_desktop.hardware import Hardware
 from verifai_desktop.keep import Kept, keep_in_history
-from verifai_desktop.presentation import CHECK_VERDICT_TEXT, NOT_FOUND_TEXT, UNSUPPORTED_TEXT
+from verifai_desktop.presentation import NOT_FOUND_TEXT, UNSUPPORTED_TEXT
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.ui.answer_view import ANSWER_HINT, CHECK_HINT
 from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.shown_state import (
+    CHECK_SOURCES_TEXT,
+    ScreenKey,
+    ShownState,
+    ShownStates,
+    answer_summary,
+)
 from verifai_desktop.ui.tasks import T, Task, TaskContext
-from verifai_desktop.ui.window_base import ASK_MODE, CHECK_MODE, WindowBase
+from verifai_desktop.ui.window_base import ASK_MODE, CHECK_MODE
 
 if TYPE_CHECKING:
     from verifai_desktop.pipeline import AskSession
@@ -63,11 +75,10 @@ def reading_text(done: int, total: int | None) -> str:
 
 RUN_TEXT = {ASK_MODE: "Ask", CHECK_MODE: "Check"}
 ANSWER_STATUS = "Answer verified. Hover or Tab through sentences for evidence."
-NOT_SUPPORTED_SUMMARY = "Not supported"  # summary line of an answer refused by evidence
 CHECKING_TEXT = "Searching your documents for passages that support or contradict the claim…"
 
 
-class Asking(WindowBase):
+class Asking(ShownStates):
     """The window's part that runs questions and claim checks.
 
     :attr:`ask_task` is the running question, if any, and :attr:`check_task` the running
@@ -89,13 +100,20 @@ class Asking(WindowBase):
 
     @Slot(QAbstractButton, bool)
     def on_mode_toggled(self, _button: QAbstractButton, checked: bool) -> None:
-        """Follow the mode in the run button, the placeholder and the empty view's hint."""
+        """Follow the mode in the run button, the placeholder and the empty view's hint, and
+        show the mode's own screen (:meth:`switch_shown`)."""
         if not checked:
             return
         self.ask_button.setText(RUN_TEXT[self.mode])
         self.answer_view.hint_text = CHECK_HINT if self.mode == CHECK_MODE else ANSWER_HINT
         self.answer_view.viewport().update()
         self._update_placeholder()
+        self.show_screen()
+
+    def show_screen(self) -> None:
+        """Show the screen of the current collection and mode (:meth:`switch_shown`)."""
+        known = [n.folder for n in self.library.collection_list.names]
+        self.switch_shown((self.library.current, self.mode), known=known)
 
     def _update_placeholder(self) -> None:
         name = self.library.current
@@ -196,10 +214,12 @@ class Asking(WindowBase):
             kept.append(keep_in_history(col, answer, applied))
             return answer
 
+        key = (name, self.mode)
+
         def answered(answer: Answer) -> None:
             k = kept[0] if kept else Kept()
             ref = (name, k.answer_id) if k.answer_id is not None else None
-            self.on_answer_ready(answer, kept=ref, warning=k.warning)
+            self.on_answer_ready(answer, kept=ref, warning=k.warning, key=key)
 
         self.answer = None
         self.check_result = None
@@ -213,11 +233,31 @@ class Asking(WindowBase):
         self.answer_info.setText("")
         task = self.host.query("ask", name, op)
         self.ask_task = task
-        task.text_streamed.connect(self.answer_view.append_stream)
+        self._start_run(key)
+        task.text_streamed.connect(self.on_text_streamed)
         task.progressed.connect(self.on_ask_progress)
         task.succeeded.connect(answered)
         self._follow(task, "Answering the question", self.on_ask_finished)
         return task
+
+    def _start_run(self, key: ScreenKey, note: str = "") -> None:
+        """A question or check starts for screen ``key`` (on show), showing ``note``."""
+        self.run_key = key
+        self.run_streamed = ""
+        self.run_note = note
+
+    @Slot(str)
+    def on_text_streamed(self, piece: str) -> None:
+        """A piece of the answer being written: shown while its screen is."""
+        self.run_streamed += piece
+        if self.run_key is not None and self.is_on_show(self.run_key):
+            self.answer_view.append_stream(piece)
+
+    def _show_progress(self, text: str) -> None:
+        """The running question's stage, in the answer pane while its screen is on show."""
+        self.run_note = text
+        if self.run_key is not None and self.is_on_show(self.run_key):
+            self.answer_view.show_progress(text)
 
     def _ask_session(self) -> AskSession:
         if self._session is None:
@@ -239,14 +279,14 @@ class Asking(WindowBase):
                 self.read_bar.setRange(0, p.total)
                 self.read_bar.setValue(p.done)
                 self.read_bar.show()
-            self.answer_view.show_progress(text)
+            self._show_progress(text)
         else:
             self.read_bar.hide()
             if p.stage == "retrieve":
-                self.answer_view.show_progress(text)
+                self._show_progress(text)
             elif p.stage == "generate" and not p.done:
                 text = PREPARING_TEXT
-                self.answer_view.show_progress(text)
+                self._show_progress(text)
         if p.stage == "generate" and p.done:
             text = f"Writing the answer… {p.done} tokens"
         self.statusBar().showMessage(text)
@@ -257,7 +297,12 @@ class Asking(WindowBase):
         self.model_status.setText(f"Models: {message}")
 
     def on_answer_ready(
-        self, answer: Answer, *, kept: tuple[str, int] | None = None, warning: str = ""
+        self,
+        answer: Answer,
+        *,
+        kept: tuple[str, int] | None = None,
+        warning: str = "",
+        key: ScreenKey | None = None,
     ) -> None:
         """Render the verified answer and its sources; after the first, show the devices.
 
@@ -265,12 +310,21 @@ class Asking(WindowBase):
             answer: the answer.
             kept: (collection folder, history id) when it was kept in the history.
             warning: why it was not kept (:attr:`Kept.warning`), shown in the status bar.
+            key: the screen it was asked on (None: the one on show); another screen keeps
+                it until it is switched to.
         """
-        self.answer = answer
         first = not self._models_ready
         self._models_ready = True
         if first:
             self.detect_devices()
+        names = [str(m.get("name", "")) for m in answer.models.values() if m.get("name")]
+        if names:
+            self.model_status.setText("Models: " + " · ".join(Path(n).name for n in names))
+        if key is not None and not self.is_on_show(key):
+            state = ShownState(self.kept_state(key).question, answer, kept)
+            self._keep_result(key, state, f"The answer to “{answer.question}”", warning)
+            return
+        self.answer = answer
         self.history_ref = kept
         self._marks = ()
         self.reopened_note.hide()
@@ -280,17 +334,27 @@ class Asking(WindowBase):
             self.history.refresh(select=kept[1])
         self._set_answer_actions(True)
         self.answer_info.setText(answer_summary(answer))
-        names = [str(m.get("name", "")) for m in answer.models.values() if m.get("name")]
-        if names:
-            self.model_status.setText("Models: " + " · ".join(Path(n).name for n in names))
         if warning:
             self.statusBar().showMessage(f"{answer_status(answer)} Warning: {warning}", 20000)
         else:
             self.statusBar().showMessage(answer_status(answer), 10000)
 
+    def _keep_result(self, key: ScreenKey, state: ShownState, what: str, warning: str) -> None:
+        """A result for screen ``key``, not on show: kept as its state, listed in the
+        history, and the status bar says where it is."""
+        self.keep_for(key, state)
+        ref = state.check_ref if state.check is not None else state.history_ref
+        if ref is not None and ref[0] == self.history.collection:
+            self.history.refresh()
+        shown = self.library.display_name(key[0])
+        mode = "Check a claim" if key[1] == CHECK_MODE else "Ask a question"
+        text = f"{what} is ready in “{shown}” ({mode})."
+        self.statusBar().showMessage(f"{text} Warning: {warning}" if warning else text, 20000)
+
     @Slot()
     def on_ask_finished(self) -> None:
         """Re-enable asking."""
+        self.run_key = None
         self.read_bar.hide()
         self._update_ask_button()
         self.stop_button.setEnabled(False)
@@ -335,6 +399,8 @@ class Asking(WindowBase):
             return None
         session = self._ask_session()
         prepare = not self._models_ready
+        settings = self.settings
+        kept: list[Kept] = []  # the check's place in the history, written before the op ends
 
         def op(col: Collection, ctx: TaskContext) -> CheckResult:
             if prepare:
@@ -345,24 +411,37 @@ class Asking(WindowBase):
             # The search cannot be interrupted; Stop drops its result.
             if ctx.cancel.is_set():
                 raise Cancelled("check")
+            # recorded with the thresholds the preset applied
+            applied = dataclasses.replace(settings, verify=session.thresholds())
+            kept.append(keep_in_history(col, result, applied))
             return result
 
         keep = from_answer and self.answer is not None
+        key = (name, self.mode)
+
+        def checked(result: CheckResult) -> None:
+            k = kept[0] if kept else Kept()
+            ref = (name, k.answer_id) if k.answer_id is not None else None
+            self.on_check_ready(result, back=keep, kept=ref, warning=k.warning, key=key)
+
         self._generated_shown = keep and self.answer_view.generated_shown
         self.check_result = None
+        self.check_ref = None
         if not keep:
             self.answer = None
             self._forget_history_ref()
-            self.sources.clear("The passages of the check are listed in the answer area.")
+            self.sources.clear(CHECK_SOURCES_TEXT)
             self.document_view.clear()
             self.tabs.setCurrentWidget(self.sources)
         self._set_answer_actions(False)
-        self.answer_view.show_pending(f"Checking “{text}” across your documents…")
+        pending = f"Checking “{text}” across your documents…"
+        self.answer_view.show_pending(pending)
         self.answer_info.setText("")
         self.statusBar().showMessage(CHECKING_TEXT)
         task = self.host.query("check", name, op)
         self.check_task = task
-        task.succeeded.connect(lambda result: self.on_check_ready(result, back=keep))
+        self._start_run(key, pending)
+        task.succeeded.connect(checked)
         self._follow(task, "Checking the claim", self.on_check_finished)
         return task
 
@@ -372,23 +451,48 @@ class Asking(WindowBase):
         if self.check(claim, from_answer=True) is None and self.working:
             self.statusBar().showMessage("Wait for the running question or check to end.", 5000)
 
-    def on_check_ready(self, result: CheckResult, *, back: bool = False) -> None:
-        """Show the claim check in the answer area.
+    def on_check_ready(
+        self,
+        result: CheckResult,
+        *,
+        back: bool = False,
+        kept: tuple[str, int] | None = None,
+        warning: str = "",
+        key: ScreenKey | None = None,
+    ) -> None:
+        """Show the claim check in the answer area; Copy, Export and (when it was kept in
+        the history) its audit record act on it.
 
         Args:
             result: the check.
             back: the shown answer is kept; link back to it.
+            kept: (collection folder, history id) when it was kept in the history.
+            warning: why it was not kept (:attr:`Kept.warning`), shown in the status bar.
+            key: the screen it was made on (None: the one on show); another screen keeps it
+                until it is switched to.
         """
+        if key is not None and not self.is_on_show(key):
+            state = dataclasses.replace(self.kept_state(key), check=result, check_ref=kept)
+            self._keep_result(key, state, f"The check of “{result.claim}”", warning)
+            return
         self.check_result = result
+        self.check_ref = kept
         self.answer_view.show_check(result, back=back and self.answer is not None)
         self.answer_info.setText(check_summary(result))
-        self.statusBar().showMessage("Claim checked. Click a passage to open it.", 10000)
+        self._set_answer_actions(True)
+        if kept is not None and kept[0] == self.history.collection:
+            self.history.refresh(select=kept[1])
+        text = "Claim checked. Click a passage to open it."
+        self.statusBar().showMessage(f"{text} Warning: {warning}" if warning else text, 10000)
 
     @Slot()
     def on_check_finished(self) -> None:
         """Re-enable asking; after a failed or stopped check, show the answer again."""
+        key, self.run_key = self.run_key, None
         self._update_ask_button()
         self.stop_button.setEnabled(False)
+        if key is not None and not self.is_on_show(key):
+            return  # its screen keeps what it showed before the check
         if self.check_result is None:
             if self.answer is not None:
                 self.on_back_requested()
@@ -401,6 +505,7 @@ class Asking(WindowBase):
         if self.answer is None:
             return
         self.check_result = None
+        self.check_ref = None
         self._show_answer(self.answer, show_generated=self._generated_shown)
         self._set_answer_actions(True)
         self.answer_info.setText(answer_summary(self.answer))
@@ -442,39 +547,3 @@ def answer_status(answer: Answer) -> str:
     if answer.abstained:
         return f"{NOT_FOUND_TEXT}."
     return ANSWER_STATUS
-
-
-def answer_summary(answer: Answer) -> str:
-    """``"3 supported, 1 contradicted · retrieve 0.2 s · generate 9.1 s · verify 1.3 s"``;
-    an abstention leads with why: ``"Not found in your documents · retrieve 0.2 s"``,
-    ``"Not supported: 2 no evidence, 1 contradicted · retrieve 0.2 s · …"``."""
-    t = answer.timings_ms
-    counts = answer.label_counts()
-    summary = ", ".join(f"{n} {label.value.replace('_', ' ')}" for label, n in counts.items() if n)
-    if answer.refused_by_evidence:
-        summary = f"{NOT_SUPPORTED_SUMMARY}: {summary}" if summary else NOT_SUPPORTED_SUMMARY
-    elif answer.abstained:
-        summary = NOT_FOUND_TEXT
-    times = " · ".join(
-        f"{k} {t[k] / 1000:.1f} s" for k in ("retrieve", "generate", "verify") if k in t
-    )
-    return " · ".join(x for x in (summary, times) if x)
-
-
-def check_summary(result: CheckResult) -> str:
-    """``"1 document supports, 2 contradict, 1 without evidence, 1 unsure · 30 passages
-    checked"``."""
-    singular = {"SUPPORT": "supports", "CONTRADICT": "contradicts", "UNSURE": "unsure"}
-    plural = {"SUPPORT": "support", "CONTRADICT": "contradict", "UNSURE": "unsure"}
-    counts = {label: 0 for label in CHECK_VERDICT_TEXT}
-    for doc in result.documents:
-        counts[doc.label] += 1
-    parts: list[str] = []
-    for label, n in counts.items():
-        if not n:
-            continue
-        verb = (singular if n == 1 else plural).get(label, "without evidence")
-        noun = "" if parts else (" document" if n == 1 else " documents")
-        parts.append(f"{n}{noun} {verb}")
-    checked = f"{result.candidates} {'passage' if result.candidates == 1 else 'passages'} checked"
-    return " · ".join(x for x in (", ".join(parts), checked) if x)

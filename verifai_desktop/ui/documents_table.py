@@ -6,12 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
 )
@@ -76,16 +74,6 @@ def document_rows(records: Sequence[DocumentRecord]) -> list[DocumentRow]:
     return [DocumentRow(r.source, r.status, r.reason, r.chunk_count) for r in records]
 
 
-class _ElideMiddleDelegate(QStyledItemDelegate):
-    """Cuts a file name in its middle, so its start and its extension stay visible."""
-
-    def initStyleOption(  # noqa: N802 (Qt override)
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> None:
-        super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideMiddle
-
-
 class DocumentsTable(QTableWidget):
     """Read-only table of :class:`DocumentRow`; non-indexed rows in dark red.
 
@@ -107,8 +95,9 @@ class DocumentsTable(QTableWidget):
         header.setSectionResizeMode(CHUNKS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(REASON_COLUMN, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(True)
-        self.name_delegate = _ElideMiddleDelegate(self)
-        self.setItemDelegateForColumn(NAME_COLUMN, self.name_delegate)
+        # A file name too long for its column is cut at its end; its cell's tooltip holds
+        # the full path.
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.setToolTip("Double-click an encrypted PDF to enter its password.")
 
     def set_rows(self, rows: Sequence[DocumentRow]) -> None:

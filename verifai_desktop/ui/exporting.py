@@ -1,12 +1,13 @@
-"""The main window's answer on its way out: copied, saved as a file, its audit record exported.
+"""The main window's answer or claim check on its way out: copied, saved as a file, its audit
+record exported.
 
 :class:`Exporting`, a part of :class:`~verifai_desktop.ui.main_window.MainWindow` built on
-:class:`~verifai_desktop.ui.window_base.WindowBase`, puts the shown answer on the clipboard
-(Markdown and HTML), saves it in the format its file suffix names
-(:data:`~verifai_desktop.presentation.EXPORT_FORMATS`), and writes the audit record of an
-answer kept in the history (File → Export audit record) on the task runner, through the
-history panel (:meth:`HistoryPanel.export_audit`). Failures are shown by
-:mod:`verifai_desktop.ui.errors`.
+:class:`~verifai_desktop.ui.window_base.WindowBase`, puts what is on show (a claim check when
+one is, else the answer) on the clipboard (Markdown and HTML), saves it in the format its file
+suffix names (:data:`~verifai_desktop.presentation.EXPORT_FORMATS`; a check through
+:func:`~verifai_desktop.check_view.write_check`), and writes the audit record of an entry
+kept in the history (File → Export audit record) on the task runner, through the history
+panel (:meth:`HistoryPanel.export_audit`). Failures are shown by :mod:`verifai_desktop.ui.errors`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from PySide6.QtCore import QMimeData, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
+from verifai_desktop.check_view import check_to_html, check_to_markdown, write_check
 from verifai_desktop.errors import VerifaiError
 from verifai_desktop.presentation import (
     EXPORT_FORMATS,
@@ -36,36 +38,47 @@ class Exporting(WindowBase):
 
     @Slot()
     def on_copy_clicked(self) -> None:
-        """Put the answer on the clipboard as Markdown (text) and HTML."""
-        if self.answer is None:
-            return
+        """Put the claim check or answer on show on the clipboard as Markdown (text) and
+        HTML."""
         mime = QMimeData()
-        mime.setText(answer_to_markdown(self.answer))
-        mime.setHtml(answer_to_html(self.answer))
+        if self.check_result is not None:
+            mime.setText(check_to_markdown(self.check_result))
+            mime.setHtml(check_to_html(self.check_result))
+            what = "Claim check"
+        elif self.answer is not None:
+            mime.setText(answer_to_markdown(self.answer))
+            mime.setHtml(answer_to_html(self.answer))
+            what = "Answer"
+        else:
+            return
         QGuiApplication.clipboard().setMimeData(mime)
-        self.statusBar().showMessage("Answer copied (Markdown and HTML).", 5000)
+        self.statusBar().showMessage(f"{what} copied (Markdown and HTML).", 5000)
 
     def export_answer(self, path: Path) -> Path:
-        """Write the answer to ``path`` in the format its suffix names
-        (:func:`~verifai_desktop.presentation.write_answer`).
+        """Write the claim check or answer on show to ``path`` in the format its suffix names
+        (:func:`~verifai_desktop.check_view.write_check`,
+        :func:`~verifai_desktop.presentation.write_answer`).
 
         Raises:
             UnsupportedExportFormat: the suffix names no export format.
             ExportFailed: the file cannot be written; nothing was changed.
         """
+        if self.check_result is not None:
+            return write_check(self.check_result, path)
         assert self.answer is not None
         return write_answer(self.answer, path)
 
     @Slot()
     def on_export_clicked(self) -> None:
-        """Ask where to save and export the answer."""
-        if self.answer is None:
+        """Ask where to save and export the claim check or answer on show."""
+        if self.answer is None and self.check_result is None:
             return
+        what = "claim-check" if self.check_result is not None else "answer"
         formats = list(EXPORT_FORMATS.values())
         path, chosen = QFileDialog.getSaveFileName(
             self,
-            "Export answer",
-            str(Path.home() / f"answer{formats[0].suffix}"),
+            "Export claim check" if self.check_result is not None else "Export answer",
+            str(Path.home() / f"{what}{formats[0].suffix}"),
             ";;".join(f.file_filter for f in formats),
         )
         if not path:
@@ -85,28 +98,31 @@ class Exporting(WindowBase):
     # ----- audit record --------------------------------------------------------------------
 
     def export_audit(self, path: Path) -> tuple[Path, Path]:
-        """Write the shown answer's audit record to ``path`` (JSON) and beside it (HTML), on
-        the calling thread; File → Export audit record runs it on the task runner
-        (:meth:`save_audit`).
+        """Write the audit record of the answer or claim check on show to ``path`` (JSON) and
+        beside it (HTML), on the calling thread; File → Export audit record runs it on the
+        task runner (:meth:`save_audit`).
 
         Returns:
             The JSON and HTML files written.
 
         Raises:
-            HistoryNotFound: the answer is no longer in its history.
+            HistoryNotFound: the entry is no longer in its history.
             ExportFailed: the files cannot be written; neither was changed.
         """
-        assert self.history_ref is not None
-        name, answer_id = self.history_ref
+        ref = self.shown_ref()
+        assert ref is not None
+        name, answer_id = ref
         return with_history(
             name, lambda history: write_audit_record(history, name, answer_id, path)
         )
 
     def save_audit(self, path: Path) -> Task[tuple[Path, Path]]:
-        """Write the shown answer's audit record to ``path`` (JSON) and beside it (HTML) on
-        the task runner; the status bar names the files, a failure is shown as an error."""
-        assert self.history_ref is not None
-        name, answer_id = self.history_ref
+        """Write the audit record of the answer or claim check on show to ``path`` (JSON) and
+        beside it (HTML) on the task runner; the status bar names the files, a failure is
+        shown as an error."""
+        ref = self.shown_ref()
+        assert ref is not None
+        name, answer_id = ref
         task = self.history.export_audit(name, answer_id, path)
         task.succeeded.connect(
             lambda paths: self.statusBar().showMessage(
@@ -120,13 +136,15 @@ class Exporting(WindowBase):
 
     @Slot()
     def on_audit_clicked(self) -> None:
-        """Ask where to save the shown answer's audit record and write it (JSON and HTML)."""
-        if self.history_ref is None or self.answer is None:
+        """Ask where to save the audit record of the answer or claim check on show and write
+        it (JSON and HTML)."""
+        ref = self.shown_ref()
+        if ref is None:
             return
         path, _ = QFileDialog.getSaveFileName(
             self,
             "Export audit record",
-            str(Path.home() / f"audit-{self.history_ref[1]}.json"),
+            str(Path.home() / f"audit-{ref[1]}.json"),
             "Audit record (*.json)",
         )
         if not path:

@@ -1,5 +1,6 @@
-"""The history panel: the answers kept for the current collection, newest first; reopening one
-exactly as it was verified, deleting one or all; the readers' judgements of verdicts.
+"""The history panel: the answers and claim checks kept for the current collection, newest
+first (a check marked :data:`CHECK_MARK`); reopening one exactly as it was verified, deleting
+one or all; the readers' judgements of verdicts.
 
 Every read and write of the history (:class:`~verifai_desktop.store.history.History`, opened
 by collection name through the store's ``collection_history``) runs on the task runner's
@@ -29,10 +30,13 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop.audit import build_record
 from verifai_desktop.audit_view import write_record
-from verifai_desktop.domain import Answer
+from verifai_desktop.check_view import check_summary
+from verifai_desktop.domain import Answer, CheckResult
+from verifai_desktop.errors import BadRecord
 from verifai_desktop.store.folders import collection_history
 from verifai_desktop.store.history import (
     DocumentChange,
+    EntryKind,
     Feedback,
     History,
     SavedAnswer,
@@ -44,7 +48,11 @@ from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
 
 log = logging.getLogger(__name__)
 
-EMPTY_TEXT = "No answers kept yet: each verified answer is listed here, newest first."
+EMPTY_TEXT = (
+    "No answers kept yet: each verified answer and claim check is listed here, newest first."
+)
+CHECK_MARK = "☑ Claim check:"
+"""Before the claim of a claim check in the list (an answer's row starts with its question)."""
 NOT_KEPT_TEXT = (
     "Answers are not being kept: turn on “Keep every verified answer” in Settings to list "
     "them here."
@@ -57,11 +65,13 @@ class HistoryEntry:
     """One row of the list.
 
     Attributes:
-        answer_id: the answer's id in the collection's history.
-        question: the question asked.
+        answer_id: the entry's id in the collection's history.
+        question: the question asked, or the claim checked.
         when: local time it was answered (``"2026-11-25 14:03"``).
-        summary: its labels (``"2 supported, 1 no evidence"``) or ``"not answered"``.
+        summary: its labels (``"2 supported, 1 no evidence"``) or ``"not answered"``; a
+            check's document verdicts (``"1 document supports · 12 passages checked"``).
         marks: how many judgements the reader gave on it.
+        kind: ``"answer"`` or ``"check"``.
     """
 
     answer_id: int
@@ -69,11 +79,14 @@ class HistoryEntry:
     when: str
     summary: str
     marks: int
+    kind: EntryKind = "answer"
 
     def text(self) -> str:
-        """The row's two lines: the question, then time, labels and marks."""
+        """The row's two lines: the question (a check's claim after :data:`CHECK_MARK`), then
+        time, labels and marks."""
         marks = f" · {self.marks} {'mark' if self.marks == 1 else 'marks'}" if self.marks else ""
-        return f"{self.question}\n{self.when} · {self.summary}{marks}"
+        lead = f"{CHECK_MARK} " if self.kind == "check" else ""
+        return f"{lead}{self.question}\n{self.when} · {self.summary}{marks}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,23 +95,29 @@ class OpenedAnswer:
 
     Attributes:
         collection: the collection (folder name) whose history holds it.
-        saved: the saved answer.
-        answer: the answer as verified (:meth:`SavedAnswer.answer`).
+        saved: the saved entry.
+        answer: the answer as verified (:meth:`SavedAnswer.answer`); None for a claim check.
         changes: the documents it quotes that changed or went missing since.
         feedback: the reader's judgements of it.
+        check: the claim check as made (:meth:`SavedAnswer.check`); None for an answer.
     """
 
     collection: str
     saved: SavedAnswer
-    answer: Answer
+    answer: Answer | None
     changes: tuple[DocumentChange, ...]
     feedback: tuple[Feedback, ...]
+    check: CheckResult | None = None
 
 
-def changes_note(when: str, changes: tuple[DocumentChange, ...]) -> str:
-    """The note above a reopened answer: when it was verified and, if any, which documents it
-    quotes have changed or gone since (then its verdicts may no longer hold)."""
-    text = f"Answer of {when} from the history, shown as it was verified then."
+def changes_note(when: str, changes: tuple[DocumentChange, ...], kind: EntryKind = "answer") -> str:
+    """The note above a reopened answer or claim check (``kind``): when it was verified and,
+    if any, which documents it quotes have changed or gone since (then its verdicts may no
+    longer hold)."""
+    what, again = ("Answer", "ask again for an answer from")
+    if kind == "check":
+        what, again = ("Claim check", "check it again for verdicts on")
+    text = f"{what} of {when} from the history, shown as it was verified then."
     if not changes:
         return text
     listed = "; ".join(
@@ -108,12 +127,23 @@ def changes_note(when: str, changes: tuple[DocumentChange, ...]) -> str:
     n = len(changes)
     return (
         f"{text} {n} {'document it quotes has' if n == 1 else 'documents it quotes have'} "
-        f"changed since: {listed}. The verdicts were made on the text as it was then; ask "
-        "again for an answer from the documents as they are now."
+        f"changed since: {listed}. The verdicts were made on the text as it was then; "
+        f"{again} the documents as they are now."
     )
 
 
+def changes_tip(changes: tuple[DocumentChange, ...]) -> str:
+    """The full path of each changed or missing document, one a line (the note names files
+    only)."""
+    return "\n".join(f"{c.path} ({c.reason})" for c in changes)
+
+
 def _summary(saved: SavedAnswer) -> str:
+    if saved.kind == "check":
+        try:
+            return check_summary(saved.check())
+        except BadRecord as exc:  # listed all the same; reopening it says why it cannot be
+            return f"cannot be read: {exc.reason}"
     data = saved.data()
     counts = data.get("label_counts", {})
     parts = [
@@ -189,7 +219,7 @@ class HistoryPanel(QWidget):
         self.list.setObjectName("historyList")
         self.list.setWordWrap(True)
         self.list.setAlternatingRowColors(True)
-        self.list.setToolTip("Choose a past question to see its answer as it was verified")
+        self.list.setToolTip("Choose a past question or claim check to see it as it was verified")
         self.note = QLabel(NO_COLLECTION_TEXT)
         self.note.setObjectName("historyEmptyNote")
         self.note.setWordWrap(True)
@@ -247,6 +277,7 @@ class HistoryPanel(QWidget):
                     s.when(),
                     _summary(s),
                     len(history.feedback(s.answer_id)),
+                    s.kind,
                 )
                 for s in history.answers()
             ]
@@ -323,12 +354,14 @@ class HistoryPanel(QWidget):
 
         def read(history: History) -> OpenedAnswer:
             saved = history.require(answer_id)
+            check = saved.check() if saved.kind == "check" else None
             return OpenedAnswer(
                 name,
                 saved,
-                saved.answer(),
+                None if check is not None else saved.answer(),
                 tuple(changed_documents(saved)),
                 tuple(history.feedback(answer_id)),
+                check,
             )
 
         task = self._submit("history open", name, read)
@@ -369,10 +402,13 @@ class HistoryPanel(QWidget):
         row = self.list.currentRow()
         if answer_id is None or not 0 <= row < len(self.entries):
             return
-        question = self.entries[row].question
-        if self.confirm(
-            "Delete answer", f"Forget the answer to “{question}” and the marks given on it?"
-        ):
+        entry = self.entries[row]
+        if entry.kind == "check":
+            title, text = "Delete claim check", f"Forget the check of “{entry.question}”?"
+        else:
+            title = "Delete answer"
+            text = f"Forget the answer to “{entry.question}” and the marks given on it?"
+        if self.confirm(title, text):
             self.delete((answer_id,))
 
     @Slot()

@@ -103,8 +103,9 @@ class ProgressFrame(QFrame):
 
 
 class SummaryFrame(QFrame):
-    """The last ingest's or repair's summary, kept until dismissed: a status-bar message is
-    gone before a user who looked away has read which files failed."""
+    """The last ingest's or repair's summary of each collection, kept until dismissed: a
+    status-bar message is gone before a user who looked away has read which files failed.
+    Only the summary of the collection on show is shown (:meth:`show_collection`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -124,18 +125,36 @@ class SummaryFrame(QFrame):
         layout.addWidget(self.label, 1)
         layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         self.setVisible(False)
+        self.collection = ""  # the collection on show (folder name)
+        self._summaries: dict[str, tuple[str, str]] = {}  # collection -> (text, details)
         self.close_button.clicked.connect(self.on_close_clicked)
 
-    def show_summary(self, text: str, *, details: str = "") -> None:
-        """Show ``text`` until the user dismisses it; ``details`` is its tooltip."""
+    def show_summary(self, text: str, *, collection: str, details: str = "") -> None:
+        """Keep ``text`` as the summary of ``collection`` until the user dismisses it, shown
+        while that collection is; ``details`` is its tooltip."""
+        self._summaries[collection] = (text, details)
+        self._show()
+
+    def forget(self, collection: str) -> None:
+        """Drop ``collection``'s summary (a new run of it replaces it when done)."""
+        self._summaries.pop(collection, None)
+        self._show()
+
+    def show_collection(self, collection: str) -> None:
+        """Show ``collection``'s summary, if it has one, and no other."""
+        self.collection = collection
+        self._show()
+
+    def _show(self) -> None:
+        text, details = self._summaries.get(self.collection, ("", ""))
         self.label.setText(text)
         self.label.setToolTip(details)
-        self.setVisible(True)
+        self.setVisible(bool(text))
 
     @Slot()
     def on_close_clicked(self) -> None:
         """Dismiss the summary."""
-        self.setVisible(False)
+        self.forget(self.collection)
 
 
 def _counts(report: IngestReport) -> str:

@@ -1,5 +1,6 @@
-"""The legend under the answer: each sentence label, and the conflict marker, in exactly the
-style :mod:`verifai_desktop.ui.answer_render` gives them in the answer view."""
+"""The legend under the answer: each sentence label, the conflict marker and the re-citation
+sign, in exactly the style :mod:`verifai_desktop.ui.answer_render` gives them in the answer
+view."""
 
 from __future__ import annotations
 
@@ -15,9 +16,14 @@ from verifai_desktop.presentation import (
     CONFLICT_TITLE,
     LABEL_STYLES,
 )
-from verifai_desktop.ui.answer_render import sentence_char_format
+from verifai_desktop.ui.answer_render import CITATION_COLOR, RECITED_SIGN, sentence_char_format
 
 CONFLICT_DESCRIPTION = "passages elsewhere in your documents contradict the sentence"
+RECITED_TITLE = "Re-cited"
+RECITED_DESCRIPTION = (
+    "the citation was moved to the passage that supports the sentence; hover the sign to see "
+    "what the generator cited"
+)
 
 
 class LegendView(QTextBrowser):
@@ -43,6 +49,11 @@ class LegendView(QTextBrowser):
         conflict.setForeground(QColor(CONFLICT_COLOR))
         conflict.setToolTip(CONFLICT_DESCRIPTION)
         cursor.insertText(f"{CONFLICT_GLYPH} Conflicting evidence".replace(" ", "\u00a0"), conflict)
+        cursor.insertText("   ", QTextCharFormat())
+        recited = QTextCharFormat()
+        recited.setForeground(QColor(CITATION_COLOR))
+        recited.setToolTip(RECITED_DESCRIPTION)
+        cursor.insertText(f"{RECITED_SIGN} {RECITED_TITLE}".replace(" ", "\u00a0"), recited)
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self.setFixedHeight(int(self.fontMetrics().height() * 2.2))
         self.setToolTip(
@@ -51,6 +62,7 @@ class LegendView(QTextBrowser):
                 for s in LABEL_STYLES.values()
             )
             + f"<br><b>{CONFLICT_GLYPH} {html.escape(CONFLICT_TITLE)}</b>: {CONFLICT_DESCRIPTION}"
+            + f"<br><b>{RECITED_SIGN} {RECITED_TITLE}</b>: {html.escape(RECITED_DESCRIPTION)}"
         )
 
     def resizeEvent(self, e: QResizeEvent) -> None:  # noqa: N802 (Qt override)

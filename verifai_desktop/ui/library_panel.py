@@ -199,6 +199,7 @@ class LibraryPanel(QWidget):
             self.sync_note = ""
             self.show_roots()
             self.collection_changed.emit(name)
+        self.summary_frame.show_collection(name)  # "Added to …" of this collection only
         if name:
             self.reload_documents()
         self._update_buttons()

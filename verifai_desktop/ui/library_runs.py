@@ -85,9 +85,10 @@ class CollectionRuns(QObject):
     def _given_passwords(self) -> dict[Path, str]:
         return {Path(source): pw for source, pw in self.passwords.items()}
 
-    def _track(self, task: Task[IngestReport] | Task[RepairReport], label: str) -> None:
-        """Show ``task``'s files and chunks in the progress area (after a delay) until it ends."""
-        self.summary.setVisible(False)  # the new run's summary replaces it when done
+    def _track(self, name: str, task: Task[IngestReport] | Task[RepairReport], label: str) -> None:
+        """Show ``task``'s files and chunks in the progress area (after a delay) until it ends;
+        it runs on collection ``name``."""
+        self.summary.forget(name)  # the new run's summary replaces it when done
         self.progress.track(task, label)
         task.progressed.connect(self.progress.show_progress)
 
@@ -116,7 +117,7 @@ class CollectionRuns(QObject):
             context=f"Adding files to “{self._display_name(name)}”",
         )
         self.ingest_task = task
-        self._track(task, f"Adding {len(paths)} item(s) to “{self._display_name(name)}”…")
+        self._track(name, task, f"Adding {len(paths)} item(s) to “{self._display_name(name)}”…")
         task.succeeded.connect(lambda report: self._on_ingest_done(name, report, passwords))
         task.cancelled.connect(lambda: self._on_ingest_cancelled(name))
         return task
@@ -125,7 +126,8 @@ class CollectionRuns(QObject):
         self.progress.label.setText("Cancelled; files finished before stay indexed.")
         self.summary.show_summary(
             f"Adding files to “{self._display_name(name)}” was cancelled; files finished before "
-            "stay indexed."
+            "stay indexed.",
+            collection=name,
         )
 
     def _on_ingest_done(self, name: str, report: IngestReport, given: dict[Path, str]) -> None:
@@ -133,7 +135,7 @@ class CollectionRuns(QObject):
         for path, password in given.items():
             self.passwords[str(Path(path).expanduser().resolve())] = password
         self.ingest_finished.emit(report)
-        self.summary.show_summary(ingest_summary(self._display_name(name), report))
+        self.summary.show_summary(ingest_summary(self._display_name(name), report), collection=name)
         self._report_encrypted(name, report, given)
 
     def _report_encrypted(self, name: str, report: IngestReport, given: dict[Path, str]) -> None:
@@ -208,12 +210,13 @@ class CollectionRuns(QObject):
             self._host.folder_op("repair collection", work), context=f"Repairing “{shown}”"
         )
         self.repair_task = task
-        self._track(task, f"Rebuilding “{shown}” from its source files…")
+        self._track(name, task, f"Rebuilding “{shown}” from its source files…")
         task.succeeded.connect(lambda report: self._on_repair_done(name, report))
         task.cancelled.connect(
             lambda: self.summary.show_summary(
                 f"Repairing “{self._display_name(name)}” was cancelled; the collection was left "
-                "as it was."
+                "as it was.",
+                collection=name,
             )
         )
         task.finished.connect(lambda: self._repairing.discard(name))
@@ -221,7 +224,9 @@ class CollectionRuns(QObject):
 
     def _on_repair_done(self, name: str, report: RepairReport) -> None:
         self.summary.show_summary(
-            repair_summary(self._display_name(name), report), details="\n".join(report.missing)
+            repair_summary(self._display_name(name), report),
+            collection=name,
+            details="\n".join(report.missing),
         )
         self._report_encrypted(name, report.ingest, {})
 

@@ -33,12 +33,14 @@ from verifai_desktop.domain import Evidence
 from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.settings import Settings, save_settings
 from verifai_desktop.store.history import Feedback
-from verifai_desktop.ui.asking import Asking, answer_summary
+from verifai_desktop.ui.asking import Asking
 from verifai_desktop.ui.exporting import Exporting
-from verifai_desktop.ui.history_panel import OpenedAnswer, changes_note
+from verifai_desktop.ui.history_panel import OpenedAnswer, changes_note, changes_tip
 from verifai_desktop.ui.models_dialog import ModelsDialog
 from verifai_desktop.ui.questions import PasswordQuestion, prompt_password
 from verifai_desktop.ui.settings_dialog import SettingsDialog
+from verifai_desktop.ui.shown_state import ShownState
+from verifai_desktop.ui.window_base import ASK_MODE, CHECK_MODE
 
 log = logging.getLogger(__name__)
 
@@ -154,11 +156,13 @@ class MainWindow(Asking, Exporting):
 
     @Slot(str)
     def on_collection_changed(self, name: str) -> None:
-        """Follow the current collection (its history is listed)."""
+        """Follow the current collection: its own screen (:meth:`show_screen`), its history
+        listed."""
         shown = self.library.display_name(name)
         self.setWindowTitle(f"VerifAI Desktop — {shown}" if name else "VerifAI Desktop")
         self._update_ask_button()
         self._update_placeholder()
+        self.show_screen()
         self.history.set_collection(name, shown)
 
     @Slot(str)
@@ -180,42 +184,46 @@ class MainWindow(Asking, Exporting):
 
     @Slot(object)
     def on_history_opened(self, opened: OpenedAnswer) -> None:
-        """Show a past answer as it was verified: colours, hover cards, sources, the reader's
-        marks; a note says when it was made and which quoted documents changed since."""
+        """Show a past answer or claim check as it was verified, in its own mode (Ask or
+        Check): colours, hover cards, sources, the reader's marks; a note says when it was
+        made and which quoted documents changed since."""
         if self.working:
             self.statusBar().showMessage(
                 "Wait for the running question or check to end, then choose it again.", 8000
             )
             return
-        self.answer = opened.answer
-        self.check_result = None
-        self._generated_shown = False
-        self.history_ref = (opened.collection, opened.saved.answer_id)
-        self._marks = opened.feedback
-        self._show_answer(opened.answer)
-        self.sources.set_answer(opened.answer)
-        self.document_view.clear()
-        self._set_answer_actions(True)
-        self.answer_info.setText(answer_summary(opened.answer))
-        self.reopened_note.setText(changes_note(opened.saved.when(), opened.changes))
-        self.reopened_note.setStyleSheet(CHANGED_STYLE if opened.changes else NOTE_STYLE)
-        self.reopened_note.show()
-        self.question.setText(opened.saved.question)
-        self.statusBar().showMessage(
-            f"Answer of {opened.saved.when()} reopened as it was verified.", 8000
-        )
+        saved = opened.saved
+        ref = (opened.collection, saved.answer_id)
+        note = changes_note(saved.when(), opened.changes, saved.kind)
+        style = CHANGED_STYLE if opened.changes else NOTE_STYLE
+        if opened.check is not None:
+            self.set_mode(CHECK_MODE)
+            state = ShownState(saved.question, check=opened.check, check_ref=ref)
+        else:
+            self.set_mode(ASK_MODE)
+            state = ShownState(saved.question, opened.answer, ref, opened.feedback)
+        tip = changes_tip(opened.changes)
+        self.show_state(dataclasses.replace(state, note=note, note_style=style, note_tip=tip))
+        what = "Claim check" if opened.check is not None else "Answer"
+        self.statusBar().showMessage(f"{what} of {saved.when()} reopened as it was verified.", 8000)
 
     @Slot(str, object)
     def on_answers_deleted(self, name: str, answer_ids: tuple[int, ...] | None) -> None:
-        """Answers were deleted from a history: the shown one, if among them, is no longer
-        kept (no marks, no audit record); it stays on screen."""
-        ref = self.history_ref
-        if ref is None or ref[0] != name or (answer_ids is not None and ref[1] not in answer_ids):
+        """Entries were deleted from a history: the shown answer or check, if among them, is
+        no longer kept (no marks, no audit record); it stays on screen. Other screens forget
+        them too."""
+        self.forget_kept_refs(name, answer_ids)
+        shown = self.shown_state()
+        kept = shown.without_refs(name, answer_ids)
+        if kept == shown:
             return
-        self._forget_history_ref()
-        self.answer_view.set_history(None)
-        self._set_answer_actions(self.answer is not None and self.check_result is None)
-        self.statusBar().showMessage("The answer on show was deleted from the history.", 8000)
+        self.history_ref, self._marks, self.check_ref = kept.history_ref, kept.marks, kept.check_ref
+        self.reopened_note.hide()
+        if self.history_ref is None:
+            self.answer_view.set_history(None)
+        self._set_answer_actions(self.answer is not None or self.check_result is not None)
+        what = "claim check" if shown.check_ref != kept.check_ref else "answer"
+        self.statusBar().showMessage(f"The {what} on show was deleted from the history.", 8000)
 
     @Slot(object)
     def on_feedback_given(self, feedback: Feedback) -> None:

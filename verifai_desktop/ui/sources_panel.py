@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Answer, Evidence, Passage
+from verifai_desktop.names import printable
 from verifai_desktop.presentation import (
     CONFLICT_COLOR,
     CONFLICT_GLYPH,
@@ -72,11 +73,11 @@ def location_line(file_name: str, where: str, fm: QFontMetrics, width_px: int) -
     """``"file.pdf, p. 3"`` fitted to ``width_px`` pixels of font ``fm``.
 
     When it does not fit, the location keeps the width the file name leaves it, and at least
-    half (a page label stays whole); the file name is cut in its middle, so its start and its
-    extension stay visible.
+    half (a page label stays whole); the file name is cut at its end ("…"), so it reads from
+    its start as written (the full path is in the row's tooltip).
     """
     if not where:
-        return fm.elidedText(file_name, Qt.TextElideMode.ElideMiddle, width_px)
+        return fm.elidedText(file_name, Qt.TextElideMode.ElideRight, width_px)
     full = f"{file_name}{SEPARATOR}{where}"
     if fm.horizontalAdvance(full) <= width_px:
         return full
@@ -84,8 +85,14 @@ def location_line(file_name: str, where: str, fm: QFontMetrics, width_px: int) -
     where_px = min(fm.horizontalAdvance(where), max(width_px // 2, width_px - name_need_px))
     where = fm.elidedText(where, Qt.TextElideMode.ElideRight, where_px)
     name_px = width_px - fm.horizontalAdvance(SEPARATOR + where)
-    name = fm.elidedText(file_name, Qt.TextElideMode.ElideMiddle, max(0, name_px))
+    name = fm.elidedText(file_name, Qt.TextElideMode.ElideRight, max(0, name_px))
     return f"{name}{SEPARATOR}{where}"
+
+
+def full_path(passage: Passage) -> str:
+    """The passage's document as a full path, printable (a name that is not valid UTF-8 is
+    shown escaped)."""
+    return printable(str(passage.path))
 
 
 def quote_line(quote: str, fm: QFontMetrics, width_px: int) -> str:
@@ -295,8 +302,8 @@ class SourcesPanel(QWidget):
                 for i in conflict.sentences
             )
             tip = (
-                f"{passage.title}\n{passage.source_label()}\n\n\u201c{quote}\u201d\n"
-                f"contradict {verdict.p_contradict:.2f}\n\n{against}"
+                f"{passage.title}\n{passage.source_label()}\n{full_path(passage)}\n\n"
+                f"\u201c{quote}\u201d\ncontradict {verdict.p_contradict:.2f}\n\n{against}"
             )
             for col, item in enumerate((source, prob)):
                 item.setToolTip(tip)
@@ -349,8 +356,13 @@ class SourcesPanel(QWidget):
                 QTableWidgetItem(f"{p.semantic_score:.2f}"),
                 QTableWidgetItem(f"{p.fused_score:.3f}"),
             )
-            # The full title and file lead the tooltip: the cell shows them cut to one line.
-            preview = f"{p.title}\n{label}\n\n" + p.text[:600] + ("…" if len(p.text) > 600 else "")
+            # The full title, file and path lead the tooltip: the cell shows them cut to one
+            # line.
+            preview = (
+                f"{p.title}\n{label}\n{full_path(p)}\n\n"
+                + p.text[:600]
+                + ("…" if len(p.text) > 600 else "")
+            )
             if p.instruction_cues:
                 preview = f"⚠ {injection_warning(p)}\n\n{preview}"
             for col, item in enumerate(items):

@@ -42,6 +42,7 @@ from verifai_desktop.store.history import Feedback
 from verifai_desktop.ui.answer_view import AnswerView
 from verifai_desktop.ui.document_view import DocumentView
 from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.help_menu import HelpMenu
 from verifai_desktop.ui.history_panel import HistoryPanel
 from verifai_desktop.ui.legend import LegendView
 from verifai_desktop.ui.library_panel import LibraryPanel
@@ -72,12 +73,12 @@ MODES = (
     ),
 )
 AUDIT_TIP = (
-    "Save the shown answer's audit record: every sentence with its verdicts, every quoted span "
+    "Save the shown answer's or claim check's audit record: every verdict, every quoted span "
     "with its document's sha256 and offsets, the models and settings (JSON, with an HTML view)"
 )
 AUDIT_OFF_TIP = (
-    "Only answers kept in the history have an audit record: turn on “Keep every verified "
-    "answer” in Settings"
+    "Only answers and claim checks kept in the history have an audit record: turn on “Keep "
+    "every verified answer” in Settings"
 )
 WARNING_STYLE = "color:#8a4b00;background:#fff4e0;padding:4px;border-radius:3px"
 
@@ -108,6 +109,8 @@ class WindowBase(QMainWindow):
         # (collection folder, answer id) of the shown answer in its history; None when the
         # answer on show is not kept (history off, or deleted since).
         self.history_ref: tuple[str, int] | None = None
+        # The same for the claim check on show.
+        self.check_ref: tuple[str, int] | None = None
         self._marks: tuple[Feedback, ...] = ()  # the reader's marks on the shown answer
         self.host = CollectionHost(self.runner, lambda: self.settings, self)
 
@@ -303,6 +306,7 @@ class WindowBase(QMainWindow):
         edit_menu.addAction(self.copy_action)
         edit_menu.addAction(self.settings_action)
         edit_menu.addAction(self.models_action)
+        self.help_menu = HelpMenu(self)
         self.copy_action.setEnabled(False)
         self.export_action.setEnabled(False)
         self.audit_action.setEnabled(False)
@@ -318,15 +322,22 @@ class WindowBase(QMainWindow):
 
     def _forget_history_ref(self) -> None:
         self.history_ref = None
+        self.check_ref = None
         self._marks = ()
         self.reopened_note.hide()
         self.audit_action.setEnabled(False)
 
+    def shown_ref(self) -> tuple[str, int] | None:
+        """(collection folder, history id) of what is on show: the claim check when one is,
+        else the answer; None when it is not kept."""
+        return self.check_ref if self.check_result is not None else self.history_ref
+
     def _set_answer_actions(self, enabled: bool) -> None:
+        """Copy, Export and the audit record act on the answer or claim check on show."""
         for w in (self.copy_button, self.export_button):
             w.setEnabled(enabled)
         self.copy_action.setEnabled(enabled)
         self.export_action.setEnabled(enabled)
-        audit = enabled and self.history_ref is not None
+        audit = enabled and self.shown_ref() is not None
         self.audit_action.setEnabled(audit)
         self.audit_action.setToolTip(AUDIT_TIP if audit or not enabled else AUDIT_OFF_TIP)
