@@ -12,13 +12,10 @@ contradictions a whole passage hides, Gao et al. 2024). Windows holding a statem
 hypothesis are left out (:mod:`verifai_desktop.verify.aims`). Which window decides
 (:class:`~verifai_desktop.verify.checks.Checks`): with ``support_first`` (the default, chosen on
 SciFact dev) the strongest window the app would show as supporting, when there is one, its
-figures and negations checked (:mod:`verifai_desktop.verify.checks`); otherwise, when the
-strongest window leans SUPPORT below its threshold, the strongest window the app would show as
-contradicting, when there is one (so a mixed window cannot hide a plain contradiction:
-SciFact dev red right / coverage 0.50 / 0.37 against 0.51 / 0.34 without, under balanced);
-otherwise the window with the highest ``max(P(SUPPORT), P(CONTRADICT))`` (aggregation by
-maximum). The deciding window is the evidence shown to the user; a contradicting window of a
-passage decided as supporting is kept as that passage's conflict.
+figures and negations checked (:mod:`verifai_desktop.verify.checks`); otherwise the window with
+the highest ``max(P(SUPPORT), P(CONTRADICT))`` (aggregation by maximum). The deciding window is
+the evidence shown to the user; a contradicting window of a passage decided as supporting is
+kept as that passage's conflict.
 """
 
 from __future__ import annotations
@@ -236,16 +233,6 @@ def _decide(
                 ]
                 other = max(contra, key=lambda r: float(probs[r, 1]), default=None)
                 return row, (), ShownLabel.SUPPORT, other
-        best = deciding_window(probs)
-        if int(np.argmax(probs[best])) == 0:  # the strongest window leans SUPPORT, unsure
-            red = [  # a window shown red decides instead: a mixed window cannot hide it
-                r
-                for r in np.argsort(-probs[:, 1], kind="stable").tolist()
-                if probs[r, 1] >= thresholds.contradict_threshold
-                and judge(r) is ShownLabel.CONTRADICT
-            ]
-            if red:
-                return red[0], (), ShownLabel.CONTRADICT, None
     best = deciding_window(probs)
     label = judge(best)
     return best, flags[best], label, None

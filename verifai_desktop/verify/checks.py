@@ -54,9 +54,7 @@ class Checks:
         negation: hold back a SUPPORT across a negation only one side makes.
         support_first: window aggregation: a passage with a window that supports the claim
             (shown SUPPORT) is decided by its strongest such window, a contradicting window of
-            the same passage kept beside it as a conflict; without one, when the strongest
-            window leans SUPPORT below its threshold, by the strongest window shown
-            CONTRADICT, when there is one; off: the window with the highest
+            the same passage kept beside it as a conflict; off: the window with the highest
             ``max(P(SUPPORT), P(CONTRADICT))`` decides, whatever the other windows say.
     """
 

@@ -124,25 +124,6 @@ def test_support_first_keeps_the_contradicting_window_as_a_conflict() -> None:
     assert conflict.shown is ShownLabel.CONTRADICT and conflict.passage_number == 2
 
 
-def test_with_no_green_window_a_red_window_decides_over_a_stronger_unsure_one() -> None:
-    """A window leaning SUPPORT below its threshold (a mixed window) cannot hide a plain
-    contradiction: by maximum it decides and the passage is unsure; support-first lets the
-    window shown red decide (the trauma registry case of test_recite_real)."""
-    verifier = ScriptedVerifier(
-        {"Dogs bark. Birds sing.": (0.75, 0.1, 0.15), "Birds sing.": (0.1, 0.72, 0.18)}
-    )
-    items = [(TEXT, "Birds are silent.")]
-    by_max = verify_pairs(verifier, items, granularity="sentences", sentence_spans=[SPANS],
-                          checks=NO_CHECKS, thresholds=VerifySettings(
-                              support_threshold=0.8, contradict_threshold=0.7))  # fmt: skip
-    assert by_max.shown == (ShownLabel.UNSURE,) and by_max.spans == ((12, 34),)
-    first = verify_pairs(verifier, items, granularity="sentences", sentence_spans=[SPANS],
-                         thresholds=VerifySettings(support_threshold=0.8,
-                                                   contradict_threshold=0.7))  # fmt: skip
-    assert first.shown == (ShownLabel.CONTRADICT,) and first.spans == ((23, 34),)
-    assert first.conflicts == (None,)
-
-
 def test_windows_holding_an_aim_are_not_evidence() -> None:
     text = "We tested whether dogs bark. Dogs sleep. Birds sing."
     spans = ((0, 28), (29, 40), (41, 52))
