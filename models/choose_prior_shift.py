@@ -43,11 +43,15 @@ from numpy.typing import NDArray
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from choose_thresholds import DATA, Memo
 
-from verifai_desktop.evaluate.verifier import EvalPair, load_healthver, load_scifact
+from verifai_desktop.evaluate.verifier import (
+    EvalPair,
+    compute_metrics,
+    load_healthver,
+    load_scifact,
+)
 from verifai_desktop.settings import PremiseGranularity
 from verifai_desktop.verify.check import LABEL_ORDER, Verifier, verify_pairs
-from verifai_desktop.verify.features import short_premise_mask
-from verifai_desktop.verify.nli import OnnxVerifier, get_verifier
+from verifai_desktop.verify.nli import OnnxVerifier, get_verifier, shift_priors
 
 GRID_SUPPORT = tuple(round(-0.5 + 0.25 * i, 2) for i in range(13))  # -0.50 .. 2.50
 GRID_CONTRADICT = tuple(round(-1.0 + 0.25 * i, 2) for i in range(11))  # -1.00 .. 1.50
@@ -74,25 +78,7 @@ class Shifted:
         self.inner.load()
 
     def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        is_short = short_premise_mask([p for p, _ in pairs])[:, None]
-        offsets = np.where(is_short, self.short, self.long)
-        p = self.inner.classify(pairs).astype(np.float64) * np.exp(offsets)
-        out: NDArray[np.float32] = (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
-        return out
-
-
-def macro_f1(gold: NDArray[np.intp], guess: NDArray[np.intp]) -> float:
-    """Macro F1 over the three labels (0 for a label never predicted)."""
-    scores = []
-    for c in range(3):
-        tp = int(((gold == c) & (guess == c)).sum())
-        predicted, actual = int((guess == c).sum()), int((gold == c).sum())
-        if tp == 0:
-            scores.append(0.0)
-            continue
-        precision, recall = tp / predicted, tp / actual
-        scores.append(2 * precision * recall / (precision + recall))
-    return float(np.mean(scores))
+        return shift_priors(self.inner.classify(pairs), pairs, self.short, self.long)
 
 
 @dataclass(frozen=True)
@@ -118,7 +104,8 @@ def score(
     )
     guess = result.probs.argmax(axis=1)
     gold = np.array([LABEL_ORDER.index(p.label) for p in pairs])
-    return DevScore(macro_f1(gold, guess), _shares(guess), _shares(gold))
+    metrics = compute_metrics(gold.tolist(), guess.tolist())
+    return DevScore(metrics.macro_f1, _shares(guess), _shares(gold))
 
 
 def eligible(scores: dict[str, DevScore]) -> bool:

@@ -16,6 +16,20 @@ DOCS_CLEAN = SHARED_DATA / "docs" / "clean"
 DOCS_NASTY = SHARED_DATA / "docs" / "nasty"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A VERIFAI_HOME for the whole run, set before any fixture of wider scope runs.
+
+    Module-scoped fixtures are built before the per-test ``verifai_home`` below, so without
+    this a module fixture that opens a collection wrote into the user's real data folder (and
+    found the collections of earlier runs there).
+    """
+    home = tmp_path_factory.mktemp("session_home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VERIFAI_HOME", str(home))
+        yield home
+
+
 @pytest.fixture(autouse=True)
 def verifai_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point VERIFAI_HOME at a fresh folder so no test touches the user's data.

@@ -434,11 +434,32 @@ class OnnxVerifier:
         if self._feature_layer is not None and len(pairs):
             probs = self._feature_layer.apply(probs, pairs)
         if len(pairs) and (self._offsets.any() or self._offsets_long.any()):
-            short = short_premise_mask([p for p, _ in pairs])[:, None]
-            offsets = np.where(short, self._offsets, self._offsets_long)
-            shifted = probs.astype(np.float64) * np.exp(offsets)
-            probs = (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
+            probs = shift_priors(probs, pairs, self._offsets, self._offsets_long)
         return probs
+
+
+def shift_priors(
+    probs: NDArray[np.floating[Any]],
+    pairs: Sequence[tuple[str, str]],
+    short: NDArray[np.float64],
+    long: NDArray[np.float64],
+) -> NDArray[np.float32]:
+    """``probs`` times ``exp(offsets)``, renormalised per row (Saerens et al. 2002).
+
+    Args:
+        probs: shape (n, 3), columns in :data:`LABEL_ORDER`.
+        pairs: the n (premise, hypothesis) pairs; a premise of at most
+            :data:`~verifai_desktop.verify.features.SHORT_PREMISE_MAX_WORDS` words gets
+            ``short``, a longer one ``long``.
+        short, long: log-prior offsets, shape (3,).
+
+    Returns:
+        float32, shape (n, 3); rows sum to 1.
+    """
+    is_short = short_premise_mask([p for p, _ in pairs])[:, None]
+    shifted = np.asarray(probs, dtype=np.float64) * np.exp(np.where(is_short, short, long))
+    out: NDArray[np.float32] = (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
+    return out
 
 
 def _offsets_array(values: Sequence[float]) -> NDArray[np.float64]:

@@ -71,7 +71,7 @@ class Watch:
     def interrupt(self) -> int:
         """Ctrl-C: SIGINT, then the exit status (within a minute)."""
         self.proc.send_signal(signal.SIGINT)
-        code = self.proc.wait(timeout=60)
+        code = self.proc.wait(timeout=240)
         for reader in self._readers:
             reader.join(10)
         return code
