@@ -151,7 +151,7 @@ def test_document_view_renders_pdf_page_with_evidence(
     )
     view = DocumentView()
     qtbot.addWidget(view)
-    view.show_passage(passage, evidence)
+    view.show_passage(passage, (0, len(evidence)))
     assert view.showing_pdf_page and view.page_index == page_number - 1
     assert view.highlight_count >= 1
     assert abs(view.page_image.pixmap().width() - page_width_pt * view.zoom) <= 1
@@ -170,7 +170,7 @@ def test_document_view_renders_pdf_page_with_evidence(
         Location(LocationKind.SECTION, None, "Tip 7"),
         ((0, 27), (28, 41)),
     )
-    view.show_passage(md, "It is common.")
+    view.show_passage(md, (28, 41))
     assert not view.showing_pdf_page and view.highlight_count == 1
     assert view.text.toPlainText() == text
 

@@ -12,7 +12,7 @@ import pymupdf
 
 from verifai_desktop.domain import DocFormat, Document, Location, LocationKind
 from verifai_desktop.errors import EncryptedDocument, NeedsOcr, ParseError
-from verifai_desktop.ingest.formats import DocumentBuilder, pick_title
+from verifai_desktop.ingest.formats import DocumentBuilder, clean_text, pick_title
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +23,10 @@ _mu: Any = pymupdf
 _mu.TOOLS.mupdf_display_errors(False)
 _mu.TOOLS.mupdf_display_warnings(False)
 
-_TEXT_FLAGS = (
+TEXT_FLAGS: int = (
     pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 )
+"""MuPDF extraction flags of the indexed text (and of the glyph boxes that highlight it)."""
 _EOF_TAIL_BYTES = 2048
 _MAX_UNKNOWN_GLYPH_SHARE = 0.3  # U+FFFD share above which the text layer is garbage
 # "appro-\npriately" -> "appropriately"; TEXT_DEHYPHENATE does not apply to "text" output.
@@ -45,6 +46,23 @@ _STREAM_ERROR = re.compile(
     r"^.*(?:zlib error|syntax error in content stream|cannot inflate).*$",
     re.IGNORECASE | re.MULTILINE,
 )
+
+
+def page_text(page: pymupdf.Page) -> str:
+    """The text of one page as it is indexed (its section of ``Document.text``): MuPDF's
+    plain text, line-end hyphens joined, cleaned by :func:`~.formats.clean_text`.
+
+    Args:
+        page: the page.
+
+    Returns:
+        The page text, ``""`` for a page without text.
+
+    Raises:
+        RuntimeError, ValueError: MuPDF cannot read the page's content stream.
+    """
+    raw: str = page.get_text("text", flags=TEXT_FLAGS)  # type: ignore[no-untyped-call]
+    return clean_text(_LINE_END_HYPHEN.sub("", raw))
 
 
 def _why_no_text(path: Path, doc: Any) -> ParseError:
@@ -109,12 +127,12 @@ def parse_pdf(
             if deadline is not None and time.monotonic() > deadline:
                 raise ParseError(path, f"timed out after reading {index} of {doc.page_count} pages")
             try:
-                text = doc[index].get_text("text", flags=_TEXT_FLAGS)
+                text = page_text(doc[index])
             except (RuntimeError, ValueError) as exc:
                 log.warning("%s: page %d unreadable: %s", path.name, index + 1, exc)
                 failed_pages.append(index + 1)
                 continue
-            builder.add(_LINE_END_HYPHEN.sub("", text), Location(LocationKind.PAGE, index + 1))
+            builder.add(text, Location(LocationKind.PAGE, index + 1))
         if failed_pages and len(failed_pages) == doc.page_count:
             raise ParseError(path, "no page could be read (damaged content streams)")
         if not builder.sections:

@@ -1,9 +1,12 @@
 """Opens a cited passage where it is: a PDF page rendered with PyMuPDF with the evidence
-sentence highlighted, or, for other formats, the passage text with a button that opens the
-file in the system viewer.
+highlighted, or, for other formats, the passage text with a button that opens the file in the
+system viewer.
 
-A PDF page is fitted to the panel's width unless the user zooms (Ctrl+= / Ctrl+- / Ctrl+0),
-re-fitted when the panel is resized, and scrolled so the highlighted evidence is in view.
+The highlight covers exactly the evidence's characters (the verifier's deciding window, by its
+offsets into the passage), a rectangle per text line it touches, across line breaks and
+columns (:mod:`verifai_desktop.ingest.pdf_layout` maps the offsets to the page). A PDF page is
+fitted to the panel's width unless the user zooms (Ctrl+= / Ctrl+- / Ctrl+0), re-fitted when
+the panel is resized, and scrolled so the highlighted evidence is in view.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Passage
+from verifai_desktop.ingest.pdf_layout import PageLayout, Rect, locate_span, page_layout, span_rects
 from verifai_desktop.ui.resources import icon, tool_button
 
 if TYPE_CHECKING:
@@ -52,29 +56,7 @@ PAGE_MARGIN_PX = 4  # free pixels between a fitted page and the panel's edges
 HIGHLIGHT_CONTEXT = 1 / 3  # the evidence's top sits this far down the visible page
 REFIT_DELAY_MS = 60  # re-render a fitted page once a resize settles, not on every step
 HIGHLIGHT_RGBA = (255, 213, 0, 110)
-WORDS_PER_PROBE = 5  # fallback search for sentences broken across lines or hyphenated
 EMPTY_HEADER = "Click a citation or a source to open it here."
-
-
-def find_highlight_rects(page: pymupdf.Page, sentence: str) -> list[pymupdf.Rect]:
-    """Rectangles on ``page`` covering ``sentence`` (PDF points).
-
-    Tries the whole sentence with ``page.search_for``; when line breaks or hyphenation
-    defeat that, searches consecutive runs of :data:`WORDS_PER_PROBE` words and keeps the hits.
-    """
-    sentence = " ".join(sentence.split())
-    if not sentence:
-        return []
-    hits = page.search_for(sentence)
-    if hits:
-        return list(hits)
-    words = sentence.split(" ")
-    rects: list[pymupdf.Rect] = []
-    for i in range(0, len(words), WORDS_PER_PROBE):
-        probe = " ".join(words[i : i + WORDS_PER_PROBE])
-        if len(probe) >= 8:
-            rects.extend(page.search_for(probe))
-    return rects
 
 
 class DocumentView(QWidget):
@@ -94,14 +76,18 @@ class DocumentView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.passage: Passage | None = None
-        self.evidence = ""
+        self.evidence = ""  # the highlighted text of the passage
+        self.evidence_span = (0, 0)  # its offsets into the passage text
         self.page_index = -1
-        self.highlight_count = 0  # rectangles drawn on the current page
+        self.highlight_count = 0  # rectangles drawn on the current page (text lines)
         self.zoom = 1.0
         self.fit_width = True
         self._pdf: pymupdf.Document | None = None
         self._evidence_page = -1
+        self._evidence_rects: tuple[Rect, ...] = ()  # on the evidence page, PDF points
+        self._layouts: dict[int, PageLayout] = {}  # page index -> text positions
         self._highlight_pt: QRectF | None = None  # union of the highlight, PDF points
+        self._first_line_pt: QRectF | None = None  # where the evidence starts, PDF points
         self._page_width_pt = 0.0
         self._scroll_pending = False  # scroll to the evidence once the page is laid out
         self._refit_timer = QTimer(self)
@@ -202,21 +188,28 @@ class DocumentView(QWidget):
         return self.stack.currentWidget() is self.page_scroll
 
     def show_passage(
-        self, passage: Passage, evidence: str = "", *, password: str | None = None
+        self,
+        passage: Passage,
+        evidence_span: tuple[int, int] = (0, 0),
+        *,
+        password: str | None = None,
     ) -> None:
-        """Open ``passage`` at its location and highlight ``evidence`` (default: first sentence).
+        """Open ``passage`` at its location and highlight its evidence.
 
         Args:
             passage: the passage to show.
-            evidence: the sentence to highlight, a substring of ``passage.text``.
+            evidence_span: ``(start, end)`` offsets into ``passage.text`` of the text to
+                highlight (``Verdict.evidence_span``); an empty span highlights the passage's
+                first sentence.
             password: the PDF's password, if it is encrypted.
         """
         self._close_pdf()
         self.passage = passage
-        if not evidence and passage.sentence_spans:
-            s, e = passage.sentence_spans[0]
-            evidence = passage.text[s:e]
-        self.evidence = evidence
+        start, end = max(0, evidence_span[0]), min(len(passage.text), evidence_span[1])
+        if start >= end:
+            start, end = passage.sentence_spans[0] if passage.sentence_spans else (0, 0)
+        self.evidence_span = (start, end)
+        self.evidence = passage.text[start:end]
         loc = passage.location.label()
         where = passage.path.name if loc == passage.title else passage.source_label()
         self.header.setText(f"<b>{html.escape(passage.title)}</b><br>{html.escape(where)}")
@@ -226,8 +219,7 @@ class DocumentView(QWidget):
             and passage.path.exists()
             and self._open_pdf(passage.path, password)
         ):
-            start = max(0, (passage.location.number or 1) - 1)
-            self._evidence_page = self._locate_evidence_page(start)
+            self._locate_evidence(max(0, (passage.location.number or 1) - 1))
             self.render_page(self._evidence_page)
         else:
             self._show_text()
@@ -237,6 +229,7 @@ class DocumentView(QWidget):
         self._close_pdf()
         self.passage = None
         self.evidence = ""
+        self.evidence_span = (0, 0)
         self.highlight_count = 0
         self.header.setText(EMPTY_HEADER)
         self.page_image.clear()
@@ -264,15 +257,37 @@ class DocumentView(QWidget):
         self._pdf = doc
         return True
 
-    def _locate_evidence_page(self, start: int) -> int:
+    def _layout(self, index: int) -> PageLayout:
         assert self._pdf is not None
-        start = min(start, self._pdf.page_count - 1)
-        for index in (start, start + 1, start - 1):
-            if 0 <= index < self._pdf.page_count and find_highlight_rects(
-                self._pdf[index], self.evidence
-            ):
-                return index
-        return start
+        if index not in self._layouts:
+            self._layouts[index] = page_layout(self._pdf[index])
+        return self._layouts[index]
+
+    def _locate_evidence(self, start_page: int) -> None:
+        """Find the evidence's page and its rectangles there (the passage's page and no
+        highlight when the evidence is not found)."""
+        assert self._pdf is not None and self.passage is not None
+        count = self._pdf.page_count
+        self._evidence_page = min(start_page, count - 1)
+        self._evidence_rects = ()
+        try:
+            found = locate_span(
+                self._layout, count, self._evidence_page, self.passage.text, self.evidence_span
+            )
+        except (RuntimeError, ValueError) as exc:  # a page MuPDF cannot read
+            log.warning("cannot read the text of %s: %s", self.passage.path, exc)
+            return
+        if found is not None:
+            self._evidence_page = found.page_index
+            self._evidence_rects = span_rects(
+                self._layout(found.page_index), found.char_start, found.char_end
+            )
+
+    @property
+    def highlight_rects(self) -> tuple[Rect, ...]:
+        """The highlight on the shown page: a rectangle per text line of the evidence, in
+        PDF points, in reading order (``()`` on another page or without evidence)."""
+        return self._evidence_rects if self.page_index == self._evidence_page else ()
 
     def fit_zoom(self, page_width_pt: float) -> float:
         """The zoom that fits a page ``page_width_pt`` wide to the panel, scroll bar included.
@@ -314,17 +329,19 @@ class DocumentView(QWidget):
         image = QImage(
             pix.samples, pix.width, pix.height, pix.stride, QImage.Format.Format_RGB888
         ).copy()
-        rects = find_highlight_rects(page, self.evidence) if index == self._evidence_page else []
-        self._highlight_pt = None
+        rects = self._evidence_rects if index == self._evidence_page else ()
+        self._highlight_pt = self._first_line_pt = None
         if rects:
             painter = QPainter(image)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(*HIGHLIGHT_RGBA))
             painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Multiply)
             for r in rects:
-                box = QRectF(r.x0, r.y0, r.width, r.height)
+                box = QRectF(r.x0, r.y0, r.x1 - r.x0, r.y1 - r.y0)
                 painter.drawRect(QRectF(box.topLeft() * zoom * dpr, box.size() * zoom * dpr))
                 self._highlight_pt = box if self._highlight_pt is None else self._highlight_pt | box
+                if self._first_line_pt is None:
+                    self._first_line_pt = box
             painter.end()
         self.highlight_count = len(rects)
         pixmap = QPixmap.fromImage(image)
@@ -351,20 +368,25 @@ class DocumentView(QWidget):
             self.scroll_to_highlight()
         self.page_shown.emit(index)
 
-    def highlight_rect(self) -> QRect | None:
-        """The highlighted evidence on the shown page, in page-image pixels (None if none)."""
-        if self._highlight_pt is None or self.page_index != self._evidence_page:
+    def _to_pixels(self, r: QRectF | None) -> QRect | None:
+        if r is None or self.page_index != self._evidence_page:
             return None
-        r = self._highlight_pt
         return QRectF(r.topLeft() * self.zoom, r.size() * self.zoom).toAlignedRect()
 
+    def highlight_rect(self) -> QRect | None:
+        """The whole highlighted evidence on the shown page (the box around all its lines),
+        in page-image pixels (None if none)."""
+        return self._to_pixels(self._highlight_pt)
+
     def scroll_to_highlight(self) -> None:
-        """Scroll so the highlighted evidence is in view, a third of the way down the panel
-        (the top of the page when nothing is highlighted)."""
+        """Scroll so the highlighted evidence is in view: all of it a third of the way down
+        the panel, or as much as fits; evidence taller than the panel (or running on in the
+        next column) from its first line (the top of the page when nothing is highlighted)."""
         hbar = self.page_scroll.horizontalScrollBar()
         vbar = self.page_scroll.verticalScrollBar()
-        rect = self.highlight_rect()
-        if rect is None:
+        whole = self.highlight_rect()
+        first = self._to_pixels(self._first_line_pt)
+        if whole is None or first is None:
             hbar.setValue(0)
             vbar.setValue(0)
             self._scroll_pending = False
@@ -373,9 +395,16 @@ class DocumentView(QWidget):
         if not self.page_scroll.isVisible():
             self._scroll_pending = True  # ranges are stale until the view is laid out
             return
-        vbar.setValue(round(rect.top() - viewport.height() * HIGHLIGHT_CONTEXT))
-        if rect.left() < hbar.value() or rect.right() > hbar.value() + viewport.width():
-            hbar.setValue(rect.left() - PAGE_MARGIN_PX)
+        height = viewport.height()
+        if whole.height() <= height * (1 - HIGHLIGHT_CONTEXT):
+            vbar.setValue(round(whole.top() - height * HIGHLIGHT_CONTEXT))
+        elif whole.height() <= height - 2 * PAGE_MARGIN_PX:
+            vbar.setValue(whole.top() - PAGE_MARGIN_PX)
+        else:
+            vbar.setValue(round(first.top() - height * HIGHLIGHT_CONTEXT))
+        target = whole if whole.width() <= viewport.width() else first
+        if target.left() < hbar.value() or target.right() > hbar.value() + viewport.width():
+            hbar.setValue(target.left() - PAGE_MARGIN_PX)
         self._scroll_pending = False
 
     def _view_center_fraction(self) -> tuple[float, float] | None:
@@ -413,9 +442,8 @@ class DocumentView(QWidget):
     def _show_text(self) -> None:
         assert self.passage is not None
         p = self.passage
-        start = p.text.find(self.evidence) if self.evidence else -1
-        if start >= 0:
-            end = start + len(self.evidence)
+        start, end = self.evidence_span
+        if start < end:
             body = (
                 html.escape(p.text[:start])
                 + '<span style="background-color:#fff176;font-weight:600;">'
@@ -431,7 +459,7 @@ class DocumentView(QWidget):
         self.prev_button.setEnabled(False)
         self.next_button.setEnabled(False)
         self._set_zoom_enabled(False)
-        self.highlight_count = 1 if start >= 0 else 0
+        self.highlight_count = 1 if start < end else 0
         self.stack.setCurrentWidget(self.text)
 
     def _close_pdf(self) -> None:
@@ -440,7 +468,9 @@ class DocumentView(QWidget):
             self._pdf = None
         self.page_index = -1
         self._evidence_page = -1
-        self._highlight_pt = None
+        self._evidence_rects = ()
+        self._layouts.clear()
+        self._highlight_pt = self._first_line_pt = None
         self._scroll_pending = False
 
     # ----- events --------------------------------------------------------------------------

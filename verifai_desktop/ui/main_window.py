@@ -34,6 +34,7 @@ from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.settings import Settings, save_settings
 from verifai_desktop.store.history import Feedback
 from verifai_desktop.ui.asking import Asking
+from verifai_desktop.ui.evidence_popup import evidence_span
 from verifai_desktop.ui.exporting import Exporting
 from verifai_desktop.ui.history_panel import OpenedAnswer, changes_note, changes_tip
 from verifai_desktop.ui.models_dialog import ModelsDialog
@@ -125,15 +126,18 @@ class MainWindow(Asking, Exporting):
         passage = evidence.passage
         password = self.library.passwords.get(str(passage.path))
         self.tabs.setCurrentWidget(self.document_view)
-        self.document_view.show_passage(passage, evidence.verdict.evidence, password=password)
+        self.document_view.show_passage(
+            passage, evidence_span(passage, evidence.verdict), password=password
+        )
 
     @Slot(int)
     def on_citation_activated(self, number: int) -> None:
-        """Open passage ``number`` in the document view at its evidence sentence."""
+        """Open passage ``number`` in the document view at its evidence: the window that
+        decided the verdict of the focused (or hovered, or first) sentence citing it."""
         if self.answer is None or not 1 <= number <= len(self.answer.passages):
             return
         passage = self.answer.passages[number - 1]
-        evidence = ""
+        span = (0, 0)
         preferred = [self.answer_view.focused_index, self.answer_view.hovered_index]
         candidates = [
             self.answer.sentences[i] for i in preferred if 0 <= i < len(self.answer.sentences)
@@ -142,15 +146,15 @@ class MainWindow(Asking, Exporting):
         for sentence in candidates:
             for verdict in sentence.verdicts:
                 if verdict.passage_number == number and verdict.evidence:
-                    evidence = verdict.evidence
+                    span = evidence_span(passage, verdict)
                     break
-            if evidence:
+            if span != (0, 0):
                 break
         password = self.library.passwords.get(str(passage.path))
         # Shown first so the page is fitted to the panel's real width and scrolled to the
         # evidence as laid out.
         self.tabs.setCurrentWidget(self.document_view)
-        self.document_view.show_passage(passage, evidence, password=password)
+        self.document_view.show_passage(passage, span, password=password)
 
     # ----- library events ------------------------------------------------------------------
 
