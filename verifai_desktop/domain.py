@@ -497,6 +497,9 @@ class Progress:
         total: units in all, ``None`` if unknown.
         unit: what is counted (``"files"``, ``"chunks"``, ``"tokens"``).
         message: human-readable detail, e.g. the current file name.
+        passages: passages the report makes known, best first: those retrieved for a
+            question (stage ``"retrieve"``, when done) or given to its generator (stage
+            ``"prompt"``), so that a front end can show them before the answer is written.
     """
 
     stage: str
@@ -504,6 +507,7 @@ class Progress:
     total: int | None
     unit: str = ""
     message: str = ""
+    passages: tuple[Passage, ...] = ()
 
 
 CheckLabel = Literal["SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNSURE"]
