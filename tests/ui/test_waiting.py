@@ -9,7 +9,8 @@ looked at while it runs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,7 +24,7 @@ from tests.unit.test_pipeline import (
     FakeVerifier,
     _splitter,
 )
-from verifai_desktop.domain import Answer, Passage, Progress
+from verifai_desktop.domain import Answer, Passage
 from verifai_desktop.errors import Cancelled
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.pipeline import AskSession
@@ -63,18 +64,9 @@ class _GatedGenerator(FakeGenerator):
         self.first = threading.Event()
         self.rest = threading.Event()
 
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        grammar: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float = 0.0,
-        progress: Callable[[Progress], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> Iterator[str]:
-        pieces = super().stream(messages, grammar=grammar, progress=progress, cancel=cancel)
-        for i, piece in enumerate(pieces):
+    def stream(self, messages: Sequence[ChatMessage], **options: Any) -> Iterator[str]:
+        cancel = options.get("cancel")
+        for i, piece in enumerate(super().stream(messages, **options)):
             _wait(self.first if i == 0 else self.rest, cancel)
             yield piece
 
