@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pytestqt.qtbot import QtBot
 
+from tests.ui.test_screens import _switch
 from tests.unit.test_pipeline import (
     ANSWER_PIECES,
     PASSAGES,
@@ -218,3 +219,42 @@ def test_a_question_stopped_before_its_answer_leaves_the_previous_answer_whole(
         "Stopped before the answer began; the previous answer is still shown."
     )
     assert window.copy_button.isEnabled() and window.ask_button.isEnabled()
+
+
+def test_the_waiting_screen_comes_back_as_left_and_its_first_word_replaces_it_unseen(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    window, gates = _window(qtbot, hand_answer)
+    view, sources = window.answer_view, window.sources
+    previous_text = view.toPlainText()
+    window.library.create_collection("empty")
+    qtbot.waitUntil(lambda: window.library.current == "empty", timeout=TIMEOUT_MS)
+    _switch(qtbot, window, "papers")
+    assert view.toPlainText() == previous_text
+    task = window.ask("Do cats sleep?")
+    assert task is not None
+    gates.retriever.gate.set()
+    qtbot.waitUntil(lambda: sources.passages == PASSAGES)
+
+    # Away and back while the passages are read: the previous answer, marked, and the
+    # passages found.
+    _switch(qtbot, window, "empty", settle=False)
+    assert view.toPlainText() == "" and not sources.passages
+    _switch(qtbot, window, "papers", settle=False)
+    assert view.toPlainText() == previous_text and window.answer == hand_answer
+    assert window.answer_info.text() == previous_note(hand_answer.question)
+    assert sources.passages == PASSAGES
+
+    # The first word comes while another screen is on show: back, the new answer streams.
+    _switch(qtbot, window, "empty", settle=False)
+    gates.generator.first.set()
+    qtbot.waitUntil(lambda: window.run_streamed == ANSWER_PIECES[0])
+    assert view.toPlainText() == ""
+    _switch(qtbot, window, "papers", settle=False)
+    assert view.toPlainText() == ANSWER_PIECES[0] and window.answer is None
+    assert window.answer_info.text() == "" and not window.copy_button.isEnabled()
+    gates.generator.rest.set()
+    for _ in range(4):
+        gates.verifier.gate.release()
+    qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
+    assert window.answer is not None and window.answer.question == "Do cats sleep?"
