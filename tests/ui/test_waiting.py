@@ -33,6 +33,7 @@ from verifai_desktop.settings import Settings, VerifySettings
 from verifai_desktop.ui.ask_stages import SEARCHING_CAPTION, previous_kept_note, previous_note
 from verifai_desktop.ui.asking import ANSWER_STATUS
 from verifai_desktop.ui.main_window import MainWindow
+from verifai_desktop.ui.tasks import Task
 
 TIMEOUT_MS = 30_000
 GATE_S = 30
@@ -92,6 +93,7 @@ class _Gates:
         self.generator = _GatedGenerator()
         self.verifier = _GatedVerifier()
         self.messages: list[str] = []
+        self.previous_text = ""  # the answer view's text before the question
 
 
 def _window(qtbot: QtBot, previous: Answer) -> tuple[MainWindow, _Gates]:
@@ -117,8 +119,18 @@ def _window(qtbot: QtBot, previous: Answer) -> tuple[MainWindow, _Gates]:
     )
     window._models_ready = True
     window.on_answer_ready(previous)
+    gates.previous_text = window.answer_view.toPlainText()
     window.statusBar().messageChanged.connect(gates.messages.append)
     return window, gates
+
+
+def _found(qtbot: QtBot, window: MainWindow, gates: _Gates) -> Task[Answer]:
+    """Ask on the window, and wait until the passages found are listed."""
+    task = window.ask("Do cats sleep?")
+    assert task is not None
+    gates.retriever.gate.set()
+    qtbot.waitUntil(lambda: window.sources.passages == PASSAGES)
+    return task
 
 
 def test_sources_fill_before_the_answer_the_previous_stays_until_it_streams_and_stages_show(
@@ -127,7 +139,7 @@ def test_sources_fill_before_the_answer_the_previous_stays_until_it_streams_and_
     window, gates = _window(qtbot, hand_answer)
     retriever, generator, verifier = gates.retriever, gates.generator, gates.verifier
     view, sources = window.answer_view, window.sources
-    previous_text = view.toPlainText()
+    previous_text = gates.previous_text
     assert hand_answer.passages != PASSAGES
     task = window.ask("Do cats sleep?")
     assert task is not None
@@ -197,19 +209,14 @@ def test_a_question_stopped_before_its_answer_leaves_the_previous_answer_whole(
     qtbot: QtBot, hand_answer: Answer
 ) -> None:
     window, gates = _window(qtbot, hand_answer)
-    view, sources = window.answer_view, window.sources
-    previous_text = view.toPlainText()
-    task = window.ask("Do cats sleep?")
-    assert task is not None
-    gates.retriever.gate.set()
-    qtbot.waitUntil(lambda: sources.passages == PASSAGES)
+    task = _found(qtbot, window, gates)
     assert window.copy_button.isEnabled()  # Copy and Export act on the answer on show
 
     window.stop_button.click()
     qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
     assert task.outcome == "cancelled"
-    assert view.toPlainText() == previous_text and window.answer == hand_answer
-    assert sources.passages == hand_answer.passages  # the sources of the answer on show
+    assert window.answer_view.toPlainText() == gates.previous_text and window.answer == hand_answer
+    assert window.sources.passages == hand_answer.passages  # the sources of the answer on show
     assert window.answer_info.text() == previous_kept_note(hand_answer.question, "cancelled")
     assert window.answer_info.text() == (
         "Previous answer, to “What is overfitting?”. "
@@ -225,33 +232,28 @@ def test_the_waiting_screen_comes_back_as_left_and_its_first_word_replaces_it_un
     qtbot: QtBot, hand_answer: Answer
 ) -> None:
     window, gates = _window(qtbot, hand_answer)
-    view, sources = window.answer_view, window.sources
-    previous_text = view.toPlainText()
     window.library.create_collection("empty")
     qtbot.waitUntil(lambda: window.library.current == "empty", timeout=TIMEOUT_MS)
     _switch(qtbot, window, "papers")
-    assert view.toPlainText() == previous_text
-    task = window.ask("Do cats sleep?")
-    assert task is not None
-    gates.retriever.gate.set()
-    qtbot.waitUntil(lambda: sources.passages == PASSAGES)
+    assert window.answer_view.toPlainText() == gates.previous_text
+    task = _found(qtbot, window, gates)
 
     # Away and back while the passages are read: the previous answer, marked, and the
     # passages found.
     _switch(qtbot, window, "empty", settle=False)
-    assert view.toPlainText() == "" and not sources.passages
+    assert window.answer_view.toPlainText() == "" and not window.sources.passages
     _switch(qtbot, window, "papers", settle=False)
-    assert view.toPlainText() == previous_text and window.answer == hand_answer
+    assert window.answer_view.toPlainText() == gates.previous_text and window.answer == hand_answer
     assert window.answer_info.text() == previous_note(hand_answer.question)
-    assert sources.passages == PASSAGES
+    assert window.sources.passages == PASSAGES
 
     # The first word comes while another screen is on show: back, the new answer streams.
     _switch(qtbot, window, "empty", settle=False)
     gates.generator.first.set()
     qtbot.waitUntil(lambda: window.run_streamed == ANSWER_PIECES[0])
-    assert view.toPlainText() == ""
+    assert window.answer_view.toPlainText() == ""
     _switch(qtbot, window, "papers", settle=False)
-    assert view.toPlainText() == ANSWER_PIECES[0] and window.answer is None
+    assert window.answer_view.toPlainText() == ANSWER_PIECES[0] and window.answer is None
     assert window.answer_info.text() == "" and not window.copy_button.isEnabled()
     gates.generator.rest.set()
     for _ in range(4):
