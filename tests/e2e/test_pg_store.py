@@ -18,7 +18,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +136,42 @@ def test_search_finds_the_document_in_both_fusion_modes(team: Server) -> None:
         tricky = store.lexical_search("overfitting's \\ back'slash: & | ! (test) <-> :*", 5)
         assert tricky == store.lexical_search("overfitting back slash test", 5) != []
         assert store.lexical_search("the of and & | !", 5) == []
+
+
+def test_the_retriever_asks_the_server_once_for_both_engines(
+    team: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hybrid and RRF search take both engines' hits from one statement (a spy counts the
+    calls; the hits and their fusion are real)."""
+    with PgStore.open(team.url("vowner"), "team") as store:
+        calls: list[str] = []
+
+        def spy(name: str) -> Callable[..., Any]:
+            method = getattr(store, name)
+
+            def counted(*args: Any) -> Any:
+                calls.append(name)
+                return method(*args)
+
+            return counted
+
+        for name in ("lexical_search", "vector_search", "hybrid_search"):
+            monkeypatch.setattr(store, name, spy(name))
+        for mode in ("hybrid", "rrf"):
+            assert _search(store, "overfitting", mode)
+        assert calls == ["hybrid_search", "hybrid_search"]
+        assert _search(store, "overfitting", "lexical") and _search(
+            store, "overfitting", "semantic"
+        )
+        assert calls[2:] == ["lexical_search", "vector_search"]
+
+
+def test_ingest_for_a_group_the_role_is_not_in_is_refused(team: Server) -> None:
+    with pytest.raises(StoreUnavailable, match="not a member of 'team_a'") as err:
+        PgStore.open(team.url("bob"), "team", acl="team_a")
+    assert err.value.kind == "permission"
+    with pytest.raises(StoreUnavailable, match="no role named") as err:
+        PgStore.open(team.url("vowner"), "team", acl="no_such_group")
 
 
 def test_ingest_again_skips_unchanged_files_by_hash(team: Server) -> None:
