@@ -441,6 +441,9 @@ class Answer:
         generated_text: the answer as generated when re-citation changed its citation
             markers (``text`` carries the corrected ones); ``None`` when unchanged.
         abstain_reason: why it abstained (:class:`AbstainReason`), ``NONE`` when not.
+        passages_left_out: passages retrieved (of the ``k`` asked for) but not given to the
+            generator because its reading budget (``generation.prompt_passage_tokens``) was
+            used up; 0 when every one was given.
     """
 
     question: str
@@ -452,6 +455,7 @@ class Answer:
     models: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     generated_text: str | None = None
     abstain_reason: AbstainReason = AbstainReason.NONE
+    passages_left_out: int = 0
 
     @property
     def refused_by_evidence(self) -> bool:

@@ -568,6 +568,7 @@ class AskSession:
             models=self.model_identities(),
             generated_text=verified.generated_text,
             abstain_reason=AbstainReason.UNSUPPORTED if unsupported else AbstainReason.NONE,
+            passages_left_out=prompt.left_out,
         )
         return AskResult(answer, prompt)
 

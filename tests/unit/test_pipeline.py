@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from tests.conftest import DOCS_CLEAN
 from tests.unit.fakes import FAKE_NAME
-from verifai_desktop.codec import answer_to_dict
+from verifai_desktop.codec import answer_from_dict, answer_to_dict
 from verifai_desktop.domain import (
     ChunkId,
     DocFormat,
@@ -42,6 +42,7 @@ from verifai_desktop.pipeline import (
     claim_to_check,
     should_abstain,
 )
+from verifai_desktop.presentation import passages_given_text
 from verifai_desktop.retrieve import Fused, Retriever
 from verifai_desktop.settings import (
     GenerationSettings,
@@ -554,6 +555,34 @@ def test_the_prompt_holds_what_fits_the_budget_numbered_as_the_answer() -> None:
     assert "[2] (source: doc2.pdf, p. 2)" in user and "[3]" not in user
     (sentence,) = answer.sentences
     assert sentence.citations == (2,) and sentence.verdicts[0].evidence == offered[1].text
+
+
+def test_the_answer_says_how_many_passages_the_reading_budget_let_through() -> None:
+    offered = [_long(1), _long(2), _long(3), _long(4)]
+    gen = FakeGenerator(("w2x0 end [2].",))
+    answer = _budget_session(offered, gen, cpu=2 * 67 + 30, gpu=4 * 67).ask(
+        object(),  # type: ignore[arg-type]
+        "q",
+        k=4,
+    )
+    assert (len(answer.passages), answer.passages_left_out) == (2, 2)
+    assert passages_given_text(answer) == "2 of 4 passages given (reading budget)"
+    # Kept with the answer: a reopened answer says the same.
+    data = answer_to_dict(answer)
+    assert data["passages_left_out"] == 2
+    assert answer_from_dict(data) == answer
+    assert answer_to_dict(answer_from_dict(data)) == data
+    # Every passage fits a larger budget: nothing is said to be left out.
+    whole = _budget_session(offered, FakeGenerator(("w2x0 end [2].",)), 4000, 4000).ask(
+        object(),  # type: ignore[arg-type]
+        "q",
+        k=4,
+    )
+    assert whole.passages_left_out == 0
+    assert passages_given_text(whole) == "4 passages given"
+    # An answer kept before the count existed reads back as nothing left out.
+    del data["passages_left_out"]
+    assert answer_from_dict(data).passages_left_out == 0
 
 
 def test_a_gpu_generator_gets_the_larger_budget() -> None:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QWidget
 
 from verifai_desktop.check_view import check_summary
 from verifai_desktop.domain import Answer, CheckResult, Passage
-from verifai_desktop.presentation import NOT_FOUND_TEXT
+from verifai_desktop.presentation import NOT_FOUND_TEXT, passages_given_text
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.history import Feedback
 from verifai_desktop.ui.ask_stages import previous_note
@@ -80,9 +80,10 @@ class ShownState:
 
 
 def answer_summary(answer: Answer) -> str:
-    """``"3 supported, 1 contradicted · retrieve 0.2 s · generate 9.1 s · verify 1.3 s"``;
-    an abstention leads with why: ``"Not found in your documents · retrieve 0.2 s"``,
-    ``"Not supported: 2 no evidence, 1 contradicted · retrieve 0.2 s · …"``."""
+    """``"3 supported, 1 contradicted · 6 of 10 passages given (reading budget) · retrieve
+    0.2 s · generate 9.1 s · verify 1.3 s"`` (:func:`passages_given_text`); an abstention
+    leads with why: ``"Not found in your documents · retrieve 0.2 s"``,
+    ``"Not supported: 2 no evidence, 1 contradicted · 10 passages given · …"``."""
     t = answer.timings_ms
     counts = answer.label_counts()
     summary = ", ".join(f"{n} {label.value.replace('_', ' ')}" for label, n in counts.items() if n)
@@ -93,7 +94,7 @@ def answer_summary(answer: Answer) -> str:
     times = " · ".join(
         f"{k} {t[k] / 1000:.1f} s" for k in ("retrieve", "generate", "verify") if k in t
     )
-    return " · ".join(x for x in (summary, times) if x)
+    return " · ".join(x for x in (summary, passages_given_text(answer), times) if x)
 
 
 class ShownStates(WindowBase):
