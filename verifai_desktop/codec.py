@@ -227,6 +227,7 @@ def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str
         "sentences": sentences,
         "label_counts": {label.value: n for label, n in counts.items()},
         "passages": [passage_to_dict(p, n) for n, p in enumerate(answer.passages, start=1)],
+        "passages_left_out": answer.passages_left_out,
         "timings_ms": dict(answer.timings_ms),
         "models": {role: dict(ident) for role, ident in answer.models.items()},
         "thresholds": _thresholds_dict(settings),
@@ -355,6 +356,7 @@ def answer_from_dict(data: Mapping[str, Any]) -> Answer:
             },
             generated_text=None if generated == text else generated,
             abstain_reason=AbstainReason(data["abstain_reason"]),
+            passages_left_out=int(data.get("passages_left_out", 0)),  # absent before issue 29
         )
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         raise BadRecord("the saved answer", f"{type(exc).__name__}: {exc}") from exc

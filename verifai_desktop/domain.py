@@ -441,6 +441,9 @@ class Answer:
         generated_text: the answer as generated when re-citation changed its citation
             markers (``text`` carries the corrected ones); ``None`` when unchanged.
         abstain_reason: why it abstained (:class:`AbstainReason`), ``NONE`` when not.
+        passages_left_out: passages retrieved (of the ``k`` asked for) but not given to the
+            generator because its reading budget (``generation.prompt_passage_tokens``) was
+            used up; 0 when every one was given.
     """
 
     question: str
@@ -452,6 +455,7 @@ class Answer:
     models: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     generated_text: str | None = None
     abstain_reason: AbstainReason = AbstainReason.NONE
+    passages_left_out: int = 0
 
     @property
     def refused_by_evidence(self) -> bool:
@@ -497,6 +501,9 @@ class Progress:
         total: units in all, ``None`` if unknown.
         unit: what is counted (``"files"``, ``"chunks"``, ``"tokens"``).
         message: human-readable detail, e.g. the current file name.
+        passages: passages the report makes known, best first: those retrieved for a
+            question (stage ``"retrieve"``, when done) or given to its generator (stage
+            ``"prompt"``), so that a front end can show them before the answer is written.
     """
 
     stage: str
@@ -504,6 +511,7 @@ class Progress:
     total: int | None
     unit: str = ""
     message: str = ""
+    passages: tuple[Passage, ...] = ()
 
 
 CheckLabel = Literal["SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNSURE"]

@@ -233,6 +233,24 @@ class MissingExtra(VerifaiError):
         )
 
 
+class StoreUnavailable(VerifaiError):
+    """A server store (PostgreSQL) cannot be used: unreachable, TLS, authentication, missing
+    extension, schema version or permissions.
+
+    Attributes:
+        store: the server's address without credentials (``host:port/database``).
+        kind: ``unreachable``, ``tls``, ``authentication``, ``extension``, ``schema``,
+            ``permission`` or ``url``.
+        reason: what went wrong and what to do.
+    """
+
+    def __init__(self, store: str, kind: str, reason: str) -> None:
+        self.store = store
+        self.kind = kind
+        self.reason = reason
+        super().__init__(f"PostgreSQL store {store}: {reason}")
+
+
 class GenerationError(VerifaiError):
     """The language model failed while writing an answer."""
 
@@ -266,12 +284,14 @@ class Cancelled(VerifaiError):
 class InvalidCollectionName(VerifaiError):
     """A collection name with characters other than letters, digits, ``-``, ``_``, ``.``."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        rule: str = "letters, digits, '-', '_' or '.' (starting with a letter or digit, at most "
+        "80 characters)",
+    ) -> None:
         self.name = name
-        super().__init__(
-            f"invalid collection name {name!r}; use letters, digits, '-', '_' or '.' "
-            "(starting with a letter or digit, at most 80 characters)"
-        )
+        super().__init__(f"invalid collection name {name!r}; use {rule}")
 
 
 class CollectionBusy(VerifaiError):

@@ -344,8 +344,8 @@ class AskSession:
         ``settings.verify.abstain_threshold``; give the generator the passages, best first,
         that fit the passage token budget (``settings.generation``, larger when the generator
         runs on a GPU) and generate under the citation grammar, streaming pieces to
-        ``on_token``; verify every answer sentence against every passage given in one
-        verifier batch at ``settings.verify.premise`` granularity, label the sentences and
+        ``on_token``; verify every answer sentence against every passage given, a verifier
+        batch per sentence, at ``settings.verify.premise`` granularity, label the sentences and
         re-cite those their citations do not support (``settings.verify.recite``,
         :mod:`verifai_desktop.verify.answer`); search the whole collection for passages that
         contradict each sentence (``settings.verify.conflict_search``); abstain by evidence
@@ -359,8 +359,10 @@ class AskSession:
             k: most passages given to the generator (the token budget may give fewer);
                 ``settings.retrieval.k`` if None.
             on_token: called with each generated text piece, in order.
-            progress: progress reports (stages ``retrieve``; ``read``, the generator reading
-                the prompt, in prompt tokens; ``generate``, in reply pieces; ``verify``).
+            progress: reports, in order: ``retrieve`` (when done, with the passages found),
+                ``prompt`` (passages given of those found, with them), ``read`` (prompt tokens
+                read), ``generate`` (reply pieces), ``verify`` (answer sentences checked),
+                ``conflicts`` (the collection-wide search for contradictions, when on).
             cancel: set to stop.
 
         Returns:
@@ -461,7 +463,8 @@ class AskSession:
         )
         passages = dedupe_passages(retrieved)[:k]
         timings["retrieve"] = (time.perf_counter() - t0) * 1000
-        report("retrieve", 1, 1, "steps", f"{len(passages)} passages")
+        if progress:  # the passages found, shown while the generator reads them
+            progress(Progress("retrieve", 1, 1, "steps", f"{len(passages)} passages", passages))
         self._check(cancel)
 
         if should_abstain(passages, settings.verify.abstain_threshold):
@@ -507,7 +510,9 @@ class AskSession:
             prompt.truncated,
             prompt.prompt_tokens,
         )
-        passages = prompt.passages  # numbered as in the prompt: citations index these
+        found, passages = passages, prompt.passages  # citations number the passages given
+        if progress:
+            progress(Progress("prompt", len(passages), len(found), "passages", "", passages))
         grammar = citation_grammar(len(passages), max_sentences=MAX_ANSWER_SENTENCES)
         pieces: list[str] = []
         first_token_ms: float | None = None
@@ -532,22 +537,23 @@ class AskSession:
         # -- verify --------------------------------------------------------------------
         self._check(cancel)
         t0 = time.perf_counter()
-        report("verify", 0, 2, "steps")
         thresholds = self.thresholds()
-        verified = verify_answer(_Lazy(self), text, passages, thresholds, splitter=self._splitter)
+        verified = verify_answer(
+            _Lazy(self), text, passages, thresholds, splitter=self._splitter, progress=progress
+        )
         sentences = verified.sentences
         if settings.verify.second_opinion:
-            report("verify", 0, 2, "steps", "a second reading of figures and negations")
+            n = len(sentences)
+            report("verify", n, n, "sentences", "a second reading of figures and negations")
             self._check(cancel)
             sentences, judged = review(self.generator, sentences, thresholds)
             log.info("second opinion: %d verdicts judged by the generator", judged)
         retriever = self.retriever(collection)
         if settings.verify.conflict_search:
-            report("verify", 1, 2, "steps", "searching the collection for contradictions")
+            report("conflicts", 0, 1, "steps", "searching the collection for contradictions")
             self._check(cancel)
             sentences = self._search_conflicts(retriever, sentences, passages, thresholds)
         timings["verify"] = (time.perf_counter() - t0) * 1000
-        report("verify", 2, 2, "steps")
         timings["total"] = (time.perf_counter() - t_start) * 1000
         unsupported = settings.verify.abstain_unsupported and not supported_anywhere(sentences)
         if unsupported:
@@ -562,6 +568,7 @@ class AskSession:
             models=self.model_identities(),
             generated_text=verified.generated_text,
             abstain_reason=AbstainReason.UNSUPPORTED if unsupported else AbstainReason.NONE,
+            passages_left_out=prompt.left_out,
         )
         return AskResult(answer, prompt)
 

@@ -126,6 +126,19 @@ def refusal_text(answer: Answer) -> str:
     return UNSUPPORTED_TEXT if answer.refused_by_evidence else NOT_FOUND_TEXT
 
 
+def passages_given_text(answer: Answer) -> str:
+    """How many passages the generator was given, and why fewer than retrieved:
+    ``"6 of 10 passages given (reading budget)"`` when the reading budget cut them
+    (:attr:`Answer.passages_left_out`), ``"10 passages given"`` otherwise, ``""`` when nothing
+    was generated (an answer not found in the documents)."""
+    n, left_out = len(answer.passages), answer.passages_left_out
+    if answer.not_found:
+        return ""
+    if left_out:
+        return f"{n} of {n + left_out} passages given (reading budget)"
+    return f"{n} passage{'s' if n != 1 else ''} given"
+
+
 def injection_warning(passage: Passage) -> str:
     """The warning shown next to a passage that reads as instructions to an AI (prompt
     injection), naming the first cue; ``""`` for an ordinary passage."""

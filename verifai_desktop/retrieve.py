@@ -11,7 +11,9 @@ Modes:
 
 Both engines are the store's (:class:`~verifai_desktop.store.base.CollectionStore`): its BM25
 search and its vector search, which in the embedded store finds candidates in the int8 HNSW
-graph and rescores them with the exact float32 cosine kept in the catalog. Ties are broken by
+graph and rescores them with the exact float32 cosine kept in the catalog. A store that runs
+both in one round trip (:class:`~verifai_desktop.store.base.HybridSearch`, e.g. PostgreSQL)
+is asked once for the fused modes; its hits are fused here all the same. Ties are broken by
 ascending chunk id. A passage carries what the store recorded about its chunk at ingest: the
 reference-list tag and the prompt-injection cues
 (:attr:`~verifai_desktop.store.records.ChunkRecord.instruction_cues`).
@@ -32,7 +34,7 @@ from numpy.typing import NDArray
 from verifai_desktop.domain import ChunkId, DocId, Passage
 from verifai_desktop.index.embedder import Embedder
 from verifai_desktop.settings import RetrievalSettings, SearchMode, check_retrieval
-from verifai_desktop.store.base import CollectionStore, ScoredChunk
+from verifai_desktop.store.base import CollectionStore, HybridSearch, ScoredChunk
 from verifai_desktop.store.records import ChunkRecord
 
 log = logging.getLogger(__name__)
@@ -302,6 +304,11 @@ class Retriever:
         the first call, timed as ``load``)."""
         if self.collection.num_vectors() == 0:
             return []
+        return self.collection.vector_search(self._query_vector(query), limit)
+
+    def _query_vector(self, query: str) -> NDArray[np.float32]:
+        """The query's embedding (float32, shape (dim,)); the model loads on the first call,
+        timed as ``load``, the embedding as ``embed``."""
         embedder = self.embedder
         if not self._loaded:
             t_load = time.perf_counter()
@@ -309,11 +316,15 @@ class Retriever:
             self.last_timings_ms["load"] = (time.perf_counter() - t_load) * 1000.0
             self._loaded = True
         t0 = time.perf_counter()
-        q = embedder.embed([query])[0]
-        t1 = time.perf_counter()
-        hits = self.collection.vector_search(q, limit)
-        self.last_timings_ms["embed"] = (t1 - t0) * 1000.0
-        return hits
+        q: NDArray[np.float32] = embedder.embed([query])[0]
+        self.last_timings_ms["embed"] = (time.perf_counter() - t0) * 1000.0
+        return q
+
+    def _both_hits(self, query: str, limit: int) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        """Both engines' hits from a store that searches them in one round trip
+        (:class:`~verifai_desktop.store.base.HybridSearch`); the query is embedded first."""
+        assert isinstance(self.collection, HybridSearch)
+        return self.collection.hybrid_search(query, self._query_vector(query), limit)
 
     def search(
         self, query: str, *, k: int | None = None, include_references: bool = True
@@ -346,9 +357,13 @@ class Retriever:
         lexical_s = semantic_s = load_s = 0.0
         while True:
             t_lex = time.perf_counter()
-            lexical = self.lexical_hits(query, limit) if s.mode != "semantic" else []
-            t_sem = time.perf_counter()
-            semantic = self.semantic_hits(query, limit) if s.mode != "lexical" else []
+            if s.mode in ("hybrid", "rrf") and isinstance(self.collection, HybridSearch):
+                t_sem = t_lex  # one round trip for both engines: timed as semantic
+                lexical, semantic = self._both_hits(query, limit)
+            else:
+                lexical = self.lexical_hits(query, limit) if s.mode != "semantic" else []
+                t_sem = time.perf_counter()
+                semantic = self.semantic_hits(query, limit) if s.mode != "lexical" else []
             t_fuse = time.perf_counter()
             load_s = self.last_timings_ms.get("load", 0.0) / 1000.0
             lexical_s += t_sem - t_lex

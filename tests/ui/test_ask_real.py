@@ -13,7 +13,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from tests.conftest import DOCS_CLEAN
-from verifai_desktop.domain import Answer, DocStatus
+from verifai_desktop.domain import Answer, DocStatus, Passage
 from verifai_desktop.presentation import verdict_summary
 from verifai_desktop.settings import RetrievalSettings, Settings, save_settings
 from verifai_desktop.ui.evidence_popup import EVIDENCE_CLOSE, EVIDENCE_OPEN
@@ -51,10 +51,20 @@ def test_ingest_then_ask_renders_the_verified_answer(
     )
     assert {r.status for r in library.rows} == {DocStatus.INDEXED}
 
+    statuses: list[str] = []
+    window.statusBar().messageChanged.connect(statuses.append)
     task = window.ask(QUESTION)
     assert task is not None
     streamed: list[str] = []
     task.text_streamed.connect(streamed.append)
+    # What the window showed when the first piece of the answer arrived.
+    at_first_piece: list[tuple[tuple[Passage, ...], str]] = []
+
+    def first_piece(_piece: str) -> None:
+        if not at_first_piece:
+            at_first_piece.append((window.sources.passages, window.model_status.text()))
+
+    task.text_streamed.connect(first_piece)
     failures: list[object] = []
     task.failed.connect(failures.append)
     with qtbot.waitSignal(task.finished, timeout=TIMEOUT_MS):
@@ -68,6 +78,23 @@ def test_ingest_then_ask_renders_the_verified_answer(
     assert "".join(streamed).strip() == (answer.generated_text or answer.text)
     assert answer.sentences
     assert len(answer.passages) == K
+
+    # The passages given were listed before the first word, the generator loaded by then,
+    # and the status bar named each stage, checking sentence by sentence.
+    assert at_first_piece == [(answer.passages, "Models: loaded")]
+    n = len(answer.sentences)
+    stages = [
+        f"Found {K} passages. Loading the generator (first answer)…",
+        "Reading the passages…",
+        f"Checking sentence 1 of {n}…",
+        f"Checking sentence {n} of {n}…",
+    ]
+    assert all(stage in statuses for stage in stages), statuses
+    assert [statuses.index(stage) for stage in stages] == sorted(
+        statuses.index(stage) for stage in stages
+    )
+    first_written = next(i for i, m in enumerate(statuses) if m.startswith("Writing the answer"))
+    assert statuses.index(stages[1]) < first_written < statuses.index(stages[2])
 
     # Labels read back from the rendered document are those of the returned Answer.
     view = window.answer_view

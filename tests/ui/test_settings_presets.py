@@ -12,14 +12,14 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
 from verifai_desktop.settings import Settings, load_settings
-from verifai_desktop.ui.settings_dialog import (
+from verifai_desktop.ui.settings_dialog import SettingsDialog
+from verifai_desktop.ui.settings_texts import (
     CONTRADICT_TIP,
     CUSTOM_TEXT,
     NO_PRESETS_TEXT,
     NO_VERIFIER_TEXT,
     PRESET_TIP,
     SUPPORT_TIP,
-    SettingsDialog,
     preset_figures_text,
 )
 

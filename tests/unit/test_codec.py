@@ -107,7 +107,7 @@ def test_answer_dict_has_exactly_the_documented_keys() -> None:
     assert set(data) == {
         "schema", "question", "answer", "generated_answer", "abstained", "abstain_reason",
         "sentences",
-        "label_counts", "passages", "timings_ms", "models", "thresholds",
+        "label_counts", "passages", "passages_left_out", "timings_ms", "models", "thresholds",
     }  # fmt: skip
     assert data["generated_answer"] == data["answer"] == TEXT
     assert data["schema"] == ANSWER_SCHEMA == "verifai.answer/4"

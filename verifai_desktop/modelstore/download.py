@@ -3,7 +3,9 @@
 Only :func:`pull` opens a network connection (Hugging Face Hub, through
 :mod:`verifai_desktop.hub`): it downloads into a staging folder under the models dir
 (``.staging/<name>/``), resumes an interrupted download from the bytes already there, and moves
-a model into place only once its checksums match. A verifier checkpoint is exported to ONNX by
+a model into place only once its checksums match. A bundled generator whose part packages are
+not installed (the 1.5B without its extra) is downloaded the same way, as the file the parts
+would assemble into (:func:`from_hub`). A verifier checkpoint is exported to ONNX by
 the :class:`VerifierExporter` the caller passes. :func:`delete` removes a downloaded model.
 Builds on :mod:`~verifai_desktop.modelstore.resolution` (where a model goes, selecting it);
 :mod:`~verifai_desktop.modelstore.inventory` reads the staging folders and manifests written
@@ -33,6 +35,12 @@ from verifai_desktop.errors import (
     MissingExtra,
     ModelNotFound,
     OfflineError,
+)
+from verifai_desktop.modelstore.bundled import (
+    BUNDLED_GENERATOR,
+    bundled_gguf,
+    has_verified_file,
+    is_installed,
 )
 from verifai_desktop.modelstore.catalog import EXPORT_ONNX_VERIFIER, CatalogEntry, find_entry
 from verifai_desktop.modelstore.hash_cache import remember_hash
@@ -116,6 +124,37 @@ def export_missing(entry: CatalogEntry) -> MissingExtra | None:
     return None
 
 
+def from_hub(entry: CatalogEntry) -> bool:
+    """Whether :func:`pull` downloads ``entry`` from the Hub.
+
+    True for a model that is not bundled and names a repository, and for a bundled generator
+    whose part packages are not installed and whose file is not here yet, when the catalog
+    names its Hub file and sha256 (the same file the parts assemble into, checked against the
+    same sha256). Stats files only.
+    """
+    if not entry.bundled:
+        return bool(entry.repo)
+    gguf = bundled_gguf(entry.name) if entry.role == "generator" else None
+    if gguf is None or not (entry.repo and entry.file and entry.sha256):
+        return False
+    return not is_installed(gguf) and not has_verified_file(gguf)
+
+
+def hub_copy(entry: CatalogEntry) -> bool:
+    """Whether ``entry`` is a bundled generator downloaded from the Hub (its file is here and
+    its part packages are not installed): it can be deleted like a downloaded model."""
+    gguf = bundled_gguf(entry.name) if entry.role == "generator" else None
+    return gguf is not None and download_path(entry).is_file() and not is_installed(gguf)
+
+
+def fallback(entry: CatalogEntry) -> str:
+    """What the settings select for ``entry``'s role once ``entry`` is deleted: the role's
+    default (:func:`~verifai_desktop.modelstore.resolution.in_use` of default settings),
+    the default bundled generator where that default is ``entry`` itself (a downloaded 1.5B)."""
+    default = in_use(Settings(), entry.role)
+    return BUNDLED_GENERATOR if default == entry.name else default
+
+
 class VerifierExporter(Protocol):
     """Exports a Hugging Face NLI checkpoint folder to an ONNX verifier folder.
 
@@ -163,6 +202,8 @@ def pull(
     """Download a catalog model from the Hugging Face Hub into the models dir; resume if
     an earlier download of it stopped.
 
+    A bundled model is downloaded only where :func:`from_hub` says so (a bundled generator
+    whose part packages are not installed); otherwise it is resolved (assembled) in place.
     Files are downloaded into :func:`staging_dir` (``<models dir>/.staging/<name>/files/``),
     each resumed from the bytes already there (:func:`verifai_desktop.hub.fetch`) and checked
     against its sha256 (the catalog's for a single file; the Hub's LFS sha256 or git blob id
@@ -201,7 +242,7 @@ def pull(
     entry = find_entry(name)
     if entry is None:
         raise ModelNotFound(name, "it is not in the catalog; see `verifai models list`")
-    if entry.bundled:
+    if entry.bundled and not from_hub(entry):
         log.info("%s is bundled; nothing to download", name)
         path = resolve(name, entry.role, progress=progress).path
         if activate:
@@ -348,11 +389,12 @@ def _remove_empty_dirs(folder: Path) -> None:
 def delete(name: str, *, settings: Settings | None = None) -> Settings:
     """Delete a downloaded model (and any unfinished download of it) from the models dir.
 
-    A model selected in the settings is replaced there by the role's default (the bundled
-    model; no LoRA), and the settings are saved.
+    A model selected in the settings is replaced there by the role's default
+    (:func:`fallback`: the bundled model; no LoRA), and the settings are saved.
 
     Args:
-        name: catalog name of a downloaded (not bundled) model.
+        name: catalog name of a downloaded model (a bundled generator only when it was
+            downloaded from the Hub, :func:`hub_copy`).
         settings: the settings in effect; read from disk if None.
 
     Returns:
@@ -365,18 +407,21 @@ def delete(name: str, *, settings: Settings | None = None) -> Settings:
     entry = find_entry(name)
     if entry is None:
         raise ModelNotFound(name, "it is not in the catalog; see `verifai models list`")
-    if entry.bundled:
-        raise CannotDelete(name, "it is bundled with the app; choose another model instead")
-    target = download_path(entry)
     staging = staging_dir(entry)
-    if not target.exists() and not staging.exists():
+    # A bundled model's file goes only when it came from the Hub; its partial download always.
+    target = download_path(entry) if not entry.bundled or hub_copy(entry) else None
+    if entry.bundled and target is None and not staging.exists():
+        raise CannotDelete(name, "it is bundled with the app; choose another model instead")
+    if (target is None or not target.exists()) and not staging.exists():
         raise CannotDelete(name, "it is not downloaded")
     settings = settings or settings_mod.load_settings()
-    if selected(settings, entry):
-        default = in_use(Settings(), entry.role)
+    # An empty generator setting (automatic) stays so: it then means the best one left.
+    automatic = entry.role == "generator" and not settings.models.generator
+    if target is not None and selected(settings, entry) and not automatic:
+        default = fallback(entry)
         log.info("%s was in use as the %s; back to %r", name, entry.role, default)
         settings = set_role(settings, entry.role, default)
-    if target.exists():
+    if target is not None and target.exists():
         _remove(target)
     shutil.rmtree(staging, ignore_errors=True)
     _remove_empty_dirs(staging.parent)

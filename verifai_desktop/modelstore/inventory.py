@@ -26,7 +26,14 @@ from verifai_desktop.modelstore.catalog import (
     CatalogEntry,
     load_catalog,
 )
-from verifai_desktop.modelstore.download import MANIFEST_NAME, export_missing, size_in, staging_dir
+from verifai_desktop.modelstore.download import (
+    MANIFEST_NAME,
+    export_missing,
+    from_hub,
+    hub_copy,
+    size_in,
+    staging_dir,
+)
 from verifai_desktop.modelstore.hash_cache import known_sha256
 from verifai_desktop.modelstore.resolution import download_path, is_present, selected
 from verifai_desktop.settings import Settings
@@ -101,13 +108,18 @@ class ModelStatus:
         in_use: selected in the settings for its role.
         extra: the optional extra of ``verifai-desktop`` that installs it (a bundled GGUF
             outside the required dependencies), empty otherwise.
-        downloaded: a downloaded copy is in the models dir (it can be deleted).
+        downloaded: a downloaded copy is in the models dir (it can be deleted); for a bundled
+            generator, a copy downloaded from the Hub while its part packages are not
+            installed.
         size_bytes: bytes on disk when present; else the known download size (a bundled
             GGUF's, the catalog's), 0 where unknown.
         sha256: :func:`sha256_state` of the model.
         partial_bytes: bytes of an unfinished download waiting to be resumed (0 if none).
         needs: why the model cannot be downloaded or used as is here (a missing extra, with
             the pip command), empty otherwise.
+        from_hub: a download from the Hugging Face Hub would install it
+            (:func:`~verifai_desktop.modelstore.download.from_hub`: a recommended model, or a
+            bundled generator whose part packages are not installed and is not here yet).
     """
 
     entry: CatalogEntry
@@ -119,13 +131,14 @@ class ModelStatus:
     sha256: Sha256State = "not checked"
     partial_bytes: int = 0
     needs: str = ""
+    from_hub: bool = False
 
 
 def model_status(entry: CatalogEntry, settings: Settings) -> ModelStatus:
     """The local state of one catalog entry (cheap: stats files, hashes nothing)."""
     gguf = bundled_gguf(entry.name) if entry.role == "generator" else None
     present = is_present(entry)
-    downloaded = not entry.bundled and download_path(entry).exists()
+    downloaded = download_path(entry).exists() if not entry.bundled else hub_copy(entry)
     if gguf is not None:
         size = gguf.size_bytes
     elif entry.name == BUNDLED_VERIFIER:
@@ -145,8 +158,13 @@ def model_status(entry: CatalogEntry, settings: Settings) -> ModelStatus:
         downloaded=downloaded,
         size_bytes=size,
         sha256=sha256_state(entry),
-        partial_bytes=0 if entry.bundled else hub.staged_bytes(staging_dir(entry) / "files"),
+        partial_bytes=(
+            hub.staged_bytes(staging_dir(entry) / "files")
+            if not entry.bundled or gguf is not None
+            else 0
+        ),
         needs=str(missing) if missing is not None else "",
+        from_hub=from_hub(entry),
     )
 
 

@@ -17,9 +17,14 @@ Modules, bottom up (imports go one way, down this list):
 - ``folders``: collection folders on disk: listing, renaming, deleting, metadata and history
   by name.
 - ``roots``: the folders and files a collection follows.
+- ``target``: :class:`~verifai_desktop.store.target.IngestTarget`, the contract plus the writes
+  an ingest run makes (every store implements it).
 - ``writer``: the ingest runs that write files and pre-parsed documents into a collection.
 - ``collection``: :class:`~verifai_desktop.store.collection.Collection`, an opened collection
   of the embedded store (implements the contract).
 - ``watch``: folder watching and syncing a collection with its roots.
 - ``repair``: rebuilding a damaged collection from its source files.
+- ``pg``: the PostgreSQL store (:class:`~verifai_desktop.store.pg.store.PgStore`), a collection
+  on a server shared by many desktops, access-controlled by row-level security (the
+  ``postgres`` extra; psycopg is imported only when one is opened).
 """

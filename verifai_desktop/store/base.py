@@ -17,7 +17,7 @@ lives.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, Self, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,6 +28,20 @@ from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
 ScoredChunk = tuple[int, float]
 """A search hit: ``(chunk_id, score)``."""
+
+
+class Closes:
+    """A base for store implementations: ``with store: ...`` closes it when the block ends."""
+
+    def close(self) -> None:
+        """Release what the store holds; idempotent."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class CollectionStore(Protocol):
@@ -189,4 +203,17 @@ class CollectionStore(Protocol):
 
     def close(self) -> None:
         """Save pending changes and release what the store holds; idempotent."""
+        ...
+
+
+@runtime_checkable
+class HybridSearch(Protocol):
+    """A store that runs both searches in one round trip (a server store); the retriever uses
+    it for the fused modes and fuses the hits itself, as for any store."""
+
+    def hybrid_search(
+        self, query: str, vector: NDArray[np.float32], limit: int
+    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        """``(lexical, semantic)`` hits, each as :meth:`CollectionStore.lexical_search` and
+        :meth:`CollectionStore.vector_search` return them for ``limit``."""
         ...

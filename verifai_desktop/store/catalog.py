@@ -98,10 +98,11 @@ CommitItem = tuple[DocumentMeta, DocStatus, str, Sequence[Chunk], NDArray[np.flo
 """One document to write: ``(meta, status, reason, chunks, vectors)``; ``vectors`` is float32,
 shape (len(chunks), dim), L2-normalised, or ``None`` when there are no chunks."""
 
-_DOC_COLUMNS = (
+DOC_COLUMNS = (
     "doc_id, source, title, sha256, size_bytes, mtime_ns, format, status, reason, "
     "chunk_count, ingested_at"
 )
+"""The ``documents`` columns :func:`document_record` reads, in its order (both stores)."""
 
 
 def _key(source: str) -> str | bytes:
@@ -120,7 +121,43 @@ def _source(value: object) -> str:
     return os.fsdecode(value) if isinstance(value, bytes) else str(value)
 
 
-def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:
+def document_values(
+    meta: DocumentMeta, status: DocStatus, reason: str, chunk_count: int, now: float
+) -> tuple[object, ...]:
+    """A document row's values after its source, as both stores write them: ``(title, sha256,
+    size_bytes, mtime_ns, format, status, reason, chunk_count, ingested_at)``."""
+    return (
+        valid_utf8(meta.title),
+        meta.sha256,
+        meta.size_bytes,
+        meta.mtime_ns,
+        meta.format.value if meta.format else None,
+        status.value,
+        valid_utf8(reason),
+        chunk_count,
+        now,
+    )
+
+
+def chunk_values(doc_id: int, chunk: Chunk) -> tuple[object, ...]:
+    """A chunk row's values before its vector, as both stores write them: ``(doc_id, ordinal,
+    text, char_start, char_end, loc_kind, loc_number, loc_heading, sentence_spans)``, the spans
+    as JSON text."""
+    return (
+        doc_id,
+        chunk.ordinal,
+        chunk.text,
+        chunk.char_start,
+        chunk.char_end,
+        chunk.location.kind.value,
+        chunk.location.number,
+        chunk.location.heading,
+        json.dumps([list(s) for s in chunk.sentence_spans]),
+    )
+
+
+def document_record(row: Sequence[Any]) -> DocumentRecord:
+    """A row of :data:`DOC_COLUMNS` as a record (both stores)."""
     fmt = row[6]
     return DocumentRecord(
         doc_id=DocId(int(row[0])),
@@ -238,14 +275,14 @@ class Catalog:
     def document(self, source: str) -> DocumentRecord | None:
         """The row for a source, or ``None``."""
         row = self._db.execute(
-            f"SELECT {_DOC_COLUMNS} FROM documents WHERE source=?", (_key(source),)
+            f"SELECT {DOC_COLUMNS} FROM documents WHERE source=?", (_key(source),)
         ).fetchone()
-        return None if row is None else _doc_from_row(row)
+        return None if row is None else document_record(row)
 
     def documents(self) -> list[DocumentRecord]:
         """Every document row, ordered by source."""
-        rows = self._db.execute(f"SELECT {_DOC_COLUMNS} FROM documents ORDER BY source").fetchall()
-        return [_doc_from_row(r) for r in rows]
+        rows = self._db.execute(f"SELECT {DOC_COLUMNS} FROM documents ORDER BY source").fetchall()
+        return [document_record(r) for r in rows]
 
     def sources_under(self, folder: Path) -> list[str]:
         """Sources that are files inside ``folder`` (recursively)."""
@@ -285,17 +322,7 @@ class Catalog:
                     "SELECT doc_id FROM documents WHERE source=?", (_key(meta.source),)
                 ).fetchone()
                 removed: list[int] = []
-                values = (
-                    valid_utf8(meta.title),
-                    meta.sha256,
-                    meta.size_bytes,
-                    meta.mtime_ns,
-                    meta.format.value if meta.format else None,
-                    status.value,
-                    valid_utf8(reason),
-                    len(chunks),
-                    now,
-                )
+                values = document_values(meta, status, reason, len(chunks), now)
                 if row is None:
                     cur = self._db.execute(
                         "INSERT INTO documents(title, sha256, size_bytes, mtime_ns, format, status,"
@@ -323,15 +350,7 @@ class Catalog:
                             " loc_kind, loc_number, loc_heading, sentence_spans, vector,"
                             " is_reference, instruction_cues) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                             (
-                                doc_id,
-                                chunk.ordinal,
-                                chunk.text,
-                                chunk.char_start,
-                                chunk.char_end,
-                                chunk.location.kind.value,
-                                chunk.location.number,
-                                chunk.location.heading,
-                                json.dumps([list(s) for s in chunk.sentence_spans]),
+                                *chunk_values(doc_id, chunk),
                                 vec.tobytes(),
                                 int(chunk.is_reference),
                                 json.dumps(instruction_cues(chunk.text)),
@@ -429,23 +448,28 @@ class Catalog:
                 part,
             ).fetchall()
             for r in rows:
-                chunk = Chunk(
-                    ordinal=int(r[4]),
-                    text=str(r[5]),
-                    char_start=int(r[6]),
-                    char_end=int(r[7]),
-                    location=Location(
-                        LocationKind(str(r[8])), None if r[9] is None else int(r[9]), str(r[10])
-                    ),
-                    sentence_spans=tuple((int(s), int(e)) for s, e in json.loads(r[11])),
-                    is_reference=bool(r[12]),
-                )
-                out[int(r[0])] = ChunkRecord(
-                    chunk_id=ChunkId(int(r[0])),
-                    doc_id=DocId(int(r[1])),
-                    source=_source(r[2]),
-                    title=str(r[3]),
-                    chunk=chunk,
-                    instruction_cues=tuple(str(cue) for cue in json.loads(r[13])),
-                )
+                out[int(r[0])] = chunk_record(r)
         return out
+
+
+def chunk_record(r: Sequence[Any]) -> ChunkRecord:
+    """A chunk row joined with its document as a record (both stores): ``(chunk_id, doc_id,
+    source, title, ordinal, text, char_start, char_end, loc_kind, loc_number, loc_heading,
+    sentence_spans, is_reference, instruction_cues)``, the spans and cues as JSON text."""
+    chunk = Chunk(
+        ordinal=int(r[4]),
+        text=str(r[5]),
+        char_start=int(r[6]),
+        char_end=int(r[7]),
+        location=Location(LocationKind(str(r[8])), None if r[9] is None else int(r[9]), str(r[10])),
+        sentence_spans=tuple((int(s), int(e)) for s, e in json.loads(r[11])),
+        is_reference=bool(r[12]),
+    )
+    return ChunkRecord(
+        chunk_id=ChunkId(int(r[0])),
+        doc_id=DocId(int(r[1])),
+        source=_source(r[2]),
+        title=str(r[3]),
+        chunk=chunk,
+        instruction_cues=tuple(str(cue) for cue in json.loads(r[13])),
+    )

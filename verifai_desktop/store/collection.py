@@ -24,7 +24,6 @@ import threading
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,7 +41,7 @@ from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.vector import VectorIndex
 from verifai_desktop.private import tighten, write_private_text
 from verifai_desktop.settings import Settings, collections_dir
-from verifai_desktop.store.base import ScoredChunk
+from verifai_desktop.store.base import Closes, ScoredChunk
 from verifai_desktop.store.catalog import Catalog, CommitItem
 from verifai_desktop.store.folders import (
     CATALOG_FILE,
@@ -72,7 +71,7 @@ log = logging.getLogger(__name__)
 REBUILD_WAIT_S = 60.0  # an ingest waits this long for a reader's index rebuild (seconds)
 
 
-class Collection:
+class Collection(Closes):
     """An opened collection of the embedded store (implements
     :class:`~verifai_desktop.store.base.CollectionStore`). Use :meth:`open`; close it (or use
     ``with``) when done.
@@ -264,17 +263,6 @@ class Collection:
         make_private_parents()
         tighten(path)  # collections made before files were kept private, or by another tool
         return collection
-
-    def __enter__(self) -> Collection:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Flush pending index changes, release the write lock and close the catalog."""

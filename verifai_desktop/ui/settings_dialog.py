@@ -1,16 +1,22 @@
-"""The settings dialog: models, retrieval, verification and abstention; saved as TOML.
+"""The settings dialog in the user's words, on five pages: Answers, Verification, Models and
+devices, Privacy, Advanced (:data:`~verifai_desktop.ui.settings_texts.GROUPS`); saved as TOML.
+
+Every label carries its field's tooltip (:mod:`~verifai_desktop.ui.settings_texts` holds the
+wording). "Passages per answer" reads "up to k": the generator gets as many of the k best as
+fit its reading budget (``generation.prompt_passage_tokens``, on Advanced), and each answer
+says how many it got. GPU layers are chosen as all / none / this many
+(:func:`gpu_layers_choice`, ``models.n_gpu_layers`` -1 / 0 / N).
 
 The colour preset (``verify.preset``) names the per-label thresholds of the verifier's model
 card (:mod:`verifai_desktop.verify.presets`); the dialog says what each one reached on the
-card's dev sets (:func:`preset_figures_text`) and enables the two thresholds only where they
-apply (Custom, or a verifier whose card lacks the preset).
+card's dev sets (:func:`~verifai_desktop.ui.settings_texts.preset_figures_text`) and enables the
+two thresholds only where they apply (Custom, or a verifier whose card lacks the preset).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
@@ -24,6 +30,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -34,9 +41,11 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop.errors import ModelLoadError, ModelNotFound, SettingsError
 from verifai_desktop.generate.openai_server import leaves_machine_warning
-from verifai_desktop.presentation import CONFLICT_GLYPH, UNSUPPORTED_TEXT
 from verifai_desktop.settings import (
     MAX_CONFLICT_BUDGET,
+    MAX_GPU_LAYERS,
+    MAX_PROMPT_PASSAGE_TOKENS,
+    MIN_PROMPT_PASSAGE_TOKENS,
     SEARCH_MODES,
     SERVER_CONSTRAINTS,
     VERIFY_PRESETS,
@@ -46,6 +55,7 @@ from verifai_desktop.settings import (
     check_watch,
     save_settings,
 )
+from verifai_desktop.ui import settings_texts as t
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.verify.presets import Presets
 
@@ -77,135 +87,23 @@ def _check(text: str, checked: bool, tip: str) -> QCheckBox:
     return c
 
 
-RECITE_TEXT = "Re-cite sentences to the passage that supports them"
-RECITE_TIP = (
-    "Check every sentence against all the passages given to the model, not only the ones it "
-    "cited, and cite the passages that support it instead of the ones that do not"
-)
-CONFLICT_SEARCH_TEXT = "Search all documents for contradictions"
-CONFLICT_SEARCH_TIP = (
-    "After answering, search the whole collection for passages that contradict each sentence "
-    f"and mark such sentences with {CONFLICT_GLYPH}"
-)
-CONFLICT_BUDGET_TIP = (
-    "How many candidate passages the contradiction search checks for each sentence; "
-    "more finds more contradictions and takes longer"
-)
-SECOND_OPINION_TEXT = "Ask the generator to re-read figures and negations (slower)"
-SECOND_OPINION_TIP = (
-    "Each green sentence with a figure or a negation, or that the verifier barely decided, is "
-    "judged again by the generator; where it disagrees the sentence is shown unsure. Adds a "
-    "few seconds per such sentence; the bundled 0.5B raises false alarms, the 1.5B fewer"
-)
-ABSTAIN_UNSUPPORTED_TEXT = "Decline to answer when nothing is supported"
-ABSTAIN_UNSUPPORTED_TIP = (
-    "When no sentence of the answer is supported by the passages, say "
-    f"“{UNSUPPORTED_TEXT}” and show the closest evidence; the generated answer is "
-    "shown only on request"
-)
-
-KEEP_HISTORY_TEXT = "Keep every verified answer in the collection's history"
-KEEP_HISTORY_TIP = (
-    "Past questions are listed in the History tab, reopen as they were verified, take your "
-    "marks on verdicts and can be exported as audit records; kept in the collection's folder"
-)
-WATCH_TEXT = "Follow the folders of the open collection"
-WATCH_TIP = (
-    "While the app runs, files added to or changed in the folders a collection was built from "
-    "are indexed and deleted ones removed; a folder on a disk that is not connected is left "
-    "as it was"
-)
-SERVER_TITLE = "Generation server (OpenAI-compatible)"
-SERVER_URL_TIP = (
-    "API root of a vLLM, Ollama, llama.cpp or NIM server, e.g. http://127.0.0.1:8080/v1; "
-    "empty: answers are generated on this computer with the generator above"
-)
-CONSTRAINT_TIP = (
-    "How citations are kept valid: grammar (llama.cpp's server), guided_grammar (vLLM), "
-    "none (invalid citations are dropped), auto (asks the server)"
-)
-WARNING_STYLE = "color:#8a4b00;background:#fff4e0;padding:4px;border-radius:3px"
-
-PRESET_TITLES: dict[VerifyPreset, str] = {
-    "strict": "Strict",
-    "balanced": "Balanced",
-    "lenient": "Lenient",
-    "custom": "Custom",
-}
-PRESET_TIP = (
-    "How sure the verifier must be before a sentence is shown green (supported) or red "
-    "(contradicted); below that it is shown unsure, with its best guess in the hover card. "
-    "Strict shows fewer colours that are right more often, Lenient more colours that are "
-    "wrong more often. The presets' thresholds were chosen on dev sets and come with the "
-    "verifier (its model card); Custom uses the two thresholds below."
-)
-SUPPORT_TIP = (
-    "P(SUPPORT) at or above which a sentence is shown green (with the Custom preset, or a "
-    "verifier without presets)"
-)
-CONTRADICT_TIP = (
-    "P(CONTRADICT) at or above which a sentence is shown red (with the Custom preset, or a "
-    "verifier without presets)"
-)
-CUSTOM_TEXT = "Custom: the two thresholds below decide green and red; below them, unsure."
-NO_PRESETS_TEXT = "This verifier has no presets: the thresholds below apply."
-NO_VERIFIER_TEXT = (
-    "The verifier named above cannot be read, nor its presets: the thresholds below apply."
-)
-DEV_SETS = (("scifact_dev", "SciFact dev"), ("healthver_dev", "HealthVer dev"))
-"""Prefixes of the dev figures a preset may carry, and how the dialog names them."""
+def _line(text: str, tip: str) -> QLineEdit:
+    e = QLineEdit(text)
+    e.setToolTip(tip)
+    return e
 
 
-def _never(values: Mapping[str, float], key: str) -> bool:
-    # The card writes 1.01 for a label no threshold made precise enough on dev.
-    return values.get(key, 0.0) > 1.0
+def gpu_layers_choice(n_gpu_layers: int) -> tuple[str, int]:
+    """``models.n_gpu_layers`` as the dialog shows it: ``("all", 0)`` for -1 (every layer,
+    when llama.cpp has a GPU), ``("none", 0)`` for 0, ``("some", N)`` for N layers."""
+    if n_gpu_layers < 0:
+        return "all", 0
+    return ("none", 0) if n_gpu_layers == 0 else ("some", n_gpu_layers)
 
 
-def preset_figures_text(values: Mapping[str, float]) -> str:
-    """A preset's dev precision and coverage in plain words.
-
-    E.g. "On SciFact dev, green is right 81% of the time (41% of supported pairs shown green);
-    red is right 57% of the time (32% of contradicted pairs shown red); 20% shown unsure."
-    A threshold above 1 (the card's 1.01) reads "green is never shown" / "red is never shown".
-
-    Args:
-        values: one preset of a verifier's model card (``presets`` in ``model_card.json``,
-            written by ``models/choose_thresholds.py``): ``support_threshold``,
-            ``contradict_threshold`` and, per dev set of :data:`DEV_SETS`, fractions 0-1
-            ``<set>_support_precision``, ``<set>_support_coverage``,
-            ``<set>_contradict_precision``, ``<set>_contradict_coverage`` and optionally
-            ``<set>_unsure_share``.
-
-    Returns:
-        One sentence per dev set with all four figures; without any, what is never shown and
-        that the card gives no dev figures.
-    """
-    green_never = _never(values, "support_threshold")
-    red_never = _never(values, "contradict_threshold")
-    sentences = []
-    for prefix, title in DEV_SETS:
-        keys = [f"{prefix}_{k}" for k in ("support_precision", "support_coverage")]
-        keys += [f"{prefix}_{k}" for k in ("contradict_precision", "contradict_coverage")]
-        if not all(k in values for k in keys):
-            continue
-        sp, sc, cp, cc = (values[k] for k in keys)
-        green = (
-            "green is never shown"
-            if green_never
-            else f"green is right {sp:.0%} of the time ({sc:.0%} of supported pairs shown green)"
-        )
-        red = (
-            "red is never shown"
-            if red_never
-            else f"red is right {cp:.0%} of the time ({cc:.0%} of contradicted pairs shown red)"
-        )
-        unsure = values.get(f"{prefix}_unsure_share")
-        tail = f"; {unsure:.0%} shown unsure" if unsure is not None else ""
-        sentences.append(f"On {title}, {green}; {red}{tail}.")
-    if sentences:
-        return " ".join(sentences)
-    never = [f"{c} is never shown." for c, n in (("Green", green_never), ("Red", red_never)) if n]
-    return " ".join([*never, "The verifier's card gives no dev figures for this preset."])
+def gpu_layers_value(choice: str, count: int) -> int:
+    """The inverse of :func:`gpu_layers_choice`: -1 (all), 0 (none) or ``count`` (some)."""
+    return {"all": -1, "none": 0}.get(choice, count)
 
 
 def verifier_presets(name: str) -> Presets | None:
@@ -228,13 +126,36 @@ def verifier_presets(name: str) -> Presets | None:
         return None
 
 
-def _row(form: QFormLayout, text: str, field: QWidget) -> QLabel:
-    """Add ``field`` beside a label that carries its tooltip (hovering either explains it)."""
+def _row(form: QFormLayout, text: str, field: QWidget | QLayout, tip: str = "") -> QLabel:
+    """Add ``field`` beside a label that carries its tooltip (hovering either explains it).
+
+    Args:
+        form: the page's form.
+        text: the label.
+        field: the field, or a layout holding it (with a Browse button, a spin box).
+        tip: the tooltip, when ``field`` is a layout; else the field's own.
+    """
     label = QLabel(text)
-    label.setToolTip(field.toolTip())
-    label.setBuddy(field)
+    label.setToolTip(tip or (field.toolTip() if isinstance(field, QWidget) else ""))
+    if isinstance(field, QWidget):
+        label.setBuddy(field)
     form.addRow(label, field)
     return label
+
+
+def _with_button(field: QWidget, button: QPushButton) -> QHBoxLayout:
+    row = QHBoxLayout()
+    row.addWidget(field, 1)
+    row.addWidget(button)
+    return row
+
+
+def _page(pages: QTabWidget, title: str) -> QFormLayout:
+    page = QWidget()
+    page.setObjectName(f"settingsPage{pages.count()}")
+    form = QFormLayout(page)
+    pages.addTab(page, title)
+    return form
 
 
 class SettingsDialog(QDialog):
@@ -242,78 +163,52 @@ class SettingsDialog(QDialog):
 
     Attributes:
         result_settings: the settings saved on accept (``None`` before).
+        pages: one tab per group of :data:`~verifai_desktop.ui.settings_texts.GROUPS`.
+        server_page_index: the tab holding the server fields (shown when one is refused).
     """
 
     def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
-        self.setMinimumWidth(520)
+        self.setMinimumWidth(560)
         self.original = settings
         self.result_settings: Settings | None = None
-        m, r, v = settings.models, settings.retrieval, settings.verify
+        m, r, v, g = settings.models, settings.retrieval, settings.verify, settings.generation
+        self.pages = QTabWidget()
+        answers, verification, models, privacy, advanced = (
+            _page(self.pages, title) for title in t.GROUPS
+        )
 
-        self.generator = QLineEdit(m.generator)
-        self.generator.setToolTip(
-            "Catalog name or path of a GGUF file; empty: the best bundled generator installed"
+        # -- Answers -------------------------------------------------------------------
+        self.k = _spin(1, 50, r.k, t.PASSAGES_TIP)
+        self.k.setPrefix(t.PASSAGES_PREFIX)
+        _row(answers, t.PASSAGES_LABEL, self.k)
+        passages_note = QLabel(t.PASSAGES_NOTE)
+        passages_note.setObjectName("passagesNote")
+        passages_note.setToolTip(t.PASSAGES_TIP)
+        passages_note.setStyleSheet("color:#445")
+        answers.addRow(passages_note)
+        self.abstain_threshold = _dspin(0.0, 1.0, v.abstain_threshold, t.ABSTAIN_TIP, 0.01)
+        _row(answers, t.ABSTAIN_LABEL, self.abstain_threshold)
+        self.abstain_unsupported = _check(
+            t.ABSTAIN_UNSUPPORTED_TEXT, v.abstain_unsupported, t.ABSTAIN_UNSUPPORTED_TIP
         )
-        self.generator.setPlaceholderText("automatic: the best bundled generator installed")
-        gen_browse = QPushButton("Browse…")
-        gen_browse.clicked.connect(self.on_browse_generator)
-        gen_row = QHBoxLayout()
-        gen_row.addWidget(self.generator, 1)
-        gen_row.addWidget(gen_browse)
-        self.verifier = QLineEdit(m.verifier)
-        self.verifier.setToolTip("Catalog name or folder of an ONNX NLI verifier")
-        ver_browse = QPushButton("Browse…")
-        ver_browse.clicked.connect(self.on_browse_verifier)
-        ver_row = QHBoxLayout()
-        ver_row.addWidget(self.verifier, 1)
-        ver_row.addWidget(ver_browse)
-        self.embedder = QLineEdit(m.embedder)
-        self.embedder.setToolTip("sentence-transformers name or path (new collections use it)")
-        self.gpu_layers = _spin(
-            -1,
-            999,
-            m.n_gpu_layers,
-            "Layers offloaded to the GPU; -1 = all when CUDA is available, 0 = CPU only",
-        )
-        models_box = QGroupBox("Models (load on first use)")
-        mf = QFormLayout(models_box)
-        mf.addRow("Generator (GGUF):", gen_row)
-        mf.addRow("Verifier:", ver_row)
-        _row(mf, "Embedder:", self.embedder)
-        _row(mf, "GPU layers:", self.gpu_layers)
+        answers.addRow(self.abstain_unsupported)
+        self.watch = _check(t.WATCH_TEXT, settings.watch.enabled, t.WATCH_TIP)
+        answers.addRow(self.watch)
 
-        self.k = _spin(1, 50, r.k, "Passages given to the generator")
-        self.mode = QComboBox()
-        self.mode.addItems(list(SEARCH_MODES))
-        self.mode.setCurrentText(r.mode)
-        self.lexical_weight = _dspin(
-            0.0, 1.0, r.lexical_weight, "Weight of normalised BM25 in hybrid mode"
-        )
-        self.semantic_weight = _dspin(
-            0.0, 1.0, r.semantic_weight, "Weight of normalised cosine in hybrid mode"
-        )
-        self.rrf_k = _spin(1, 1000, r.rrf_k, "k of Reciprocal Rank Fusion (Cormack et al., 2009)")
-        retrieval_box = QGroupBox("Retrieval")
-        rf = QFormLayout(retrieval_box)
-        _row(rf, "Passages (k):", self.k)
-        _row(rf, "Mode:", self.mode)
-        _row(rf, "Lexical weight:", self.lexical_weight)
-        _row(rf, "Semantic weight:", self.semantic_weight)
-        _row(rf, "RRF k:", self.rrf_k)
-
+        # -- Verification --------------------------------------------------------------
         self.preset = QComboBox()
         for name in VERIFY_PRESETS:
-            self.preset.addItem(PRESET_TITLES[name], name)
+            self.preset.addItem(t.PRESET_TITLES[name], name)
         self.preset.setCurrentIndex(VERIFY_PRESETS.index(v.preset))
-        self.preset.setToolTip(PRESET_TIP)
+        self.preset.setToolTip(t.PRESET_TIP)
         self.preset_figures = QLabel("")
         self.preset_figures.setObjectName("presetFigures")
         self.preset_figures.setWordWrap(True)
         self.preset_figures.setStyleSheet("color:#445")
-        self.support_threshold = _dspin(0.0, 1.0, v.support_threshold, SUPPORT_TIP)
-        self.contradict_threshold = _dspin(0.0, 1.0, v.contradict_threshold, CONTRADICT_TIP)
+        self.support_threshold = _dspin(0.0, 1.0, v.support_threshold, t.SUPPORT_TIP)
+        self.contradict_threshold = _dspin(0.0, 1.0, v.contradict_threshold, t.CONTRADICT_TIP)
         # The thresholds of Custom, kept while a preset's own are shown in the fields.
         self.custom_thresholds = (v.support_threshold, v.contradict_threshold)
         self._thresholds_editable = False
@@ -321,104 +216,133 @@ class SettingsDialog(QDialog):
         self.premise = QComboBox()
         self.premise.addItems(["sentences", "passage"])
         self.premise.setCurrentText(v.premise)
-        self.premise.setToolTip(
-            "What each answer sentence is checked against: windows of 1-3 sentences of a "
-            "passage, the best deciding (sentences), or the whole passage at once (passage)"
+        self.premise.setToolTip(t.PREMISE_TIP)
+        self.recite = _check(t.RECITE_TEXT, v.recite, t.RECITE_TIP)
+        self.conflict_search = _check(
+            t.CONFLICT_SEARCH_TEXT, v.conflict_search, t.CONFLICT_SEARCH_TIP
         )
-        self.abstain_threshold = _dspin(
-            0.0,
-            1.0,
-            v.abstain_threshold,
-            "Best cosine below which the app answers 'Not found in your documents'",
-            0.01,
+        self.conflict_budget = _spin(
+            1, MAX_CONFLICT_BUDGET, v.conflict_budget, t.CONFLICT_BUDGET_TIP
         )
-        self.recite = _check(RECITE_TEXT, v.recite, RECITE_TIP)
-        self.conflict_search = _check(CONFLICT_SEARCH_TEXT, v.conflict_search, CONFLICT_SEARCH_TIP)
-        self.conflict_budget = _spin(1, MAX_CONFLICT_BUDGET, v.conflict_budget, CONFLICT_BUDGET_TIP)
         self.conflict_budget.setEnabled(v.conflict_search)
-        self.abstain_unsupported = _check(
-            ABSTAIN_UNSUPPORTED_TEXT, v.abstain_unsupported, ABSTAIN_UNSUPPORTED_TIP
-        )
-        self.second_opinion = _check(SECOND_OPINION_TEXT, v.second_opinion, SECOND_OPINION_TIP)
-        verify_box = QGroupBox("Verification and abstention")
-        vf = QFormLayout(verify_box)
-        _row(vf, "Colour preset:", self.preset)
-        vf.addRow(self.preset_figures)
-        _row(vf, "Support threshold:", self.support_threshold)
-        _row(vf, "Contradiction threshold:", self.contradict_threshold)
-        _row(vf, "Premise:", self.premise)
-        vf.addRow(self.recite)
-        vf.addRow(self.conflict_search)
-        _row(vf, "Passages checked per sentence:", self.conflict_budget)
-        _row(vf, "Abstention threshold:", self.abstain_threshold)
-        vf.addRow(self.abstain_unsupported)
-        vf.addRow(self.second_opinion)
-        self.conflict_search.toggled.connect(self.conflict_budget.setEnabled)
-        self.preset.currentIndexChanged.connect(self.on_preset_changed)
-        self.support_threshold.valueChanged.connect(self.on_threshold_edited)
-        self.contradict_threshold.valueChanged.connect(self.on_threshold_edited)
-        self.verifier.editingFinished.connect(self.on_verifier_changed)
-        self.on_preset_changed()
+        self.second_opinion = _check(t.SECOND_OPINION_TEXT, v.second_opinion, t.SECOND_OPINION_TIP)
+        _row(verification, t.PRESET_LABEL, self.preset)
+        verification.addRow(self.preset_figures)
+        _row(verification, t.SUPPORT_LABEL, self.support_threshold)
+        _row(verification, t.CONTRADICT_LABEL, self.contradict_threshold)
+        _row(verification, t.PREMISE_LABEL, self.premise)
+        verification.addRow(self.recite)
+        verification.addRow(self.conflict_search)
+        _row(verification, t.BUDGET_CHECK_LABEL, self.conflict_budget)
+        verification.addRow(self.second_opinion)
 
-        self.keep_history = _check(KEEP_HISTORY_TEXT, settings.history.keep, KEEP_HISTORY_TIP)
-        self.watch = _check(WATCH_TEXT, settings.watch.enabled, WATCH_TIP)
-        data_box = QGroupBox("History and folders")
-        df = QFormLayout(data_box)
-        df.addRow(self.keep_history)
-        df.addRow(self.watch)
+        # -- Models and devices --------------------------------------------------------
+        self.generator = _line(m.generator, t.GENERATOR_TIP)
+        self.generator.setPlaceholderText(t.GENERATOR_PLACEHOLDER)
+        gen_browse = QPushButton("Browse…")
+        gen_browse.clicked.connect(self.on_browse_generator)
+        self.verifier = _line(m.verifier, t.VERIFIER_TIP)
+        ver_browse = QPushButton("Browse…")
+        ver_browse.clicked.connect(self.on_browse_verifier)
+        self.embedder = _line(m.embedder, t.EMBEDDER_TIP)
+        choice, count = gpu_layers_choice(m.n_gpu_layers)
+        self.gpu_layers = QComboBox()
+        for key, text in t.GPU_CHOICES:
+            self.gpu_layers.addItem(text, key)
+        self.gpu_layers.setToolTip(t.GPU_TIP)
+        self.gpu_layers.setCurrentIndex(self.gpu_layers.findData(choice))
+        self.gpu_layer_count = _spin(1, MAX_GPU_LAYERS, count or 1, t.GPU_TIP)
+        self.gpu_layer_count.setSuffix(" layers")
+        gpu_row = QHBoxLayout()
+        gpu_row.addWidget(self.gpu_layers)
+        gpu_row.addWidget(self.gpu_layer_count)
+        gpu_row.addStretch(1)
+        _row(models, t.GENERATOR_LABEL, _with_button(self.generator, gen_browse), t.GENERATOR_TIP)
+        _row(models, t.VERIFIER_LABEL, _with_button(self.verifier, ver_browse), t.VERIFIER_TIP)
+        _row(models, t.EMBEDDER_LABEL, self.embedder)
+        _row(models, t.GPU_LABEL, gpu_row, t.GPU_TIP)
 
+        # -- Privacy -------------------------------------------------------------------
+        self.keep_history = _check(t.KEEP_HISTORY_TEXT, settings.history.keep, t.KEEP_HISTORY_TIP)
+        privacy.addRow(self.keep_history)
         srv = settings.server
-        self.server_url = QLineEdit(srv.base_url)
-        self.server_url.setPlaceholderText("empty: generate on this computer")
-        self.server_url.setToolTip(SERVER_URL_TIP)
-        self.server_model = QLineEdit(srv.model)
-        self.server_model.setToolTip("The model name the server knows")
-        self.server_key_env = QLineEdit(srv.api_key_env)
-        self.server_key_env.setToolTip(
-            "Environment variable holding the API key (else the system keyring's "
-            "verifai-desktop entry for the host; else no key is sent)"
-        )
+        self.server_url = _line(srv.base_url, t.SERVER_URL_TIP)
+        self.server_url.setPlaceholderText("empty: answers are written on this computer")
+        self.server_model = _line(srv.model, t.SERVER_MODEL_TIP)
+        self.server_key_env = _line(srv.api_key_env, t.SERVER_KEY_TIP)
         self.server_constrain = QComboBox()
         self.server_constrain.addItems(list(SERVER_CONSTRAINTS))
         self.server_constrain.setCurrentText(srv.constrain)
-        self.server_constrain.setToolTip(CONSTRAINT_TIP)
+        self.server_constrain.setToolTip(t.CONSTRAINT_TIP)
         self.server_warning = QLabel("")
         self.server_warning.setObjectName("serverWarning")
         self.server_warning.setWordWrap(True)
-        self.server_warning.setStyleSheet(WARNING_STYLE)
-        server_box = QGroupBox(SERVER_TITLE)
+        self.server_warning.setStyleSheet(t.WARNING_STYLE)
+        server_box = QGroupBox(t.SERVER_TITLE)
         sf = QFormLayout(server_box)
-        _row(sf, "Base URL:", self.server_url)
-        _row(sf, "Model:", self.server_model)
-        _row(sf, "API key variable:", self.server_key_env)
-        _row(sf, "Citations:", self.server_constrain)
+        _row(sf, t.SERVER_URL_LABEL, self.server_url)
+        _row(sf, t.SERVER_MODEL_LABEL, self.server_model)
+        _row(sf, t.SERVER_KEY_LABEL, self.server_key_env)
+        _row(sf, t.SERVER_CONSTRAINT_LABEL, self.server_constrain)
         sf.addRow(self.server_warning)
-        self.server_url.textChanged.connect(self.on_server_url_changed)
-        self.on_server_url_changed(srv.base_url)
+        privacy.addRow(server_box)
+        self.server_page_index = t.GROUPS.index("Privacy")
+
+        # -- Advanced ------------------------------------------------------------------
+        self.mode = QComboBox()
+        self.mode.addItems(list(SEARCH_MODES))
+        self.mode.setCurrentText(r.mode)
+        self.mode.setToolTip(t.MODE_TIP)
+        self.lexical_weight = _dspin(0.0, 1.0, r.lexical_weight, t.LEXICAL_TIP)
+        self.semantic_weight = _dspin(0.0, 1.0, r.semantic_weight, t.SEMANTIC_TIP)
+        self.rrf_k = _spin(1, 1000, r.rrf_k, t.RRF_TIP)
+        lo, hi = MIN_PROMPT_PASSAGE_TOKENS, MAX_PROMPT_PASSAGE_TOKENS  # check_generation's
+        self.budget_cpu = _spin(lo, hi, g.prompt_passage_tokens, t.BUDGET_CPU_TIP)
+        self.budget_gpu = _spin(lo, hi, g.prompt_passage_tokens_gpu, t.BUDGET_GPU_TIP)
+        for budget in (self.budget_cpu, self.budget_gpu):
+            budget.setSuffix(" tokens")
+            budget.setSingleStep(100)
+        _row(advanced, t.BUDGET_CPU_LABEL, self.budget_cpu)
+        _row(advanced, t.BUDGET_GPU_LABEL, self.budget_gpu)
+        _row(advanced, t.MODE_LABEL, self.mode)
+        _row(advanced, t.LEXICAL_LABEL, self.lexical_weight)
+        _row(advanced, t.SEMANTIC_LABEL, self.semantic_weight)
+        _row(advanced, t.RRF_LABEL, self.rrf_k)
 
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        # Two pages: the dialog would be taller than a laptop screen with every group on one.
-        answers_page = QWidget()
-        ap = QVBoxLayout(answers_page)
-        ap.addWidget(models_box)
-        ap.addWidget(retrieval_box)
-        ap.addWidget(verify_box)
-        ap.addStretch(1)
-        server_page = QWidget()
-        sp = QVBoxLayout(server_page)
-        sp.addWidget(server_box)
-        sp.addWidget(data_box)
-        sp.addStretch(1)
-        self.pages = QTabWidget()
-        self.pages.addTab(answers_page, "Models and verification")
-        self.server_page_index = self.pages.addTab(server_page, "Server, history, folders")
         layout = QVBoxLayout(self)
         layout.addWidget(self.pages)
         layout.addWidget(buttons)
+        self._connect_signals()
+        self.on_preset_changed()
+        self.on_gpu_layers_chosen()
+        self.on_server_url_changed(srv.base_url)
+
+    def _connect_signals(self) -> None:
+        self.conflict_search.toggled.connect(self.conflict_budget.setEnabled)
+        self.preset.currentIndexChanged.connect(self.on_preset_changed)
+        for threshold in (self.support_threshold, self.contradict_threshold):
+            threshold.valueChanged.connect(self.on_threshold_edited)
+        self.verifier.editingFinished.connect(self.on_verifier_changed)
+        self.gpu_layers.currentIndexChanged.connect(self.on_gpu_layers_chosen)
+        self.server_url.textChanged.connect(self.on_server_url_changed)
+
+    def group_of(self, field: QWidget) -> str:
+        """The title of the page that holds ``field`` (``""`` if none does)."""
+        for i in range(self.pages.count()):
+            page = self.pages.widget(i)
+            if page is not None and page.isAncestorOf(field):
+                return self.pages.tabText(i)
+        return ""
+
+    @Slot()
+    def on_gpu_layers_chosen(self) -> None:
+        """The layer count is shown for "This many" only."""
+        self.gpu_layer_count.setHidden(self.gpu_layers.currentData() != "some")
 
     def edited_settings(self) -> Settings:
         """The settings as currently edited (not saved)."""
@@ -432,7 +356,14 @@ class SettingsDialog(QDialog):
                 generator=self.generator.text().strip(),
                 verifier=self.verifier.text().strip(),
                 embedder=self.embedder.text().strip(),
-                n_gpu_layers=self.gpu_layers.value(),
+                n_gpu_layers=gpu_layers_value(
+                    str(self.gpu_layers.currentData()), self.gpu_layer_count.value()
+                ),
+            ),
+            generation=dataclasses.replace(
+                s.generation,
+                prompt_passage_tokens=self.budget_cpu.value(),
+                prompt_passage_tokens_gpu=self.budget_gpu.value(),
             ),
             retrieval=dataclasses.replace(
                 s.retrieval,
@@ -490,15 +421,17 @@ class SettingsDialog(QDialog):
         self.support_threshold.setEnabled(not chosen)
         self.contradict_threshold.setEnabled(not chosen)
         if chosen:
-            text = preset_figures_text(chosen)
+            text = t.preset_figures_text(chosen)
         elif self.presets is None:
-            text = NO_VERIFIER_TEXT
+            text = t.NO_VERIFIER_TEXT
         elif name == "custom":
-            text = CUSTOM_TEXT
+            text = t.CUSTOM_TEXT
         elif not presets:
-            text = NO_PRESETS_TEXT
+            text = t.NO_PRESETS_TEXT
         else:
-            text = f"This verifier has no {PRESET_TITLES[name]} preset: the thresholds below apply."
+            text = (
+                f"This verifier has no {t.PRESET_TITLES[name]} preset: the thresholds below apply."
+            )
         self.preset_figures.setText(text)
 
     @Slot()

@@ -19,10 +19,11 @@ from dataclasses import dataclass, replace
 from PySide6.QtWidgets import QWidget
 
 from verifai_desktop.check_view import check_summary
-from verifai_desktop.domain import Answer, CheckResult
-from verifai_desktop.presentation import NOT_FOUND_TEXT
+from verifai_desktop.domain import Answer, CheckResult, Passage
+from verifai_desktop.presentation import NOT_FOUND_TEXT, passages_given_text
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.history import Feedback
+from verifai_desktop.ui.ask_stages import previous_note
 from verifai_desktop.ui.window_base import ASK_MODE, WindowBase
 
 ScreenKey = tuple[str, str]
@@ -79,9 +80,10 @@ class ShownState:
 
 
 def answer_summary(answer: Answer) -> str:
-    """``"3 supported, 1 contradicted · retrieve 0.2 s · generate 9.1 s · verify 1.3 s"``;
-    an abstention leads with why: ``"Not found in your documents · retrieve 0.2 s"``,
-    ``"Not supported: 2 no evidence, 1 contradicted · retrieve 0.2 s · …"``."""
+    """``"3 supported, 1 contradicted · 6 of 10 passages given (reading budget) · retrieve
+    0.2 s · generate 9.1 s · verify 1.3 s"`` (:func:`passages_given_text`); an abstention
+    leads with why: ``"Not found in your documents · retrieve 0.2 s"``,
+    ``"Not supported: 2 no evidence, 1 contradicted · 10 passages given · …"``."""
     t = answer.timings_ms
     counts = answer.label_counts()
     summary = ", ".join(f"{n} {label.value.replace('_', ' ')}" for label, n in counts.items() if n)
@@ -92,7 +94,7 @@ def answer_summary(answer: Answer) -> str:
     times = " · ".join(
         f"{k} {t[k] / 1000:.1f} s" for k in ("retrieve", "generate", "verify") if k in t
     )
-    return " · ".join(x for x in (summary, times) if x)
+    return " · ".join(x for x in (summary, passages_given_text(answer), times) if x)
 
 
 class ShownStates(WindowBase):
@@ -109,10 +111,15 @@ class ShownStates(WindowBase):
         self.shown_key: ScreenKey = ("", ASK_MODE)  # no collection yet, Ask mode
         self._states: dict[ScreenKey, ShownState] = {}  # the screens not on show
         # The screen a question or check runs for (None: none runs), what it streamed so
-        # far and its progress note: shown again when its screen is switched back to.
+        # far, its progress note, the passages it found with their caption, and whether the
+        # screen's previous answer stays until the stream begins: shown again when its
+        # screen is switched back to.
         self.run_key: ScreenKey | None = None
         self.run_streamed = ""
         self.run_note = ""
+        self.run_passages: tuple[Passage, ...] = ()
+        self.run_caption = ""
+        self.run_keeps_previous = False
 
     def shown_state(self) -> ShownState:
         """A snapshot of the screen on show."""
@@ -158,12 +165,17 @@ class ShownStates(WindowBase):
         self.shown_key = key
         self.show_state(self._states.pop(key, ShownState(carried)))
         if key == self.run_key:  # its question or check is still running
-            self.answer_view.begin_stream()
-            if self.run_streamed:
-                self.answer_view.append_stream(self.run_streamed)
-            elif self.run_note:
-                self.answer_view.show_progress(self.run_note)
-            self._set_answer_actions(False)
+            if self.run_keeps_previous and self.answer is not None:
+                self.answer_info.setText(previous_note(self.answer.question))
+            else:
+                self.answer_view.begin_stream()
+                if self.run_streamed:
+                    self.answer_view.append_stream(self.run_streamed)
+                elif self.run_note:
+                    self.answer_view.show_progress(self.run_note)
+            if self.run_passages:
+                self.sources.set_passages(self.run_passages, caption=self.run_caption)
+            self._set_answer_actions(self.run_keeps_previous and self.answer is not None)
 
     def keep_for(self, key: ScreenKey, state: ShownState) -> None:
         """Keep ``state`` as screen ``key``'s (not on show), e.g. the answer a question asked

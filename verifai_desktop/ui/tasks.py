@@ -37,13 +37,15 @@ class TaskContext:
     def __init__(self) -> None:
         self.cancel = threading.Event()
         self._lock = threading.Lock()
-        self._progress: dict[str, Progress] = {}  # latest per stage, in first-seen order
+        self._progress: dict[str, Progress] = {}  # latest per stage, in last-seen order
         self._tokens: list[str] = []
         self._status: str | None = None
 
     def progress(self, p: Progress) -> None:
-        """Record the latest progress of ``p.stage``; the UI sees it at the next throttle tick."""
+        """Record the latest progress of ``p.stage``; the UI sees it at the next throttle tick,
+        after the stages reported less recently (so the stage running now comes last)."""
         with self._lock:
+            self._progress.pop(p.stage, None)
             self._progress[p.stage] = p
 
     def on_token(self, token: str) -> None:

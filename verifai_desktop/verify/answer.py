@@ -3,8 +3,9 @@
 After VerifAI (Kosprdic et al., 2024) every (sentence, cited passage) pair is checked by the
 NLI verifier. A generator often cites the wrong passage of the ones it was given (on PubMedQA
 the question's own abstract is given 97.5% of the time but cited only 67.5%), so with
-``verify.recite`` on (the default) each sentence is checked against *every* passage given, all
-pairs in one verifier batch through :func:`verifai_desktop.verify.check.verify_pairs`:
+``verify.recite`` on (the default) each sentence is checked against *every* passage given, a
+sentence's pairs in one verifier batch through :func:`verifai_desktop.verify.check.verify_pairs`
+(one batch per sentence, so that checking can report its progress sentence by sentence):
 
 * a sentence its citations support, or one a cited passage contradicts, keeps its citations
   and label (:func:`verifai_desktop.verify.labels.sentence_label`; contradiction wins);
@@ -26,13 +27,14 @@ revises the text), with the same verifier and thresholds as the labels.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import (
     AnswerSentence,
     Evidence,
     Passage,
+    Progress,
     SentenceLabel,
     Verdict,
 )
@@ -48,6 +50,9 @@ RECITABLE = frozenset(
     {SentenceLabel.NO_EVIDENCE, SentenceLabel.PARTIALLY_SUPPORTED, SentenceLabel.UNREFERENCED}
 )
 """Labels from the generator's citations that re-citation may turn into ``supported``."""
+
+VERIFY_STAGE = "verify"
+"""The :class:`Progress` stage of :func:`verify_answer`, in answer sentences checked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +81,10 @@ def verify_answer(
     thresholds: VerifySettings,
     *,
     splitter: Splitter | None = None,
+    progress: Callable[[Progress], None] | None = None,
 ) -> VerifiedText:
-    """Split ``text`` into sentences, verify them in one batch, label and re-cite them.
+    """Split ``text`` into sentences, verify them one verifier batch per sentence, label and
+    re-cite them.
 
     Args:
         verifier: the NLI verifier.
@@ -85,6 +92,8 @@ def verify_answer(
         passages: the passages given to the generator, in prompt order.
         thresholds: support/contradict thresholds, premise granularity and ``recite``.
         splitter: sentence splitter; the ingest splitter when None.
+        progress: called with ``Progress(VERIFY_STAGE, i, n, "sentences")`` before sentence
+            ``i + 1`` of ``n`` is checked, then with ``done == total``.
 
     Returns:
         The (possibly re-cited) text and its sentences. Pairs verified: one per (sentence,
@@ -96,31 +105,31 @@ def verify_answer(
     """
     parsed = split_answer(text, len(passages), splitter=splitter)
     recite = thresholds.recite and bool(passages)
-    targets: list[tuple[int, int]] = []  # (sentence index, passage number)
+    out: list[AnswerSentence] = []
     for i, s in enumerate(parsed):
+        if progress:
+            progress(Progress(VERIFY_STAGE, i, len(parsed), "sentences"))
         numbers: Sequence[int] = s.citations
         if recite and _has_words(s.claim):
             numbers = range(1, len(passages) + 1)
-        targets += [(i, n) for n in numbers]
-    result = verify_pairs(
-        verifier,
-        [(passages[n - 1].text, parsed[i].claim) for i, n in targets],
-        granularity=thresholds.premise,
-        sentence_spans=[passages[n - 1].sentence_spans or None for _, n in targets],
-        thresholds=thresholds,
-    )
-    per_sentence: list[list[Verdict]] = [[] for _ in parsed]
-    inner: list[list[Evidence]] = [[] for _ in parsed]
-    for k, (i, n) in enumerate(targets):
-        premise = passages[n - 1].text
-        per_sentence[i].append(result.verdict(k, premise, n))
-        conflict = result.conflict(k, premise, n)
-        if conflict is not None:
-            inner[i].append(Evidence(passages[n - 1], conflict))
-    out = [
-        _label(s, mine, passages, thresholds, recite=recite, inner=same)
-        for s, mine, same in zip(parsed, per_sentence, inner, strict=True)
-    ]
+        result = verify_pairs(
+            verifier,
+            [(passages[n - 1].text, s.claim) for n in numbers],
+            granularity=thresholds.premise,
+            sentence_spans=[passages[n - 1].sentence_spans or None for n in numbers],
+            thresholds=thresholds,
+        )
+        verdicts: list[Verdict] = []
+        inner: list[Evidence] = []
+        for k, n in enumerate(numbers):
+            premise = passages[n - 1].text
+            verdicts.append(result.verdict(k, premise, n))
+            conflict = result.conflict(k, premise, n)
+            if conflict is not None:
+                inner.append(Evidence(passages[n - 1], conflict))
+        out.append(_label(s, verdicts, passages, thresholds, recite=recite, inner=inner))
+    if progress:
+        progress(Progress(VERIFY_STAGE, len(parsed), len(parsed), "sentences"))
     return _rebuild(text, parsed, out)
 
 

@@ -4,7 +4,6 @@ classified by the ingest classifiers; the generation (and so the indexes) stays.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +25,7 @@ from verifai_desktop.ingest.chunking import chunk_document
 from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.ingest.parse import parse_file
 from verifai_desktop.ingest.references import tag_references
-from verifai_desktop.store.catalog import SCHEMA_VERSION, Catalog, DocumentMeta
+from verifai_desktop.store.catalog import SCHEMA_VERSION, Catalog, DocumentMeta, chunk_values
 
 PAPER = DOCS_CLEAN / "bmc_trauma_2010_dvt_prophylaxis_review.pdf"
 NOTES = (
@@ -108,18 +107,8 @@ def _old_catalog(path: Path, chunks: tuple[Chunk, ...]) -> list[int]:
         cur = db.execute(
             "INSERT INTO chunks(doc_id, ordinal, text, char_start, char_end, loc_kind,"
             " loc_number, loc_heading, sentence_spans, vector) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (
-                doc_id,
-                c.ordinal,
-                c.text,
-                c.char_start,
-                c.char_end,
-                c.location.kind.value,
-                c.location.number,
-                c.location.heading,
-                json.dumps([list(s) for s in c.sentence_spans]),
-                np.full(DIM, 0.5, dtype=np.float32).tobytes(),
-            ),
+            # A version-1 row: the same first nine columns as today's, then the vector.
+            (*chunk_values(int(doc_id or 0), c), np.full(DIM, 0.5, dtype=np.float32).tobytes()),
         )
         ids.append(int(cur.lastrowid or 0))
     db.close()

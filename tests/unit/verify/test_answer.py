@@ -31,12 +31,12 @@ def _verify(text: str, thresholds: VerifySettings = ON, passages=PASSAGES):  # t
 def test_a_sentence_citing_the_wrong_passage_is_re_cited_to_the_one_that_holds_it() -> None:
     text = "Cats sleep a lot. [1] Dogs bark at night. [3] Birds sing. [3]"
     result, verifier = _verify(text)
-    assert len(verifier.batches) == 1  # one batch: 3 sentences x 3 passages, every window
-    assert {claim for _, claim in verifier.batches[0]} == {
-        "Cats sleep a lot.",
-        "Dogs bark at night.",
-        "Birds sing.",
-    }
+    # one batch per sentence: each against the 3 passages, every window
+    assert [{claim for _, claim in batch} for batch in verifier.batches] == [
+        {"Cats sleep a lot."},
+        {"Dogs bark at night."},
+        {"Birds sing."},
+    ]
     first, dogs, birds = result.sentences
     assert not first.recited and first.citations == (1,) and first.cited_by_generator is None
     assert dogs.recited

@@ -1,0 +1,454 @@
+"""The PostgreSQL store: :class:`PgStore`, a collection in a PostgreSQL database with pgvector.
+
+It implements the store's contract (:class:`~verifai_desktop.store.base.CollectionStore`) and
+what an ingest run writes into (:class:`~verifai_desktop.store.target.IngestTarget`), so the
+same ingest runs (:func:`verifai_desktop.store.writer.ingest_paths`: resume by sha256, per-file
+outcomes, progress, cancel) and the same retriever (:mod:`verifai_desktop.retrieve`) work on
+it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schema`; queries:
+:mod:`verifai_desktop.store.pg.queries`; connecting: :mod:`verifai_desktop.store.pg.connect`.
+
+- Every :meth:`PgStore.commit` is one transaction: a document (its row, chunks and vectors)
+  appears whole or not at all, and a killed ingest leaves none of the document in flight.
+- One writer at a time: a session advisory lock on the collection
+  (:meth:`PgStore.acquire_write_lock`); readers never wait for it.
+- Reads see what the connecting role may read, decided by the server (row-level security on
+  ``acl_group``); a role not granted the tables at all sees an empty collection.
+- Row-level security filters the HNSW index's candidates after the index search: a role that
+  may read a small part of a large collection can get fewer than ``limit`` vector hits
+  (pgvector 0.8's iterative index scans lift this; the pgvector of ``pgserver`` is 0.6).
+- Lexical search is PostgreSQL full text (``ts_rank_cd`` over an English ``tsvector``, any
+  query word matching, like the embedded BM25's OR query) -- not BM25, so scores and the order
+  among lexical hits differ from the embedded store's; vector search is pgvector's HNSW with
+  cosine distance (scores: ``1 - distance``, the cosine of the stored float32 vectors).
+  :meth:`PgStore.hybrid_search` returns both engines' hits in one SQL round trip; fusing them
+  stays with the retriever (:func:`verifai_desktop.retrieve.fuse`), the same code and settings
+  as for the embedded store.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from verifai_desktop.errors import (
+    CollectionBusy,
+    CollectionNotFound,
+    EmbedderMismatch,
+    StoreUnavailable,
+)
+from verifai_desktop.index.embedder import Embedder, canonical_name, get_embedder
+from verifai_desktop.ingest.injection import instruction_cues
+from verifai_desktop.settings import Settings
+from verifai_desktop.store.base import Closes, ScoredChunk
+from verifai_desktop.store.catalog import (
+    DOC_COLUMNS,
+    CommitItem,
+    chunk_record,
+    chunk_values,
+    document_record,
+    document_values,
+)
+from verifai_desktop.store.history import History
+from verifai_desktop.store.pg.connect import connect, redacted
+from verifai_desktop.store.pg.queries import CHUNK_COLUMNS, HYBRID, LEXICAL, SEMANTIC, ranked
+from verifai_desktop.store.pg.schema import (
+    check_version,
+    create_collection,
+    grant_statements,
+    schema_name,
+)
+from verifai_desktop.store.records import ChunkRecord, DocumentRecord
+
+if TYPE_CHECKING:
+    import psycopg
+
+
+EF_SEARCH_MAX = 1000
+"""pgvector's largest ``hnsw.ef_search``: the HNSW candidates one vector search can return."""
+
+
+class PgStore(Closes):
+    """A collection in a PostgreSQL database (implements
+    :class:`~verifai_desktop.store.base.CollectionStore` and
+    :class:`~verifai_desktop.store.target.IngestTarget`). Use :meth:`open`; close it (or use
+    ``with``) when done.
+
+    Attributes:
+        name: the collection's name (its PostgreSQL schema is ``verifai_<name>``).
+        display_name: the name recorded when it was created.
+        embedder_name: the embedder its vectors come from.
+        store: the server as shown to the user (``user@host:port/database``, no password).
+        acl: the group (PostgreSQL role) documents written by this store are readable by; the
+            collection's owner role unless given to :meth:`open`.
+    """
+
+    def __init__(
+        self, conn: psycopg.Connection[tuple[object, ...]], name: str, store: str, acl: str | None
+    ) -> None:
+        self._conn = conn
+        self.name = name
+        self.store = store
+        self._schema = schema_name(name)
+        rows = self._rows(f"SELECT key, value FROM {self._schema}.config")
+        config = {str(r[0]): str(r[1]) for r in rows}
+        self.display_name = str(config.get("display_name") or name)
+        self.embedder_name = str(config["embedder"])
+        self.acl = acl or str(config["owner"])
+        self._readable = bool(
+            self._one(
+                "SELECT has_table_privilege(current_user, %s, 'SELECT')",
+                (f"{self._schema}.chunks",),
+            )
+        )
+        self._ef_search = 0
+        self._locked = False
+        self._closed = False
+
+    # -- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        url: str,
+        name: str,
+        *,
+        create: bool = False,
+        settings: Settings | None = None,
+        embedder: str | None = None,
+        acl: str | None = None,
+    ) -> PgStore:
+        """Open (or create) collection ``name`` in the database ``url`` names.
+
+        Args:
+            url: a libpq URL without a password (:func:`~verifai_desktop.store.pg.connect.
+                connect`).
+            name: lowercase letters, digits and ``_``, starting with a letter, at most 40.
+            create: create it (as the connecting role, its owner) when missing.
+            settings: settings a new collection takes its embedder from; ``None``: defaults.
+            embedder: the embedder the collection must be built with (as for the embedded
+                store).
+            acl: the group documents written through this store may be read by; the
+                connecting role must be a member of it.
+
+        Raises:
+            InvalidCollectionName: ``name`` is not a valid PostgreSQL collection name.
+            CollectionNotFound: it does not exist and ``create`` is False.
+            EmbedderMismatch: ``embedder`` differs from the one it was built with.
+            StoreUnavailable: the server cannot be used (see :func:`.connect.connect`), its
+                schema version is newer than this app's or older and this role cannot upgrade
+                it (kind ``schema``), or ``acl`` is not a role this role is a member of
+                (``permission``).
+            ModelNotFound: a new collection's embedder is not on this machine.
+        """
+        schema = schema_name(name)
+        where = redacted(url)
+        conn = connect(url)
+        try:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)
+            ).fetchone()
+            if exists is None:
+                if not create:
+                    raise CollectionNotFound(name)
+                model = embedder or (settings or Settings()).models.embedder
+                create_collection(
+                    conn, schema, name, canonical_name(model), get_embedder(model).dim
+                )
+            else:
+                check_version(conn, schema, where)
+            store = cls(conn, name, where, acl)
+            if embedder is not None and canonical_name(embedder) != store.embedder_name:
+                raise EmbedderMismatch(name, store.embedder_name, embedder)
+            if acl is not None:
+                store._check_group(acl)
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Close the connection (which releases the write lock); idempotent."""
+        if not self._closed:
+            self._conn.close()
+            self._closed = True
+
+    # -- helpers -------------------------------------------------------------------------
+    def _rows(
+        self, query: str, params: Sequence[object] | Mapping[str, object] = ()
+    ) -> list[tuple[object, ...]]:
+        return self._conn.execute(query.encode(), params).fetchall()
+
+    def _one(self, query: str, params: Sequence[object] = ()) -> object:
+        row = self._conn.execute(query.encode(), params).fetchone()
+        return None if row is None else row[0]
+
+    def _check_group(self, group: str) -> None:
+        if self._one("SELECT to_regrole(%s)", (group,)) is None:
+            raise StoreUnavailable(self.store, "permission", f"no role named {group!r}")
+        if not self._one("SELECT pg_has_role(current_user, %s, 'MEMBER')", (group,)):
+            raise StoreUnavailable(
+                self.store,
+                "permission",
+                f"this role is not a member of {group!r}, so it cannot write documents for it "
+                f"(GRANT {group} TO the role that ingests)",
+            )
+
+    # -- reading (the CollectionStore contract) ------------------------------------------
+    def embedder(self) -> Embedder:
+        """The embedder this collection's vectors come from (shared per process)."""
+        return get_embedder(self.embedder_name)
+
+    def documents(self) -> list[DocumentRecord]:
+        """Every document this role may read, ordered by source."""
+        if not self._readable:
+            return []
+        rows = self._rows(f"SELECT {DOC_COLUMNS} FROM {self._schema}.documents ORDER BY source")
+        return [document_record(r) for r in rows]
+
+    def document(self, source: str) -> DocumentRecord | None:
+        """The document of ``source`` if this role may read it, else None."""
+        if not self._readable:
+            return None
+        rows = self._rows(
+            f"SELECT {DOC_COLUMNS} FROM {self._schema}.documents WHERE source = %s", (source,)
+        )
+        return document_record(rows[0]) if rows else None
+
+    def num_chunks(self) -> int:
+        """Number of chunks this role may read."""
+        if not self._readable:
+            return 0
+        return int(str(self._one(f"SELECT count(*) FROM {self._schema}.chunks")))
+
+    def num_vectors(self) -> int:
+        """Chunks the vector search can return (every chunk has its vector)."""
+        return self.num_chunks()
+
+    def document_chunk_ids(self, doc_id: int) -> list[int]:
+        """The chunk ids of one document, by ordinal (empty if unknown or not readable)."""
+        if not self._readable:
+            return []
+        rows = self._rows(
+            f"SELECT chunk_id FROM {self._schema}.chunks WHERE doc_id = %s ORDER BY ordinal",
+            (doc_id,),
+        )
+        return [int(str(r[0])) for r in rows]
+
+    def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        """The readable chunks of ``chunk_ids`` that exist, with their document's source and
+        title (:meth:`CollectionStore.chunks`)."""
+        ids = list(dict.fromkeys(int(c) for c in chunk_ids))
+        if not ids or not self._readable:
+            return {}
+        rows = self._rows(
+            f"SELECT {CHUNK_COLUMNS} FROM {self._schema}.chunks c"
+            f" JOIN {self._schema}.documents d USING (doc_id)"
+            " WHERE c.chunk_id = ANY(%s)",
+            (ids,),
+        )
+        return {int(str(r[0])): chunk_record(r) for r in rows}
+
+    # -- search --------------------------------------------------------------------------
+    def lexical_search(self, query: str, limit: int) -> list[ScoredChunk]:
+        """Full-text top ``limit`` ``(chunk_id, ts_rank_cd)``, best first, ties by ascending
+        chunk id; any English word of ``query`` matches (stop words and punctuation ignored).
+        Scores are ``ts_rank_cd``'s (>= 0), not BM25's."""
+        if limit <= 0 or not self._readable:
+            return []
+        return ranked(self._rows(LEXICAL.format(s=self._schema), {"q": query, "limit": limit}))
+
+    def vector_search(self, query: NDArray[np.float32], limit: int) -> list[ScoredChunk]:
+        """Top ``limit`` ``(chunk_id, cosine)`` from the HNSW index (at most
+        :data:`EF_SEARCH_MAX`), best first, ties by ascending chunk id."""
+        if limit <= 0 or not self._readable:
+            return []
+        self._widen(limit)
+        params = {"v": np.asarray(query, dtype=np.float32), "limit": limit}
+        return ranked(self._rows(SEMANTIC.format(s=self._schema), params))
+
+    def hybrid_search(
+        self, query: str, vector: NDArray[np.float32], limit: int
+    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        """Both engines' top ``limit`` hits in one SQL round trip.
+
+        Args:
+            query: free text (as :meth:`lexical_search`).
+            vector: the query embedding, float32, shape (dim,), L2-normalised.
+            limit: hits per engine.
+
+        Returns:
+            ``(lexical, semantic)``, each as :meth:`lexical_search` and :meth:`vector_search`
+            return them.
+        """
+        if limit <= 0 or not self._readable:
+            return [], []
+        self._widen(limit)
+        params = {"q": query, "v": np.asarray(vector, dtype=np.float32), "limit": limit}
+        rows = self._rows(HYBRID.format(s=self._schema), params)
+        lexical = ranked([r[1:] for r in rows if r[0] == "l"])
+        semantic = ranked([r[1:] for r in rows if r[0] == "s"])
+        return lexical, semantic
+
+    def _widen(self, limit: int) -> None:
+        """Let the HNSW search return ``limit`` candidates (pgvector's default is 40)."""
+        ef = min(max(limit, 40), EF_SEARCH_MAX)
+        if ef > self._ef_search:
+            self._one("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
+            self._ef_search = ef
+
+    def refresh(self) -> None:
+        """Nothing to do: every query sees what was committed when it runs."""
+
+    # -- status and metadata ------------------------------------------------------------
+    def is_consistent(self) -> bool:
+        """Always True: the server keeps its indexes in step with every commit."""
+        return True
+
+    def reconcile(self) -> bool:
+        """Nothing to rebuild (the server's indexes are transactional); returns False."""
+        return False
+
+    def check(self) -> None:
+        """Nothing to check from here: integrity is the server's (its checksums, backups)."""
+
+    def metadata(self, key: str) -> dict[str, object]:
+        """The metadata record ``key`` this role may read; empty when none."""
+        if not self._readable:
+            return {}
+        value = self._one(f"SELECT value FROM {self._schema}.metadata WHERE key = %s", (key,))
+        return dict(value) if isinstance(value, dict) else {}
+
+    def set_metadata(self, key: str, data: Mapping[str, object]) -> None:
+        """Record a JSON object under ``key``, readable by :attr:`acl`'s members."""
+        self._conn.execute(
+            f"INSERT INTO {self._schema}.metadata (key, value, acl_group)"
+            " VALUES (%s, %s::jsonb, %s::regrole) ON CONFLICT (key) DO UPDATE"
+            " SET value = excluded.value, acl_group = excluded.acl_group".encode(),
+            (key, json.dumps(dict(data)), self.acl),
+        )
+
+    def history(self) -> History:
+        """Not kept in a PostgreSQL store yet.
+
+        Raises:
+            StoreUnavailable: always (kind ``unsupported``).
+        """
+        raise StoreUnavailable(
+            self.store, "unsupported", "answer history is not kept in a PostgreSQL store yet"
+        )
+
+    # -- writing (the IngestTarget contract) ----------------------------------------------
+    @property
+    def catalog(self) -> PgStore:
+        """The store itself: it answers the catalog reads of an ingest run."""
+        return self
+
+    def touch(self, source: str, mtime_ns: int) -> None:
+        """Record a new mtime for an unchanged file."""
+        self._conn.execute(
+            f"UPDATE {self._schema}.documents SET mtime_ns = %s WHERE source = %s".encode(),
+            (mtime_ns, source),
+        )
+
+    def sources_under(self, folder: Path) -> list[str]:
+        """Readable sources that are files inside ``folder`` (recursively)."""
+        return [d.source for d in self.documents() if Path(d.source).is_relative_to(folder)]
+
+    def acquire_write_lock(self) -> None:
+        """Become the collection's one writer (a session advisory lock), and grant
+        :attr:`acl` what it needs to read the collection.
+
+        Raises:
+            CollectionBusy: another session is writing it.
+            StoreUnavailable: this role may not grant (kind ``permission``): only the
+                collection's owner ingests.
+        """
+        if self._locked:
+            return
+        key = zlib.crc32(self._schema.encode())
+        if not self._one("SELECT pg_try_advisory_lock(%s)", (key,)):
+            raise CollectionBusy(self.name)
+        self._locked = True
+        from psycopg import errors, sql
+
+        group = sql.Identifier(self.acl).as_string(self._conn)
+        try:
+            for statement in grant_statements(self._schema, group):
+                self._conn.execute(statement.encode())
+        except errors.InsufficientPrivilege:
+            raise StoreUnavailable(
+                self.store, "permission", "only the collection's owner role can ingest into it"
+            ) from None
+        self._readable = True
+
+    def commit(self, items: Sequence[CommitItem]) -> int:
+        """Write documents with their chunks and vectors in ONE transaction, readable by
+        :attr:`acl`'s members. A source already present keeps its id; its chunks are replaced.
+
+        Returns:
+            0 (the server needs no generation counter).
+        """
+        self.acquire_write_lock()
+        s = self._schema
+        now = time.time()
+        with self._conn.transaction():
+            for meta, status, reason, chunks, vectors in items:
+                values = document_values(meta, status, reason, len(chunks), now)
+                doc_id = self._one(
+                    f"INSERT INTO {s}.documents (title, sha256, size_bytes, mtime_ns, format,"
+                    " status, reason, chunk_count, ingested_at, acl_group, source)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regrole, %s)"
+                    " ON CONFLICT (source) DO UPDATE SET title = excluded.title,"
+                    " sha256 = excluded.sha256, size_bytes = excluded.size_bytes,"
+                    " mtime_ns = excluded.mtime_ns, format = excluded.format,"
+                    " status = excluded.status, reason = excluded.reason,"
+                    " chunk_count = excluded.chunk_count, ingested_at = excluded.ingested_at,"
+                    " acl_group = excluded.acl_group RETURNING doc_id",
+                    (*values, self.acl, meta.source),
+                )
+                self._conn.execute(f"DELETE FROM {s}.chunks WHERE doc_id = %s".encode(), (doc_id,))
+                if not chunks:
+                    continue
+                assert vectors is not None and len(vectors) == len(chunks)
+                rows = [
+                    (
+                        *chunk_values(int(str(doc_id)), c),
+                        np.asarray(vec, dtype=np.float32),
+                        c.is_reference,
+                        json.dumps(instruction_cues(c.text)),
+                        self.acl,
+                    )
+                    for c, vec in zip(chunks, vectors, strict=True)
+                ]
+                with self._conn.cursor() as cur:
+                    cur.executemany(
+                        f"INSERT INTO {s}.chunks (doc_id, ordinal, text, char_start, char_end,"
+                        " loc_kind, loc_number, loc_heading, sentence_spans, embedding,"
+                        " is_reference, instruction_cues, acl_group) VALUES (%s, %s, %s, %s, %s,"
+                        " %s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, %s::regrole)".encode(),
+                        rows,
+                    )
+        return 0
+
+    def flush(self) -> None:
+        """Nothing to flush: every commit is durable on the server."""
+
+    def remove_sources(self, sources: Sequence[str]) -> list[str]:
+        """Remove readable documents (by source) with their chunks, in one transaction.
+
+        Returns:
+            The sources that were present.
+        """
+        self.acquire_write_lock()
+        with self._conn.transaction():
+            rows = self._rows(
+                f"DELETE FROM {self._schema}.documents WHERE source = ANY(%s) RETURNING source",
+                (list(sources),),
+            )
+        return [str(r[0]) for r in rows]
