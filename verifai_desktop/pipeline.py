@@ -30,7 +30,6 @@ from verifai_desktop.domain import (
     CheckResult,
     Passage,
     Progress,
-    SentenceLabel,
     strip_citations,
 )
 from verifai_desktop.errors import Cancelled, EmptyClaim, ModelNotFound, SettingsError
@@ -49,6 +48,12 @@ from verifai_desktop.settings import (
     check_verify,
 )
 from verifai_desktop.store.base import CollectionStore
+from verifai_desktop.verify.abstention import (
+    ABSTAIN_TEXT,
+    best_semantic,
+    should_abstain,
+    supported_anywhere,
+)
 from verifai_desktop.verify.answer import verify_answer
 from verifai_desktop.verify.check import Verifier
 from verifai_desktop.verify.claims import Splitter
@@ -58,7 +63,6 @@ from verifai_desktop.verify.second_opinion import review
 
 log = logging.getLogger(__name__)
 
-ABSTAIN_TEXT = "Not found in your documents."
 MAX_ANSWER_SENTENCES = 6
 PROMPT_MARGIN_TOKENS = 128  # room for the chat template around the messages
 DEDUPE_SPARE = 2
@@ -69,31 +73,6 @@ PREPARE_STAGE = "prepare"
 
 
 RetrieverFactory = Callable[[CollectionStore, Settings], PassageRetriever]
-
-
-def best_semantic(passages: Sequence[Passage]) -> float | None:
-    """The highest raw cosine among ``passages`` (None if no passage has one)."""
-    scores = [p.raw_semantic for p in passages if p.raw_semantic is not None]
-    return max(scores) if scores else None
-
-
-def should_abstain(passages: Sequence[Passage], threshold: float) -> bool:
-    """Abstain when nothing was retrieved or the best raw cosine is below ``threshold``.
-
-    Passages without a semantic score (lexical-only search) never cause abstention.
-    """
-    if not passages:
-        return True
-    best = best_semantic(passages)
-    return best is not None and best < threshold
-
-
-def supported_anywhere(sentences: Sequence[AnswerSentence]) -> bool:
-    """Whether some sentence is supported (or partially) by its citations: abstention by
-    evidence refuses an answer for which this is False."""
-    return any(
-        s.label in (SentenceLabel.SUPPORTED, SentenceLabel.PARTIALLY_SUPPORTED) for s in sentences
-    )
 
 
 def _has_words(text: str) -> bool:

@@ -35,13 +35,7 @@ from verifai_desktop.errors import Cancelled, EmptyClaim, ModelNotFound, Setting
 from verifai_desktop.evaluate.verifier import EvalPair, evaluate_pairs
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.ingest.sentences import split_sentences
-from verifai_desktop.pipeline import (
-    ABSTAIN_TEXT,
-    PREPARE_STAGE,
-    AskSession,
-    claim_to_check,
-    should_abstain,
-)
+from verifai_desktop.pipeline import PREPARE_STAGE, AskSession, claim_to_check
 from verifai_desktop.presentation import passages_given_text
 from verifai_desktop.retrieve import Fused, Retriever
 from verifai_desktop.settings import (
@@ -55,6 +49,7 @@ from verifai_desktop.settings import (
 )
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.writer import ingest_documents
+from verifai_desktop.verify.abstention import ABSTAIN_TEXT, should_abstain
 from verifai_desktop.verify.check import verify_pairs
 from verifai_desktop.verify.labels import sentence_label
 from verifai_desktop.verify.nli import get_verifier

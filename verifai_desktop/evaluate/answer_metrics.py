@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from verifai_desktop.domain import Answer, SentenceLabel
 from verifai_desktop.evaluate.pubmedqa import PubMedQAItem, passage_pmid
 from verifai_desktop.generate.prompt import DECISION_PROMPT
-from verifai_desktop.pipeline import best_semantic
 from verifai_desktop.settings import Settings
+from verifai_desktop.verify.abstention import best_semantic
 
 DECISIONS: tuple[str, ...] = ("yes", "no", "maybe")
 SWEEP_THRESHOLDS: tuple[float, ...] = (0.0, 0.25, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
@@ -256,7 +256,7 @@ def abstention_sweep(
     """Refusal rate vs share of not-supported sentences in kept answers, per threshold.
 
     A question is refused at threshold t when its best raw cosine is below t (as
-    :func:`verifai_desktop.pipeline.should_abstain` decides).
+    :func:`verifai_desktop.verify.abstention.should_abstain` decides).
     """
     rows = []
     for t in thresholds:
