@@ -110,11 +110,15 @@ def test_prompt_reading_is_shown_batch_by_batch_before_the_answer(
     total = {int(c.split("/")[1]) for c in counts}
     assert len(total) == 1 and done[-1] == total.pop()
     assert done == [*range(0, done[-1], 512), done[-1]]  # llama.cpp's n_batch, from empty
+    checking = [line for line in lines if line.startswith("Checking sentence ")]
+    n = len(checking)
+    assert n >= 1
     assert lines == [
         "Searching your documents…",
         *reading,
         "Writing the answer…",
-        "Checking every sentence against its sources…",
+        *(f"Checking sentence {i} of {n}…" for i in range(1, n + 1)),
+        "Searching the collection for conflicts…",
     ]
 
 

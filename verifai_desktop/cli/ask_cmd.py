@@ -141,7 +141,8 @@ ASK_STAGE_TEXT = {
     "generate": "Starting the generator",
     "read": "Reading the passages",
     "write": "Writing the answer",
-    "verify": "Checking every sentence",
+    "verify": "Checking the sentences",
+    "conflicts": "Searching the collection for conflicts",
 }
 """What the terminal progress bar says in each stage of ``verifai ask``."""
 
@@ -149,8 +150,9 @@ ASK_STAGE_TEXT = {
 def ask_line(p: Progress) -> str | None:
     """The stderr line for ``p`` when stderr is not a terminal (logs, pipes), or None.
 
-    One line per stage change and per prompt batch: the search, each batch of prompt reading
-    (``Reading the passages: 512/1830 tokens``), the first answer piece and the check.
+    One line per stage change, per prompt batch and per checked sentence: the search, each
+    batch of prompt reading (``Reading the passages: 512/1830 tokens``), the first answer
+    piece, each sentence checked (``Checking sentence 2 of 4…``) and the conflict search.
     """
     if p.stage == "retrieve" and p.done == 0:
         return "Searching your documents…"
@@ -158,8 +160,14 @@ def ask_line(p: Progress) -> str | None:
         return f"Reading the passages: {p.done}/{p.total} tokens"
     if p.stage == "generate" and p.done == 1:
         return "Writing the answer…"
+    if p.stage == "verify" and p.unit == "sentences":
+        if p.total is not None and p.done < p.total:
+            return f"Checking sentence {p.done + 1} of {p.total}…"
+        return None
     if p.stage == "verify" and p.done == 0:
         return "Checking every sentence against its sources…"
+    if p.stage == "conflicts" and p.done == 0:
+        return "Searching the collection for conflicts…"
     return None
 
 
@@ -235,6 +243,8 @@ def ask_progress(
                 end()
             else:
                 show("write", p.done, None, p.unit)
+        elif p.stage == "verify" and p.unit == "sentences":
+            show("verify", p.done, p.total, p.unit)
         elif p.stage in ASK_STAGE_TEXT:
             show(p.stage)
 

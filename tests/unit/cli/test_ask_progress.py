@@ -20,8 +20,11 @@ REPORTS = (
     Progress("read", 1100, 1100, "tokens"),
     Progress("generate", 1, 512, "tokens"),
     Progress("generate", 2, 512, "tokens"),
-    Progress("verify", 0, 2, "steps"),
-    Progress("verify", 2, 2, "steps"),
+    Progress("verify", 0, 2, "sentences"),
+    Progress("verify", 1, 2, "sentences"),
+    Progress("verify", 2, 2, "sentences"),
+    Progress("conflicts", 0, 1, "steps"),
+    Progress("conflicts", 1, 1, "steps"),
 )
 
 
@@ -44,7 +47,9 @@ def test_pipes_get_one_line_per_stage_and_per_prompt_batch(
         "Reading the passages: 1024/1100 tokens",
         "Reading the passages: 1100/1100 tokens",
         "Writing the answer…",
-        "Checking every sentence against its sources…",
+        "Checking sentence 1 of 2…",
+        "Checking sentence 2 of 2…",
+        "Searching the collection for conflicts…",
     ]
     assert [ask_line(p) is None for p in REPORTS[:3]] == [False, True, True]
 
@@ -71,4 +76,4 @@ def test_a_terminal_gets_a_bar_that_is_gone_before_the_answer_streams(
         assert after_first_piece == after_verify == shown
     else:  # no stream on stderr: the bar goes on with writing and checking
         assert "Writing the answer" in after_first_piece
-        assert "Checking every sentence" in terminal.getvalue()
+        assert "Checking the sentences" in after_verify and "0/2" in after_verify
