@@ -180,6 +180,9 @@ def test_interrupted_cli_pull_resumes_where_it_stopped(
     )
     env = {k: v for k, v in os.environ.items() if k not in offline.OFFLINE_ENV}
     env["PYTHONPATH"] = str(REPO_ROOT)
+    # The held connection must stay open until Ctrl+C: with the Hub client's 10 s read timeout,
+    # a loaded machine saw it time out first, resume without the hold and finish (exit 0).
+    env["HF_HUB_DOWNLOAD_TIMEOUT"] = "120"
     proc = subprocess.Popen(
         [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
