@@ -171,7 +171,11 @@ def test_interrupted_cli_pull_resumes_where_it_stopped(
 ) -> None:
     gguf_hub.hold_after(REPO, FILE, 1_500_000)
     code = (
-        "import sys\n"
+        # Ctrl+C as a terminal delivers it: a suite started in the background (`cmd &` in a
+        # script) has SIGINT ignored, and children inherit that; the child sets it back.
+        "import signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
         "from pathlib import Path\n"
         "from verifai_desktop import modelstore\n"
         f"modelstore.catalog.CATALOG_PATH = Path({str(modelstore.catalog.CATALOG_PATH)!r})\n"
