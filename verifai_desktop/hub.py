@@ -29,11 +29,13 @@ import hashlib
 import json
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from verifai_desktop import offline
 from verifai_desktop.domain import Progress
@@ -93,13 +95,43 @@ def _unreachable(model: str, repo: str, exc: BaseException) -> OfflineError:
     )
 
 
+PROBE_TIMEOUT_S = 5.0
+"""How long the first connection to the Hub may take before it counts as unreachable (s)."""
+PROXY_ENVS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def _check_reachable(model: str, repo: str) -> None:
+    """Open and close one TCP connection to :func:`endpoint`, so that a machine without a
+    network hears so at once: huggingface_hub retries a refused connection with back-off for
+    about 25 s before it gives up. Skipped behind a proxy (the proxy makes the connection).
+
+    Raises:
+        OfflineError: the connection is refused, times out or the name does not resolve.
+    """
+    if any(os.environ.get(name) for name in PROXY_ENVS):
+        return
+    url = urlsplit(endpoint())
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=PROBE_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise _unreachable(model, repo, exc) from exc
+
+
 @contextlib.contextmanager
 def _talking_to_hub(model: str, repo: str) -> Iterator[None]:
-    """Lift huggingface_hub's offline switch and turn its failures into VerifaiErrors."""
+    """Lift huggingface_hub's offline switch and turn its failures into VerifaiErrors.
+
+    Raises:
+        OfflineError: the Hub cannot be reached (checked first, :func:`_check_reachable`).
+        ModelNotFound: the Hub has no such repository, revision or file.
+    """
     import httpx2
     from huggingface_hub import constants
     from huggingface_hub import errors as hf_errors
 
+    _check_reachable(model, repo)
     with _chunk_lock:  # read by http_get at each call
         constants.DOWNLOAD_CHUNK_SIZE = CHUNK_BYTES
     try:

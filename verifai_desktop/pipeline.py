@@ -534,7 +534,9 @@ class AskSession:
             sentences = self._search_conflicts(retriever, sentences, passages, thresholds)
         timings["verify"] = (time.perf_counter() - t0) * 1000
         timings["total"] = (time.perf_counter() - t_start) * 1000
-        unsupported = settings.verify.abstain_unsupported and not supported_anywhere(sentences)
+        unsupported = settings.verify.abstain_unsupported and not supported_anywhere(
+            sentences, best_guess=settings.verify.abstain_best_guess
+        )
         if unsupported:
             log.info("abstaining: no sentence of the answer is supported")
         answer = Answer(

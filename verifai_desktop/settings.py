@@ -159,6 +159,10 @@ class VerifySettings:
         abstain_unsupported: abstention by evidence: when no answer sentence is supported
             after re-citation, say that the documents do not support an answer and show the
             generated text only on request.
+        abstain_best_guess: with ``abstain_unsupported``, an unsure sentence whose best
+            guess is SUPPORT (and that no check held back) counts as support, so only an
+            answer whose every sentence the verifier leans against or finds nothing for is
+            refused.
         second_opinion: ask the generator already loaded to judge again each green sentence
             that holds a figure or a negation, or that the verifier barely decided; where it
             does not say SUPPORT the sentence is shown unsure (:mod:`verifai_desktop.verify.
@@ -177,6 +181,7 @@ class VerifySettings:
     conflict_search: bool = True
     conflict_budget: int = 6
     abstain_unsupported: bool = True
+    abstain_best_guess: bool = False
     second_opinion: bool = False
 
 
@@ -263,6 +268,7 @@ class UiSettings:
     last_collection: str = "default"
     window_geometry: str = ""  # base64 of QWidget.saveGeometry()
     splitter_state: str = ""  # base64 of QSplitter.saveState(): the panel widths
+    library_shown: bool = True  # View → Show library
 
 
 @dataclass(frozen=True, slots=True)
@@ -503,7 +509,8 @@ def check_verify(verify: VerifySettings) -> None:
             support thresholds are probabilities from 0 to 1, ``preset`` one of
             :data:`VERIFY_PRESETS`, ``abstain_threshold`` a cosine
             similarity from -1 to 1 (-1 never abstains), ``premise`` one of ``passage`` or
-            ``sentences``, ``recite``, ``conflict_search`` and ``abstain_unsupported`` true or
+            ``sentences``, ``recite``, ``conflict_search``, ``abstain_unsupported`` and
+            ``abstain_best_guess`` true or
             false,
             ``conflict_budget`` a whole number from 1 to :data:`MAX_CONFLICT_BUDGET`.
     """
@@ -515,7 +522,13 @@ def check_verify(verify: VerifySettings) -> None:
         raise _bad("verify.premise", v.premise, f"use one of {', '.join(PREMISES)}")
     if v.preset not in VERIFY_PRESETS:
         raise _bad("verify.preset", v.preset, f"use one of {', '.join(VERIFY_PRESETS)}")
-    for key in ("recite", "conflict_search", "abstain_unsupported", "second_opinion"):
+    for key in (
+        "recite",
+        "conflict_search",
+        "abstain_unsupported",
+        "abstain_best_guess",
+        "second_opinion",
+    ):
         if not isinstance(getattr(v, key), bool):
             raise _bad(f"verify.{key}", getattr(v, key), "use true or false")
     b = v.conflict_budget

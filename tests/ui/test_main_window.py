@@ -182,10 +182,10 @@ def test_panel_widths_are_restored(qtbot: QtBot) -> None:
     window.show()
     qtbot.waitExposed(window)
     before = window.splitter.sizes()
-    # The user drags the library's edge to the left: the document side gets the room.
-    window.splitter.setSizes([before[0] - 40, before[1], before[2] + 40])
+    # The user drags the answer's edge to the left: the document side gets the room.
+    window.splitter.setSizes([before[0], before[1] - 40, before[2] + 40])
     sizes = window.splitter.sizes()
-    assert sizes == [before[0] - 40, before[1], before[2] + 40]
+    assert sizes == [before[0], before[1] - 40, before[2] + 40]
     window.save_state()
     assert load_settings().ui.splitter_state
 

@@ -20,7 +20,7 @@ from verifai_desktop.domain import Answer, SentenceLabel
 from verifai_desktop.evaluate.pubmedqa import PubMedQAItem, passage_pmid
 from verifai_desktop.generate.prompt import DECISION_PROMPT
 from verifai_desktop.settings import Settings
-from verifai_desktop.verify.abstention import best_semantic
+from verifai_desktop.verify.abstention import best_guess_support, best_semantic
 
 DECISIONS: tuple[str, ...] = ("yes", "no", "maybe")
 SWEEP_THRESHOLDS: tuple[float, ...] = (0.0, 0.25, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
@@ -52,6 +52,8 @@ class QuestionResult:
         n_contradict_generator: those with P(CONTRADICT) >= contradict threshold.
         n_conflicts: sentences with conflicting evidence elsewhere in the collection.
         held_out: the question's own abstract was left out of the collection (held-out mode).
+        best_guess_supported: some sentence is unsure with a best guess of SUPPORT that no
+            check held back (:func:`verifai_desktop.verify.abstention.best_guess_support`).
     """
 
     pmid: str
@@ -74,11 +76,18 @@ class QuestionResult:
     n_contradict_generator: int = 0
     n_conflicts: int = 0
     held_out: bool = False
+    best_guess_supported: bool = False
 
     @property
     def evidence_refused(self) -> bool:
         """Abstention by evidence: no sentence is supported (or partially) after re-citation."""
         return not any(label in SUPPORTED_LABELS for label in self.labels)
+
+    @property
+    def best_guess_refused(self) -> bool:
+        """Abstention by evidence with ``verify.abstain_best_guess``: no sentence supported
+        and none unsure with a best guess of SUPPORT."""
+        return self.evidence_refused and not self.best_guess_supported
 
 
 SUPPORTED_LABELS = frozenset(
@@ -247,6 +256,7 @@ def question_result(
         ),
         n_conflicts=sum(bool(s.conflicts) for s in answer.sentences),
         held_out=held_out,
+        best_guess_supported=any(best_guess_support(s) for s in answer.sentences),
     )
 
 
@@ -366,20 +376,30 @@ def citation_rows(results: Sequence[QuestionResult]) -> tuple[CitationRow, Citat
     return rows[0], rows[1]
 
 
+HELD_OUT_RULES = ("retrieval", "retrieval + evidence", "retrieval + evidence (best guess)")
+"""The abstention rules :func:`held_out_sweep` compares: by retrieval alone; with abstention
+by evidence (no sentence supported); and with its best-guess form (``verify.
+abstain_best_guess``: nor any unsure sentence whose best guess is SUPPORT)."""
+
+
 def held_out_sweep(
     results: Sequence[QuestionResult], thresholds: Sequence[float] = SWEEP_THRESHOLDS
 ) -> tuple[HeldOutRow, ...]:
     """Refusal rates on the held-out and kept halves, and the not-supported share of the
-    answers kept, for both abstention rules at every retrieval threshold."""
+    answers kept, for each rule of :data:`HELD_OUT_RULES` at every retrieval threshold."""
     held = [r for r in results if r.held_out]
     kept_half = [r for r in results if not r.held_out]
     rows = []
-    for rule in ("retrieval", "retrieval + evidence"):
+    for rule in HELD_OUT_RULES:
         for t in thresholds:
 
             def refused(r: QuestionResult, t: float = t, rule: str = rule) -> bool:
                 by_retrieval = r.best_cosine is not None and r.best_cosine < t
-                return by_retrieval or (rule != "retrieval" and r.evidence_refused)
+                if rule == "retrieval + evidence":
+                    return by_retrieval or r.evidence_refused
+                if rule == "retrieval + evidence (best guess)":
+                    return by_retrieval or r.best_guess_refused
+                return by_retrieval
 
             answered = [r for r in results if not refused(r)]
             labels = [lab for r in answered for lab in r.labels]

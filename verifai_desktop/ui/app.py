@@ -6,6 +6,7 @@ import argparse
 import logging
 import multiprocessing
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,16 +38,32 @@ def create_app(argv: Sequence[str] = ()) -> QApplication:
 
 class _Scripted(QObject):
     """``--ingest``/``--ask``/``--screenshot``: drive the real window for demos and the README
-    screenshot (ingest, wait, ask, focus the first checked sentence, grab the screen, quit)."""
+    screenshots (ingest, wait, ask, focus the first checked sentence, open its page, grab the
+    screen, quit). With ``waiting``, the screen is also grabbed while the answer is being
+    written, once the sources are listed. The time from asking to the first source listed and
+    to the first answer word is logged (seconds, monotonic clock)."""
 
     def __init__(
-        self, window: MainWindow, ingest: list[Path], question: str, screenshot: Path | None
+        self,
+        window: MainWindow,
+        ingest: list[Path],
+        question: str,
+        screenshot: Path | None,
+        waiting: Path | None = None,
     ) -> None:
         super().__init__(window)
         self.window = window
         self.question = question
         self.screenshot = screenshot
-        self._asked = False
+        self.waiting = waiting
+        self._asked_at = 0.0
+        self._first_source = 0.0
+        self._first_word = 0.0
+        if screenshot is not None:
+            # The window as maximised: the whole screen (there may be no window manager).
+            screen = QGuiApplication.primaryScreen()
+            if screen is not None:
+                window.setGeometry(screen.availableGeometry())
         if ingest:
             window.library.ingest(ingest)
         self._poll = QTimer(self)
@@ -62,14 +79,35 @@ class _Scripted(QObject):
         if self.question:
             self.window.question.setText(self.question)
             self.window.question.setCursorPosition(0)
+            self._asked_at = time.monotonic()
             task = self.window.ask(self.question)
             if task is not None:
                 task.succeeded.connect(self._on_answer)
                 task.failed.connect(lambda _e: QTimer.singleShot(1500, self._grab))
+                self._watch = QTimer(self)
+                self._watch.setInterval(50)
+                self._watch.timeout.connect(self._on_watch)
+                self._watch.start()
                 return
         QTimer.singleShot(1000, self._grab)
 
+    def _on_watch(self) -> None:
+        """The first source listed and the first answer word, while the answer is written."""
+        now = time.monotonic() - self._asked_at
+        if not self._first_source and self.window.sources.row_texts():
+            self._first_source = now
+            log.info("first source listed %.2f s after asking", now)
+            if self.waiting is not None:
+                QTimer.singleShot(500, lambda: self._save(self.waiting))
+        if not self._first_word and self.window.run_streamed.strip():
+            self._first_word = now
+            log.info("first answer word shown %.2f s after asking", now)
+        if self._first_source and self._first_word:
+            self._watch.stop()
+
     def _on_answer(self, answer: Answer) -> None:
+        self._watch.stop()
+        log.info("answer complete %.2f s after asking", time.monotonic() - self._asked_at)
         checked = [i for i, s in enumerate(answer.sentences) if s.verdicts]
         if checked:
             self.window.answer_view.setFocus()
@@ -77,12 +115,16 @@ class _Scripted(QObject):
             self.window.on_citation_activated(answer.sentences[checked[0]].citations[0])
         QTimer.singleShot(1200, self._grab)
 
-    def _grab(self) -> None:
-        if self.screenshot is not None:
+    def _save(self, path: Path | None) -> None:
+        if path is not None:
             screen = QGuiApplication.primaryScreen()
             image = screen.grabWindow(0) if screen is not None else self.window.grab()
-            image.save(str(self.screenshot))
-            log.info("screenshot saved to %s", self.screenshot)
+            image.save(str(path))
+            log.info("screenshot saved to %s", path)
+
+    def _grab(self) -> None:
+        if self.screenshot is not None:
+            self._save(self.screenshot)
             self.window.close()
 
 
@@ -99,6 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--screenshot", type=Path, help="after --ask, save a screenshot here and quit"
     )
+    parser.add_argument(
+        "--waiting-screenshot",
+        type=Path,
+        help="with --ask, save a screenshot here while the answer is being written",
+    )
     args, qt_args = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
     stay_offline()  # only a download asked for in the Models dialog goes online (offline.py)
     setup_logging(args.verbose)
@@ -108,8 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.collection:
         window.library.refresh_collections(select=args.collection)
     window.show()
-    if args.ingest or args.ask or args.screenshot:
-        _Scripted(window, list(args.ingest), args.ask, args.screenshot)
+    if args.ingest or args.ask or args.screenshot or args.waiting_screenshot:
+        _Scripted(window, list(args.ingest), args.ask, args.screenshot, args.waiting_screenshot)
     return int(app.exec())
 
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -118,7 +119,10 @@ class LibraryPanel(QWidget):
         self.table = DocumentsTable()
         self.add_files_button = QPushButton(icon("add-file"), "Add files…")
         self.add_folder_button = QPushButton(icon("add-folder"), "Add folder…")
-        self.remove_button = QPushButton(icon("remove"), "Remove")
+        # An icon only, so that the library fits a narrow column (ui/reading_layout.py).
+        self.remove_button = QToolButton()
+        self.remove_button.setIcon(icon("remove"))
+        self.remove_button.setAccessibleName("Remove")
         self.remove_button.setToolTip("Remove the selected documents from the collection")
         docs_bar = QHBoxLayout()
         docs_bar.addWidget(self.add_files_button)
@@ -127,6 +131,7 @@ class LibraryPanel(QWidget):
         docs_bar.addWidget(self.remove_button)
         self.drop_hint = QLabel("Drop files or folders here to add them.")
         self.drop_hint.setStyleSheet("color:#667")
+        self.drop_hint.setWordWrap(True)
         # The folders (and files) the collection follows, each with its last sync or why it
         # cannot be reached.
         self.roots_label = RootsLabel()

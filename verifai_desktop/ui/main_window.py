@@ -39,6 +39,7 @@ from verifai_desktop.ui.exporting import Exporting
 from verifai_desktop.ui.history_panel import OpenedAnswer, changes_note, changes_tip
 from verifai_desktop.ui.models_dialog import ModelsDialog
 from verifai_desktop.ui.questions import PasswordQuestion, prompt_password
+from verifai_desktop.ui.reading_layout import DEFAULT_WINDOW, panel_widths, window_size
 from verifai_desktop.ui.settings_dialog import SettingsDialog
 from verifai_desktop.ui.shown_state import ShownState
 from verifai_desktop.ui.window_base import ASK_MODE, CHECK_MODE
@@ -112,9 +113,19 @@ class MainWindow(Asking, Exporting):
     def _restore_state(self) -> None:
         ui = self.settings.ui
         if not (ui.window_geometry and self.restoreGeometry(_from_base64(ui.window_geometry))):
-            self.resize(1400, 860)
-        if ui.splitter_state and not self.splitter.restoreState(_from_base64(ui.splitter_state)):
+            screen = self.screen()
+            self.resize(
+                window_size(screen.availableGeometry().size()) if screen else DEFAULT_WINDOW
+            )
+        restored = bool(ui.splitter_state) and self.splitter.restoreState(
+            _from_base64(ui.splitter_state)
+        )
+        if ui.splitter_state and not restored:
             log.warning("ignoring saved panel widths that do not fit this window's panels")
+        if not restored:
+            self.splitter.setSizes(panel_widths(self.width()))
+        if not ui.library_shown:
+            self.reading_layout.set_library_shown(False)
         self.library.refresh_collections(select=ui.last_collection)
         self._update_ask_button()
 
@@ -319,6 +330,7 @@ class MainWindow(Asking, Exporting):
             self.settings.ui,
             window_geometry=_to_base64(self.saveGeometry()),
             splitter_state=_to_base64(self.splitter.saveState()),
+            library_shown=self.reading_layout.library_shown,
             last_collection=self.library.current or self.settings.ui.last_collection,
         )
         self.settings = dataclasses.replace(self.settings, ui=ui)

@@ -48,6 +48,7 @@ from verifai_desktop.ui.legend import LegendView
 from verifai_desktop.ui.library_panel import LibraryPanel
 from verifai_desktop.ui.models_dialog import ModelsDialog
 from verifai_desktop.ui.operations import CollectionHost
+from verifai_desktop.ui.reading_layout import DEFAULT_WINDOW, ReadingLayout, panel_widths
 from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.sources_panel import SourcesPanel
 from verifai_desktop.ui.tasks import Task, TaskRunner
@@ -233,8 +234,8 @@ class WindowBase(QMainWindow):
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 3)
-        splitter.setStretchFactor(2, 2)
-        splitter.setSizes([370, 590, 440])
+        splitter.setStretchFactor(2, 3)
+        splitter.setSizes(panel_widths(DEFAULT_WINDOW.width()))
         self.splitter = splitter
         return splitter
 
@@ -306,6 +307,7 @@ class WindowBase(QMainWindow):
         edit_menu.addAction(self.copy_action)
         edit_menu.addAction(self.settings_action)
         edit_menu.addAction(self.models_action)
+        self.reading_layout = ReadingLayout(self, self.splitter, self.library)
         self.help_menu = HelpMenu(self)
         self.copy_action.setEnabled(False)
         self.export_action.setEnabled(False)

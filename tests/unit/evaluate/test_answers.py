@@ -195,6 +195,14 @@ def test_held_out_sweep_and_citations_before_and_after() -> None:
     assert rows[("retrieval + evidence", 0.0)].refused_kept_pct == 0.0
     assert rows[("retrieval + evidence", 0.0)].unsupported_pct == pytest.approx(100 / 3)
     assert rows[("retrieval + evidence", 0.0)].kept_answers == 2
+    # The best-guess form keeps an answer whose unsure sentence leans to SUPPORT.
+    held_c = dataclasses.replace(
+        _r("4", 0.9, ("unsure",)), held_out=True, best_guess_supported=True
+    )
+    rows = {(h.rule, h.threshold): h for h in held_out_sweep((held_a, held_c, kept), (0.0,))}
+    assert rows[("retrieval + evidence", 0.0)].refused_held_out_pct == 100.0
+    assert rows[("retrieval + evidence (best guess)", 0.0)].refused_held_out_pct == 50.0
+    assert rows[("retrieval + evidence (best guess)", 0.0)].kept_answers == 2
     rep = aggregate((kept,), n_documents=1, k=5, models={})
     before, after = rep.citations
     assert before.supported_sentences_pct == 0.0 and after.supported_sentences_pct == 50.0
