@@ -88,18 +88,26 @@ class Hardware:
         return " · ".join(f"{d.role} {d.device}" for d in self.devices)
 
     def lines(self) -> tuple[str, ...]:
-        """One line per runtime and per model, for a dialog or ``verifai models list``."""
-        ort = (
-            f"ONNX Runtime {self.onnxruntime_version}: {', '.join(self.available_providers)}"
-            if self.onnxruntime_version
-            else "ONNX Runtime: not installed (install the 'cpu' or 'gpu' extra)"
-        )
-        offload = "supported" if self.llama_gpu_offload else "not supported by this build"
-        llama = (
-            f"llama.cpp GPU offload: {offload}; n_gpu_layers {self.n_gpu_layers} in effect "
-            f"(setting {self.n_gpu_layers_setting})"
-        )
+        """One line per runtime and per model in the user's words (GPU layers as the
+        Settings dialog names them), for the Models dialog or ``verifai models hardware``."""
+        if self.onnxruntime_version:
+            local = (p for p in self.available_providers if p != "AzureExecutionProvider")
+            devices = ", ".join(dict.fromkeys(device_of(p) for p in local))  # not a device
+            ort = (
+                f"Verifier and search model: ONNX Runtime {self.onnxruntime_version}, on {devices}"
+            )
+        else:
+            ort = "Verifier and search model: ONNX Runtime is missing; reinstall VerifAI Desktop"
+        if self.llama_gpu_offload:
+            llama = f"Generator: can use a GPU; GPU layers: {gpu_layers_words(self.n_gpu_layers)}"
+        else:
+            llama = "Generator: this installation runs it on the CPU only (no GPU support)"
         return (ort, llama, *(f"{d.role}: {d.device} — {d.detail}" for d in self.devices))
+
+
+def gpu_layers_words(n_gpu_layers: int) -> str:
+    """``models.n_gpu_layers`` as the Settings dialog names it: all (-1), none (0) or N."""
+    return "all" if n_gpu_layers < 0 else "none" if n_gpu_layers == 0 else str(n_gpu_layers)
 
 
 def _onnxruntime() -> tuple[str, tuple[str, ...]]:
@@ -143,11 +151,12 @@ def detect(
     # As verifai_desktop.generate.llama.gpu_layers: -1 is all layers on a build that offloads.
     layers = models.n_gpu_layers if offload else 0
     if layers == 0:
-        why = "n_gpu_layers is 0" if offload else "this llama.cpp build has no GPU offload"
-        generator = Device("generator", "CPU", f"llama.cpp, all layers on the CPU ({why})")
+        why = "GPU layers: none, in Settings" if offload else "no GPU support in this installation"
+        generator = Device("generator", "CPU", f"all layers on the CPU ({why})")
     else:
-        amount = "all layers" if layers < 0 else f"{layers} layers"
-        generator = Device("generator", "GPU", f"llama.cpp, {amount} offloaded (n_gpu_layers)")
+        where = "all layers on the GPU" if layers < 0 else f"{layers} layers on the GPU, the rest"
+        where += "" if layers < 0 else " on the CPU"
+        generator = Device("generator", "GPU", f"{where} (GPU layers, in Settings)")
     chosen = choose_providers(available)[0] if version else ""
     devices = [generator]
     for role, loaded in (("verifier", verifier_provider), ("embedder", embedder_provider)):
@@ -155,7 +164,7 @@ def detect(
         if not provider:
             devices.append(Device(role, "unavailable", "ONNX Runtime is not installed"))
             continue
-        detail = f"ONNX Runtime {provider}" + ("" if loaded else " (when loaded)")
+        detail = f"ONNX Runtime on {device_of(provider)}" + ("" if loaded else " (when loaded)")
         if role == "embedder":
             detail += "; questions are embedded on the CPU"
         devices.append(Device(role, device_of(provider), detail))

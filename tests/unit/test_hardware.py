@@ -38,7 +38,7 @@ def test_detect_reports_this_machine_as_its_runtimes_do() -> None:
         assert hw.devices[0] == hardware.Device(
             "generator",
             "CPU",
-            "llama.cpp, all layers on the CPU (this llama.cpp build has no GPU offload)",
+            "all layers on the CPU (no GPU support in this installation)",
         )
         assert hw.summary() == f"generator CPU · verifier {onnx_device} · embedder {onnx_device}"
 
@@ -46,9 +46,9 @@ def test_detect_reports_this_machine_as_its_runtimes_do() -> None:
 @pytest.mark.parametrize(
     ("setting", "device", "detail", "in_effect"),
     [
-        (-1, "GPU", "llama.cpp, all layers offloaded (n_gpu_layers)", -1),
-        (20, "GPU", "llama.cpp, 20 layers offloaded (n_gpu_layers)", 20),
-        (0, "CPU", "llama.cpp, all layers on the CPU (n_gpu_layers is 0)", 0),
+        (-1, "GPU", "all layers on the GPU (GPU layers, in Settings)", -1),
+        (20, "GPU", "20 layers on the GPU, the rest on the CPU (GPU layers, in Settings)", 20),
+        (0, "CPU", "all layers on the CPU (GPU layers: none, in Settings)", 0),
     ],
 )
 def test_generator_device_follows_n_gpu_layers_on_a_gpu_build(
@@ -58,14 +58,15 @@ def test_generator_device_follows_n_gpu_layers_on_a_gpu_build(
     hw = hardware.detect(ModelSettings(n_gpu_layers=setting))
     assert hw.devices[0] == hardware.Device("generator", device, detail)
     assert (hw.n_gpu_layers_setting, hw.n_gpu_layers) == (setting, in_effect)
+    words = {-1: "all", 0: "none", 20: "20"}[setting]
+    assert hw.lines()[1] == f"Generator: can use a GPU; GPU layers: {words}"
+    assert not any("n_gpu_layers" in line or "Provider" in line for line in hw.lines())
 
 
 def test_a_loaded_verifier_reports_its_own_provider() -> None:
     pytest.importorskip("onnxruntime")
     hw = hardware.detect(ModelSettings(), verifier_provider="CUDAExecutionProvider")
-    assert hw.devices[1] == hardware.Device(
-        "verifier", "GPU (CUDA)", "ONNX Runtime CUDAExecutionProvider"
-    )
+    assert hw.devices[1] == hardware.Device("verifier", "GPU (CUDA)", "ONNX Runtime on GPU (CUDA)")
     assert hw.devices[2].detail.endswith("(when loaded); questions are embedded on the CPU")
 
 

