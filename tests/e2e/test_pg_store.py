@@ -5,13 +5,17 @@ One server and one collection ``team`` serve the module. Roles: ``vowner`` (inge
 both groups), groups ``team_a`` and ``team_b`` (no login), ``alice`` (in team_a), ``bob`` (in
 team_b) and ``eve`` (in no group). The two deep-rules chapters are ingested for team_a through
 the real ``verifai ingest --store URL --acl team_a`` command; the privacy chapter and the SciFact
-description for team_b through :meth:`PgStore.add_paths`.
+description for team_b through :meth:`PgStore.add_paths`. Other collections: ``readers`` (readers
+during an ingest) and ``old`` (a schema-1 collection upgraded). ``carol`` (in team_a) is asked a
+password by the server (the credentials tests).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import pty
 import signal
 import socket
 import subprocess
@@ -22,72 +26,42 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import keyring
 import numpy as np
 import pytest
+from keyring.backend import KeyringBackend
+from keyring.backends.fail import Keyring as FailKeyring
 
 from tests.conftest import DOCS_CLEAN, REPO_ROOT
 from tests.e2e.cli import run_verifai
-from verifai_desktop.domain import DocStatus
-from verifai_desktop.errors import StoreUnavailable
+from tests.e2e.pg import Server, team_server
+from tests.unit.test_codec import ANSWER
+from verifai_desktop.codec import answer_to_json
+from verifai_desktop.domain import DocStatus, NliLabel
+from verifai_desktop.errors import HistoryNotFound, StoreUnavailable
 from verifai_desktop.retrieve import Retriever
-from verifai_desktop.settings import RetrievalSettings
+from verifai_desktop.settings import RetrievalSettings, Settings
 from verifai_desktop.store.catalog import DocumentMeta
+from verifai_desktop.store.history_records import AnswerScan, Feedback
+from verifai_desktop.store.pg.credentials import KEYRING_SERVICE
+from verifai_desktop.store.pg.schema import DATA_TABLES, HISTORY_TABLES, SCHEMA_VERSION
 from verifai_desktop.store.pg.store import PgStore
 from verifai_desktop.store.writer import ingest_paths
 
-pgserver = pytest.importorskip(
+pytest.importorskip(
     "pgserver", reason="pgserver is not installed (the test extra): no PostgreSQL to test with"
 )
 pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
 
 TEAM_A = ("deep_rules_02_intro.md", "deep_rules_09_overfitting.md")
 TEAM_B = ("deep_rules_12_privacy.md", "scifact_data_description.md")
-ROLES = """
-CREATE EXTENSION IF NOT EXISTS vector;
-CREATE ROLE vowner LOGIN;
-GRANT CREATE ON DATABASE postgres TO vowner;
-CREATE ROLE team_a;
-CREATE ROLE team_b;
-GRANT team_a, team_b TO vowner;
-CREATE ROLE alice LOGIN IN ROLE team_a;
-CREATE ROLE bob LOGIN IN ROLE team_b;
-CREATE ROLE eve LOGIN;
-CREATE DATABASE novector;
-"""
-
-
-class Server:
-    """The running server: its socket folder and ``psql`` as the superuser."""
-
-    def __init__(self, server: Any) -> None:
-        self.server = server
-        self.host = str(server.get_uri()).split("host=", 1)[1]
-
-    def url(self, role: str, database: str = "postgres") -> str:
-        """A URL for ``role`` (no password: the socket trusts local roles)."""
-        return f"postgresql://{role}@/{database}?host={self.host}"
-
-    def psql(self, sql: str) -> str:
-        return str(self.server.psql(sql))
-
-    def rows(self, query: str) -> list[tuple[Any, ...]]:
-        """The rows of ``query`` run as the superuser."""
-        import psycopg
-
-        with psycopg.connect(str(self.server.get_uri())) as conn:
-            return conn.execute(query.encode()).fetchall()
 
 
 @pytest.fixture(scope="module")
 def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A PostgreSQL server with pgvector and the roles above, stopped after the module."""
-    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
-    try:
-        s = Server(server)
-        s.psql(ROLES)
-        yield s
-    finally:
-        server.cleanup()
+    """A PostgreSQL server with pgvector and the roles of :mod:`tests.e2e.pg`."""
+    with team_server(tmp_path_factory.mktemp("pgdata")) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -220,11 +194,21 @@ def test_row_level_security_is_forced_and_nothing_bypasses_it(team: Server) -> N
         " WHERE relnamespace = 'verifai_team'::regnamespace AND relkind = 'r' ORDER BY relname"
     )
     assert [r for r in forced if r[1] or r[2]] == [
+        ("answers", True, True),
         ("chunks", True, True),
         ("documents", True, True),
+        ("feedback", True, True),
         ("metadata", True, True),
     ]
-    assert {r[0] for r in forced} == {"chunks", "config", "documents", "metadata", "schema_version"}
+    assert {r[0] for r in forced} == {
+        "answers",
+        "chunks",
+        "config",
+        "documents",
+        "feedback",
+        "metadata",
+        "schema_version",
+    }
     assert team.rows("SELECT rolname FROM pg_roles WHERE rolbypassrls AND NOT rolsuper") == []
     assert team.rows("SELECT proname FROM pg_proc WHERE prosecdef") == []
 
@@ -346,7 +330,7 @@ def test_connection_failures_say_what_failed(team: Server, refuses_tls: int) -> 
             PgStore.open(team.url("alice"), "team")
         assert err.value.kind == "schema"
     finally:
-        team.psql("UPDATE verifai_team.schema_version SET version = 1;")
+        team.psql(f"UPDATE verifai_team.schema_version SET version = {SCHEMA_VERSION};")
 
 
 def test_the_cli_and_the_store_import_no_postgres_library() -> None:
@@ -356,3 +340,250 @@ def test_the_cli_and_the_store_import_no_postgres_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- many readers during an ingest ----------------------------------------------------------
+
+READERS_DOCS = (*TEAM_A, *TEAM_B, "deep_rules_03_when_to_use_dl.md", "scifact_covid_claims.txt")
+
+
+def _read_whole(store: PgStore, seen: list[int], errors: list[BaseException]) -> None:
+    """One reader's pass: every document it sees has all its chunks, and every search hit
+    reads back with its document."""
+    try:
+        store.refresh()  # as the retriever does before each search
+        docs = store.documents()
+        for d in docs:
+            chunk_ids = store.document_chunk_ids(d.doc_id)
+            assert len(chunk_ids) == d.chunk_count > 0, (d.path.name, len(chunk_ids))
+            records = store.chunks(chunk_ids)
+            assert sorted(records) == sorted(chunk_ids)
+        hits = _search(store, "overfitting privacy covid claims deep learning")
+        assert set(hits) <= {d.path.name for d in store.documents()}
+        seen.append(len(docs))
+    except BaseException as exc:
+        errors.append(exc)
+
+
+def test_readers_during_an_ingest_see_each_document_whole_or_not_at_all(pg: Server) -> None:
+    """A real `verifai ingest --store` of six documents in a child process; two readers on
+    their own connections, opened before the first document, read and search in a loop while
+    it writes: no read fails, each document they see has every chunk, and they see the
+    collection grow."""
+    with PgStore.open(pg.url("vowner"), "readers", create=True, acl="team_a"):
+        pass
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "verifai_desktop", "ingest"]
+        + [str(DOCS_CLEAN / n) for n in READERS_DOCS]
+        + ["--collection", "readers", "--store", pg.url("vowner"), "--acl", "team_a"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    seen: dict[str, list[int]] = {"alice": [], "vowner": []}
+    errors: list[BaseException] = []
+
+    def reader(role: str) -> None:
+        with PgStore.open(pg.url(role), "readers") as store:
+            while ingest.poll() is None:
+                _read_whole(store, seen[role], errors)
+            _read_whole(store, seen[role], errors)
+
+    threads = [threading.Thread(target=reader, args=(role,)) for role in seen]
+    for t in threads:
+        t.start()
+    _, err = ingest.communicate(timeout=600)
+    for t in threads:
+        t.join(timeout=120)
+    assert ingest.returncode == 0, err[-2000:]
+    assert errors == []
+    for role, counts in seen.items():
+        assert counts == sorted(counts) and counts[-1] == len(READERS_DOCS), (role, counts)
+        assert len(set(counts)) > 2, (role, counts)  # it read while documents were arriving
+
+
+# -- credentials -----------------------------------------------------------------------------
+
+PASSWORD = "Kx7-correct-horse-81"
+
+
+class MemoryKeyring(KeyringBackend):
+    """The system keyring of a test: entries in memory."""
+
+    priority = 1
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.kept: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.kept.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.kept[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        del self.kept[(service, username)]
+
+
+@pytest.fixture
+def carol(team: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+    """A role of team_a the server asks a password of (scram-sha-256 on its socket); libpq's
+    own sources (PGPASSWORD, the password file) hold none. Yields its store URL."""
+    if not team.rows("SELECT 1 FROM pg_roles WHERE rolname = 'carol'"):
+        team.psql(f"CREATE ROLE carol LOGIN PASSWORD '{PASSWORD}' IN ROLE team_a;")
+        hba = team.pgdata / "pg_hba.conf"
+        hba.write_text("local all carol scram-sha-256\n" + hba.read_text())
+        team.psql("SELECT pg_reload_conf();")
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "no_pgpass"))
+    previous = keyring.get_keyring()
+    keyring.set_keyring(MemoryKeyring())
+    try:
+        yield team.url("carol")
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_a_password_from_the_keyring_or_the_prompt_never_reaches_logs_or_messages(
+    carol: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(StoreUnavailable, match="keyring set verifai-desktop-postgresql") as err:
+        PgStore.open(carol, "team")
+    assert err.value.kind == "authentication"
+    account = f"carol@{carol.split('host=', 1)[1]}:5432/postgres"
+    keyring.set_password(KEYRING_SERVICE, account, PASSWORD)
+    with PgStore.open(carol, "team") as store:
+        assert _names(store) == list(TEAM_A)  # connected as carol, with her group's rows
+    asked: list[str] = []
+
+    def prompt(name: str) -> str:
+        asked.append(name)
+        return PASSWORD
+
+    keyring.set_password(KEYRING_SERVICE, account, "not-" + PASSWORD)
+    with pytest.raises(StoreUnavailable, match="refused the system keyring's password") as err:
+        PgStore.open(carol, "team", password_prompt=prompt)
+    assert asked == [] and err.value.kind == "authentication"  # the keyring's is tried alone
+    keyring.delete_password(KEYRING_SERVICE, account)
+    with PgStore.open(carol, "team", password_prompt=prompt) as store:
+        assert _names(store) == list(TEAM_A)
+    assert asked == [account]
+    assert PASSWORD not in caplog.text and PASSWORD not in str(err.value)
+
+
+def test_without_a_keyring_backend_the_error_says_so(carol: str) -> None:
+    keyring.set_keyring(FailKeyring())  # type: ignore[no-untyped-call]
+    with pytest.raises(StoreUnavailable, match="no system keyring is available") as err:
+        PgStore.open(carol, "team")
+    assert err.value.kind == "authentication"
+
+
+def test_the_cli_asks_for_the_password_on_a_terminal_without_echo(
+    carol: str, tmp_path: Path
+) -> None:
+    """`verifai -v status --store URL` in a pseudo-terminal: asked once, the password typed is
+    not echoed, and neither the terminal, the debug log on stderr nor the log file shows it."""
+    home = tmp_path / "home"
+    env = {**os.environ, "VERIFAI_HOME": str(home), "HF_HUB_OFFLINE": "1"}
+    argv = [sys.executable, "-m", "verifai_desktop", "-v", "status"]
+    argv += ["--collection", "team", "--store", carol, "--json"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: verifai on the terminal
+        os.execve(sys.executable, argv, env)
+    shown = b""
+    try:
+        while b"Password for carol@" not in shown:
+            shown += os.read(fd, 1024)
+        os.write(fd, PASSWORD.encode() + b"\n")
+        while True:
+            try:
+                piece = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not piece:
+                break
+            shown += piece
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    text = shown.decode("utf-8", "replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text[-2000:]
+    assert text.count("Password for carol@") == 1
+    assert "deep_rules_02_intro.md" in text  # her group's documents, listed after the prompt
+    assert PASSWORD not in text
+    logs = [p.read_text(encoding="utf-8", errors="replace") for p in home.rglob("*.log")]
+    assert logs and not any(PASSWORD in log for log in logs)
+
+
+# -- the answer history ----------------------------------------------------------------------
+
+
+def test_each_role_keeps_and_reads_its_own_history_alone(team: Server) -> None:
+    """The history contract through :class:`PgHistory` (the real `verifai ask` and `history`
+    commands on it are in test_pg_ask.py): rows belong to the role that kept them."""
+    settings = Settings()
+    with (
+        PgStore.open(team.url("alice"), "team") as alice_store,
+        PgStore.open(team.url("bob"), "team") as bob_store,
+        PgStore.open(team.url("eve"), "team") as eve_store,
+        alice_store.history() as alice,
+        bob_store.history() as bob,
+        eve_store.history() as eve,
+    ):
+        first = alice.add(ANSWER, settings, {"/docs/a.md": "a" * 64})
+        theirs = bob.add(ANSWER, settings, {})
+        assert [a.answer_id for a in alice.answers()] == [first]
+        assert alice.require(first).answer_json == answer_to_json(ANSWER, settings)
+        assert [a.answer_id for a in bob.answers()] == [theirs]
+        assert bob.get(first) is None and not bob.delete(first) and bob.clear() == 1
+        last = alice.last()
+        assert last is not None and last.answer_id == first
+        with pytest.raises(HistoryNotFound):
+            bob.set_feedback(Feedback(first, 0, 1, "SUPPORT", "right"))
+        alice.set_feedback(Feedback(first, 0, 1, "SUPPORT", "right"))
+        alice.set_feedback(Feedback(first, 0, 1, "SUPPORT", "wrong", NliLabel.CONTRADICT))
+        assert [f.verdict for f in alice.feedback()] == ["wrong"] and bob.feedback() == []
+        assert eve.scan() == AnswerScan((), ()) and eve.last() is None
+        with pytest.raises(StoreUnavailable, match="may not keep answers") as err:
+            eve.add(ANSWER, settings, {})
+        assert err.value.kind == "permission"
+    # Not even by SQL of its own can a role write or take another role's rows.
+    import psycopg
+
+    with psycopg.connect(team.url("bob"), autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO verifai_team.answers (created, question, answer_json, settings_json,"
+                " documents_json, app_version, asked_by) VALUES (0, 'q', '{}', '{}', '{}', '0',"
+                " 'alice')"
+            )
+        taken = conn.execute("UPDATE verifai_team.answers SET asked_by = 'bob'").rowcount
+        assert taken == 0
+    with PgStore.open(team.url("alice"), "team") as store, store.history() as alice:
+        assert [a.answer_id for a in alice.answers()] == [first]
+        alice.clear()
+
+
+def test_a_collection_of_schema_1_is_upgraded_by_its_owner(pg: Server) -> None:
+    """A collection made before the history tables: its readers are told to wait for the
+    owner; the owner's next open adds the tables, their row-level security and the grants of
+    the groups that read it."""
+    with PgStore.open(pg.url("vowner"), "old", create=True, acl="team_a") as store:
+        ingest_paths(store, [DOCS_CLEAN / TEAM_A[0]])
+    pg.psql(
+        "DROP TABLE verifai_old.feedback, verifai_old.answers;"
+        " UPDATE verifai_old.schema_version SET version = 1;"
+    )
+    with pytest.raises(StoreUnavailable, match="its owner must open it once") as err:
+        PgStore.open(pg.url("alice"), "old")
+    assert err.value.kind == "schema"
+    PgStore.open(pg.url("vowner"), "old").close()
+    assert pg.rows("SELECT version FROM verifai_old.schema_version") == [(SCHEMA_VERSION,)]
+    policies = pg.rows("SELECT tablename FROM pg_policies WHERE schemaname = 'verifai_old'")
+    assert sorted(r[0] for r in policies) == sorted(DATA_TABLES + HISTORY_TABLES)
+    with PgStore.open(pg.url("alice"), "old") as store, store.history() as history:
+        kept = history.add(ANSWER, Settings(), {})
+        assert history.require(kept).question == ANSWER.question

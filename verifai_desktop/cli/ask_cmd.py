@@ -13,8 +13,10 @@ from verifai_desktop import modelstore
 from verifai_desktop.cli.common import (
     add_collection_arg,
     add_json_arg,
+    add_store_arg,
     error_hint,
     non_negative_int,
+    open_store,
     positive_int,
     print_json,
 )
@@ -35,7 +37,6 @@ from verifai_desktop.presentation import (
     unsure_guess,
 )
 from verifai_desktop.settings import Settings, load_settings
-from verifai_desktop.store.collection import Collection
 
 LABEL_STYLE: dict[SentenceLabel, str] = {
     SentenceLabel.SUPPORTED: "green",
@@ -60,6 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ask", help="ask a question; every answer sentence is cited and verified")
     p.add_argument("question", help="the question")
     add_collection_arg(p)
+    add_store_arg(p)
     p.add_argument(
         "-k",
         type=positive_int,
@@ -280,7 +282,7 @@ def run_ask(args: argparse.Namespace) -> int:
             sys.stderr.write(piece)
             sys.stderr.flush()
 
-        with Collection.open(args.collection, settings=settings) as collection:
+        with open_store(args, settings=settings) as collection:
             session = AskSession(settings)
             answer = session.ask(
                 collection,

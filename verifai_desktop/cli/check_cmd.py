@@ -10,7 +10,9 @@ from pathlib import Path
 from verifai_desktop.cli.common import (
     add_collection_arg,
     add_json_arg,
+    add_store_arg,
     error_hint,
+    open_store,
     positive_int,
     print_json,
 )
@@ -22,7 +24,6 @@ from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.presentation import CHECK_VERDICT_TEXT, document_verdict_note, flag_lines
 from verifai_desktop.settings import load_settings
-from verifai_desktop.store.collection import Collection
 
 DOC_STYLE: dict[CheckLabel, str] = {
     "SUPPORT": "green",
@@ -48,6 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("claim", help="the statement to check")
     add_collection_arg(p)
+    add_store_arg(p)
     p.add_argument(
         "--budget",
         type=positive_int,
@@ -134,7 +136,7 @@ def run_check(args: argparse.Namespace) -> int:
     """
     settings = load_settings()
     budget = args.budget or CHECK_BUDGET_FACTOR * settings.verify.conflict_budget
-    with Collection.open(args.collection, settings=settings) as collection:
+    with open_store(args, settings=settings) as collection:
         session = AskSession(settings)
         result = session.check_claim(collection, args.claim, budget=budget)
         settings = session.settings_in_effect()  # the preset's thresholds, as recorded

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from verifai_desktop.cli.passwords import store_password_prompt
 from verifai_desktop.errors import (
     BeirCollectionMismatch,
     CollectionNotFound,
@@ -19,6 +20,7 @@ from verifai_desktop.names import dumps_json
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.pg.connect import is_store_url
+from verifai_desktop.store.pg.credentials import KEYRING_SERVICE
 from verifai_desktop.store.pg.store import PgStore
 
 
@@ -83,8 +85,9 @@ def add_store_arg(parser: argparse.ArgumentParser, *, acl: bool = False) -> None
         "--store",
         metavar="URL",
         help="a PostgreSQL server holding the collection, postgresql://USER@HOST[:PORT]/DB"
-        "[?sslmode=verify-full] (the password from PGPASSWORD or ~/.pgpass, never in the URL; "
-        "needs the 'postgres' extra); default: the collections on this machine",
+        "[?sslmode=verify-full] (the password from PGPASSWORD, ~/.pgpass, the system keyring "
+        f"(keyring set {KEYRING_SERVICE} USER@HOST:PORT/DB) or asked on a terminal, never in "
+        "the URL; needs the 'postgres' extra); default: the collections on this machine",
     )
     if acl:
         parser.add_argument(
@@ -127,7 +130,13 @@ def open_store(
     if not is_store_url(store):
         raise VerifaiError("--store takes a postgresql://USER@HOST/DATABASE URL")
     return PgStore.open(
-        store, args.collection, create=create, settings=settings, embedder=embedder, acl=acl
+        store,
+        args.collection,
+        create=create,
+        settings=settings,
+        embedder=embedder,
+        acl=acl,
+        password_prompt=store_password_prompt(),
     )
 
 

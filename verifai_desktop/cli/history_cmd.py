@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from verifai_desktop.audit import (
@@ -18,6 +20,7 @@ from verifai_desktop.audit import (
 )
 from verifai_desktop.audit_view import write_record
 from verifai_desktop.check_view import check_summary
+from verifai_desktop.cli import common
 from verifai_desktop.cli.common import add_collection_arg, add_json_arg, error_hint, print_json
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.errors import (
@@ -27,18 +30,18 @@ from verifai_desktop.errors import (
     HistoryCorrupt,
     HistoryNotFound,
     InvalidCollectionName,
+    StoreUnavailable,
 )
 from verifai_desktop.names import name_json, names_json, printable
-from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.folders import collection_history
 from verifai_desktop.store.history import (
     Feedback,
-    History,
     SavedAnswer,
     changed_documents,
     feedback_records,
     write_feedback,
 )
+from verifai_desktop.store.history_base import AnswerHistory
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,6 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "history", help="list, show or delete the answers and claim checks kept for a collection"
     )
     add_collection_arg(p)
+    common.add_store_arg(p)
     p.add_argument("--show", type=int, metavar="ID", help="print one answer's JSON as verified")
     p.add_argument("--delete", type=int, metavar="ID", help="forget one answer")
     p.add_argument("--clear", action="store_true", help="forget every answer")
@@ -57,6 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fb_sub = fb.add_subparsers(dest="feedback_command", required=True, metavar="ACTION")
     add = fb_sub.add_parser("add", help="mark a verdict right or wrong, or flag a sentence")
     add_collection_arg(add)
+    common.add_store_arg(add)
     add.add_argument("--id", type=int, required=True, help="the answer (verifai history)")
     add.add_argument("--sentence", type=int, required=True, help="sentence number, from 1")
     add.add_argument(
@@ -78,6 +83,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "export", help="write the judgements as premise/hypothesis/label JSONL for training"
     )
     add_collection_arg(export)
+    common.add_store_arg(export)
     export.add_argument("--jsonl", required=True, help="file to write (its folder must exist)")
     export.set_defaults(func=run_feedback_export)
 
@@ -85,6 +91,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     au_sub = au.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
     ex = au_sub.add_parser("export", help="write an answer's audit record (JSON and HTML)")
     add_collection_arg(ex)
+    common.add_store_arg(ex)
     which = ex.add_mutually_exclusive_group(required=True)
     which.add_argument("--last", action="store_true", help="the newest answer")
     which.add_argument("--id", type=int, help="the answer with this id (verifai history)")
@@ -102,6 +109,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "2 not a readable record)",
     )
     ck.add_argument("record", type=Path, help="an audit record (JSON)")
+    common.add_store_arg(ck)
     ck.add_argument(
         "--no-collection",
         action="store_true",
@@ -121,11 +129,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     key.set_defaults(func=run_audit_key)
 
 
-def _history(collection: str) -> History:
-    return collection_history(collection)
+@contextmanager
+def _history(args: argparse.Namespace) -> Iterator[AnswerHistory]:
+    """The history of ``args.collection``: the embedded one, or with ``--store`` the connecting
+    role's history in the PostgreSQL collection."""
+    if getattr(args, "store", None) is None:
+        with collection_history(args.collection) as history:
+            yield history
+        return
+    with common.open_store(args, reconcile=False) as store, store.history() as history:
+        yield history
 
 
-def _saved(history: History, collection: str, answer_id: int | None) -> SavedAnswer:
+def _saved(history: AnswerHistory, collection: str, answer_id: int | None) -> SavedAnswer:
     if answer_id is not None:
         return history.require(answer_id)
     saved = history.last()
@@ -145,7 +161,7 @@ def run_history(args: argparse.Namespace) -> int:
     :func:`~verifai_desktop.names.names_json` (``changed_documents`` and, only for names that
     are not valid UTF-8, ``changed_documents_bytes_b64``).
     """
-    with _history(args.collection) as history:
+    with _history(args) as history:
         if args.show is not None:
             sys.stdout.write(_saved(history, args.collection, args.show).answer_json)
             return 0
@@ -225,7 +241,7 @@ def _json_entry(saved: SavedAnswer, feedback: int) -> dict[str, object]:
 
 def run_feedback_add(args: argparse.Namespace) -> int:
     """Record a judgement of one verdict of a kept answer."""
-    with _history(args.collection) as history:
+    with _history(args) as history:
         saved = _saved(history, args.collection, args.id)
         answer = saved.answer()
         index = args.sentence - 1
@@ -262,7 +278,7 @@ def run_feedback_add(args: argparse.Namespace) -> int:
 def run_feedback_export(args: argparse.Namespace) -> int:
     """Write the collection's judgements as training pairs (``models/train_verifier.py
     --extra``)."""
-    with _history(args.collection) as history:
+    with _history(args) as history:
         records, skipped = feedback_records(history, collection=args.collection)
     written = write_feedback(records, args.jsonl)
     print(
@@ -274,7 +290,7 @@ def run_feedback_export(args: argparse.Namespace) -> int:
 
 def run_audit_export(args: argparse.Namespace) -> int:
     """Write the audit record of a kept answer or claim check as JSON plus an HTML view."""
-    with _history(args.collection) as history:
+    with _history(args) as history:
         saved = _saved(history, args.collection, None if args.last else args.id)
     record = build_record(saved, collection=args.collection)
     json_path, html_path = write_record(record, args.output)
@@ -315,15 +331,17 @@ def run_audit_check(args: argparse.Namespace) -> int:
     note = "not compared (--no-collection)"
     name = record["collection"]
     if not args.no_collection:
+        target = argparse.Namespace(collection=name, store=args.store)
         try:
-            with Collection.open(name, reconcile=False) as collection:
+            with common.open_store(target, reconcile=False) as collection:
                 catalog = {d.source: d.sha256 for d in collection.documents()}
-            with _history(name) as history:
+            with _history(target) as history:
                 saved = history.get(record["answer_id"])
             note = f"answer {record['answer_id']} is no longer in the history of {name!r}"
         except (CollectionNotFound, InvalidCollectionName):
-            note = f"collection {name!r} is not on this machine; compared with the files only"
-        except (HistoryCorrupt, BadRecord) as exc:
+            where = "in that PostgreSQL store" if args.store else "on this machine"
+            note = f"collection {name!r} is not {where}; compared with the files only"
+        except (HistoryCorrupt, BadRecord, StoreUnavailable) as exc:
             note = f"not compared: {exc}{error_hint(exc)}"
     report = check_record(
         record, catalog_sha256=catalog, saved=saved, history_note=note, require_key=required

@@ -1,4 +1,5 @@
-"""How ``verifai ingest`` gets the password of encrypted PDFs without showing it to others.
+"""How ``verifai ingest`` gets the password of encrypted PDFs, and every command the password
+of a PostgreSQL store (:func:`store_password_prompt`), without showing them to others.
 
 A command-line argument is readable by every local user in ``/proc/PID/cmdline`` (and ``ps``)
 while the ingest runs, so the password comes, in order of precedence, from one line of
@@ -16,6 +17,7 @@ import os
 import sys
 
 from verifai_desktop.errors import VerifaiError
+from verifai_desktop.store.pg.credentials import PasswordPrompt
 
 PASSWORD_ENV = "VERIFAI_PDF_PASSWORD"
 
@@ -75,3 +77,19 @@ def prompt_password(n_files: int) -> str | None:
     except EOFError:
         return None
     return password or None
+
+
+def store_password_prompt() -> PasswordPrompt | None:
+    """Asks for a PostgreSQL store's password on the terminal without echo, when standard
+    input is one (else None: nobody to ask); used when neither libpq (``PGPASSWORD``,
+    ``~/.pgpass``, the service file) nor the system keyring has it."""
+    if not sys.stdin.isatty():
+        return None
+
+    def ask(account: str) -> str | None:
+        try:
+            return getpass.getpass(f"Password for {account}: ") or None
+        except EOFError:
+            return None
+
+    return ask

@@ -6,12 +6,12 @@ evaluation and the front ends reach a collection's data only through this protoc
 documents (:class:`~verifai_desktop.store.records.DocumentRecord`), its chunks by id
 (:class:`~verifai_desktop.store.records.ChunkRecord`), lexical and vector search, the embedder
 its vectors come from, its status and metadata records, and its answer history
-(:class:`~verifai_desktop.store.history.History`). The embedded store,
+(:class:`~verifai_desktop.store.history_base.AnswerHistory`). The embedded store,
 :class:`~verifai_desktop.store.collection.Collection` (a SQLite catalog with a BM25 and an HNSW
-index beside it, in one folder), is the first implementation; a server store (PostgreSQL) is to
-be the second. Opening, creating and ingesting stay with each implementation
-(:meth:`Collection.open`, :meth:`Collection.add_paths`, ...): they depend on where the data
-lives.
+index beside it, in one folder), is the first implementation; the PostgreSQL store
+(:class:`~verifai_desktop.store.pg.store.PgStore`) is the second. Opening, creating and
+ingesting stay with each implementation (:meth:`Collection.open`,
+:meth:`Collection.add_paths`, ...): they depend on where the data lives.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.index.embedder import Embedder
-from verifai_desktop.store.history import History
+from verifai_desktop.store.history_base import AnswerHistory
 from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
 ScoredChunk = tuple[int, float]
@@ -191,13 +191,15 @@ class CollectionStore(Protocol):
 
     # -- answer history -----------------------------------------------------------------
 
-    def history(self) -> History:
+    def history(self) -> AnswerHistory:
         """Its answer history, opened (created on first use); the caller closes it, e.g.
-        ``with store.history() as history: ...``. Writing it never waits for an ingest.
+        ``with store.history() as history: ...``. Writing it never waits for an ingest. In a
+        server store it is the connecting role's alone.
 
         Raises:
             IndexCorrupt: the history is damaged.
             BadRecord: another writer kept it locked too long.
+            StoreUnavailable: a server store's history cannot be reached.
         """
         ...
 

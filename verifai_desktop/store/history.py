@@ -1,4 +1,6 @@
-"""Answer history and verdict feedback of a collection (``history.sqlite`` in its folder).
+"""Answer history and verdict feedback of a collection (``history.sqlite`` in its folder): the
+embedded store's :class:`~verifai_desktop.store.history_base.AnswerHistory` (the PostgreSQL
+store's is :class:`~verifai_desktop.store.pg.history.PgHistory`).
 
 Every verified answer is kept as the exact ``verifai.answer`` JSON text it was shown as
 (:func:`verifai_desktop.codec.answer_to_json`), with the question, the time, the settings in
@@ -36,8 +38,6 @@ so an answer is kept while an ingest runs. SQLite (WAL) serialises writers.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 import sqlite3
 import time
@@ -45,13 +45,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from verifai_desktop import __version__
-from verifai_desktop.codec import answer_to_json, check_to_json
 from verifai_desktop.domain import Answer, CheckResult
-from verifai_desktop.errors import BadRecord, HistoryCorrupt, HistoryNotFound, ParseError
-from verifai_desktop.names import dumps_json, valid_utf8
+from verifai_desktop.errors import BadRecord, HistoryCorrupt, ParseError
+from verifai_desktop.names import dumps_json
 from verifai_desktop.private import create_private_file, export_private_texts, export_target
 from verifai_desktop.settings import Settings
+from verifai_desktop.store.history_base import AnswerHistory, AnswerRow, FeedbackRow, scan_ids
 from verifai_desktop.store.history_records import (
     ANSWER_COLUMNS,
     FEEDBACK_COLUMNS,
@@ -62,7 +61,6 @@ from verifai_desktop.store.history_records import (
     Feedback,
     FeedbackVerdict,
     SavedAnswer,
-    feedback_from_row,
     saved_answer,
 )
 from verifai_desktop.store.integrity import check_problem
@@ -145,7 +143,7 @@ def _enable_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
-class History:
+class History(AnswerHistory):
     """The answer history of one collection folder.
 
     Opening an existing history runs SQLite's ``PRAGMA quick_check``, as the catalog does, so
@@ -161,10 +159,17 @@ class History:
     Raises:
         HistoryCorrupt: ``history.sqlite`` is not a SQLite database or fails the quick check.
         BadRecord: another writer kept it locked for :data:`BUSY_TIMEOUT_S` seconds.
+
+    Attributes:
+        path: the history's file.
+        collection: the collection's folder name.
+        where: the file, as log lines name it.
     """
 
     def __init__(self, folder: Path) -> None:
         self.path = Path(folder) / HISTORY_FILE
+        self.collection = self.path.parent.name
+        self.where = str(self.path)
         existed = self.path.is_file() and self.path.stat().st_size > 0
         db: sqlite3.Connection | None = None
         try:
@@ -200,58 +205,19 @@ class History:
         self._db = db
 
     def _damaged(self, reason: str) -> HistoryCorrupt:
-        return HistoryCorrupt(self.path, reason, collection=self.path.parent.name)
+        return HistoryCorrupt(self.path, reason, collection=self.collection)
 
     def close(self) -> None:
         """Close the database."""
         self._db.close()
 
-    def __enter__(self) -> History:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- answers --------------------------------------------------------------------------
 
-    def add(
-        self,
-        entry: Answer | CheckResult,
-        settings: Settings,
-        documents: Mapping[str, str],
-        *,
-        created: float | None = None,
-    ) -> int:
-        """Keep a verified answer or a claim check; returns its id.
-
-        File names that are not valid UTF-8 are kept exactly: in the entry's JSON as a shown
-        name plus their bytes (:func:`~verifai_desktop.names.name_json`), in ``documents`` as
-        JSON ``\\udcff`` escapes (ASCII text) that read back as the same name.
-
-        Args:
-            entry: the answer as shown, or the claim check (kept under its claim).
-            settings: the settings it was made with (thresholds; kept whole).
-            documents: path -> sha256 of the documents it quotes (:func:`quoted_documents`).
-            created: seconds since the epoch (now if None).
-        """
-        snapshot = dataclasses.asdict(settings)
-        snapshot.pop("ui", None)
-        if isinstance(entry, CheckResult):
-            question, text = entry.claim, check_to_json(entry, settings)
-        else:
-            question, text = entry.question, answer_to_json(entry, settings)
+    def _insert(self, values: AnswerRow) -> int:
         cur = self._db.execute(
             "INSERT INTO answers(created, question, answer_json, settings_json, documents_json, "
             "app_version) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                time.time() if created is None else created,
-                valid_utf8(question),
-                text,
-                # ASCII JSON: a name's undecodable byte is a \\udcff escape, read back exactly
-                json.dumps(snapshot, sort_keys=True),
-                json.dumps(dict(documents), sort_keys=True),
-                __version__,
-            ),
+            values,
         )
         assert cur.lastrowid is not None
         return int(cur.lastrowid)
@@ -272,25 +238,7 @@ class History:
             ]
         except sqlite3.DatabaseError as exc:
             raise self._damaged(str(exc)) from exc
-        answers: list[SavedAnswer] = []
-        unreadable: list[tuple[int, str]] = []
-        for answer_id in ids:
-            try:
-                saved = self.get(answer_id)
-            except BadRecord as exc:
-                unreadable.append((answer_id, exc.reason))
-                continue
-            if saved is not None:
-                answers.append(saved)
-        return AnswerScan(tuple(answers), tuple(unreadable))
-
-    def answers(self) -> list[SavedAnswer]:
-        """Every saved answer that can be read, newest first; each one that cannot is logged
-        (:meth:`scan` returns them)."""
-        scan = self.scan()
-        for answer_id, reason in scan.unreadable:
-            log.warning("history %s: answer %d cannot be read: %s", self.path, answer_id, reason)
-        return list(scan.answers)
+        return scan_ids(ids, self.get)
 
     def get(self, answer_id: int) -> SavedAnswer | None:
         """The saved answer ``answer_id``, or None when there is none.
@@ -307,18 +255,6 @@ class History:
         except sqlite3.DatabaseError as exc:
             raise BadRecord(f"saved answer {answer_id}", str(exc)) from exc
         return None if row is None else saved_answer(row)
-
-    def require(self, answer_id: int) -> SavedAnswer:
-        """The saved answer ``answer_id``.
-
-        Raises:
-            HistoryNotFound: there is none.
-            BadRecord: it is there but cannot be read.
-        """
-        saved = self.get(answer_id)
-        if saved is None:
-            raise HistoryNotFound(self.path.parent.name, answer_id)
-        return saved
 
     def last(self) -> SavedAnswer | None:
         """The newest saved answer, or None when the history is empty.
@@ -342,33 +278,11 @@ class History:
 
     # -- feedback -------------------------------------------------------------------------
 
-    def set_feedback(self, feedback: Feedback) -> None:
-        """Record a judgement (replacing an earlier one of the same verdict).
-
-        Raises:
-            HistoryNotFound: no saved answer ``feedback.answer_id``.
-            ValueError: ``verdict`` is not one of :data:`FEEDBACK_VERDICTS`, a label is given
-                with a verdict other than ``wrong``, or the entry is a claim check.
-        """
-        if feedback.verdict not in FEEDBACK_VERDICTS:
-            raise ValueError(f"feedback verdict {feedback.verdict!r}; use {FEEDBACK_VERDICTS}")
-        if feedback.label is not None and feedback.verdict != "wrong":
-            raise ValueError("a correct label goes with a 'wrong' verdict only")
-        if self.require(feedback.answer_id).kind == "check":
-            raise ValueError(f"entry {feedback.answer_id} is a claim check: feedback is on answers")
+    def _write_feedback(self, values: FeedbackRow) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO feedback(answer_id, sentence, passage, shown, verdict, label, "
             "note, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                feedback.answer_id,
-                feedback.sentence,
-                feedback.passage,
-                feedback.shown,
-                feedback.verdict,
-                None if feedback.label is None else feedback.label.value,
-                feedback.note,
-                feedback.created or time.time(),
-            ),
+            values,
         )
 
     def clear_feedback(self, answer_id: int, sentence: int, passage: int) -> None:
@@ -387,15 +301,7 @@ class History:
             f"FROM feedback {where} ORDER BY answer_id, sentence, passage",
             params,
         )
-        out: list[Feedback] = []
-        for r in rows:
-            try:
-                out.append(feedback_from_row(r))
-            except (ValueError, TypeError) as exc:
-                log.warning(
-                    "history %s: a judgement of answer %s is unreadable: %s", self.path, r[0], exc
-                )
-        return out
+        return self._read_feedback(rows)
 
 
 def _close_quietly(db: sqlite3.Connection | None) -> None:
@@ -448,7 +354,9 @@ def changed_documents(saved: SavedAnswer) -> list[DocumentChange]:
     return out
 
 
-def feedback_records(history: History, *, collection: str = "") -> tuple[list[dict[str, str]], int]:
+def feedback_records(
+    history: AnswerHistory, *, collection: str = ""
+) -> tuple[list[dict[str, str]], int]:
     """Training pairs from the readers' judgements, in the NLI training pool's JSONL format.
 
     Each judged verdict becomes ``{"premise": the evidence window the verdict was decided

@@ -13,7 +13,7 @@ import pytest
 
 from tests.unit.test_codec import ANSWER, ODD_ANSWER, ODD_PATH, ODD_SHOWN
 from tests.unit.test_keep import FakeCollection
-from verifai_desktop.cli import ask_cmd, main
+from verifai_desktop.cli import ask_cmd, common, main
 from verifai_desktop.domain import Answer
 from verifai_desktop.errors import IndexCorrupt
 from verifai_desktop.names import name_from_json
@@ -25,7 +25,8 @@ ASK = ["ask", "What is overfitting?", "-c", "papers", "--json"]
 
 
 class _Opener:
-    """Stands in for ``Collection`` in ``verifai ask``: opens a :class:`FakeCollection`."""
+    """Stands in for ``Collection`` where ``verifai ask`` opens it (``cli.common``): opens a
+    :class:`FakeCollection`."""
 
     def __init__(self, folder: Path, failure: Exception | None = None) -> None:
         self.folder = folder
@@ -49,7 +50,7 @@ class _Session:
 
 
 def _ask(monkeypatch: pytest.MonkeyPatch, opener: _Opener) -> int:
-    monkeypatch.setattr(ask_cmd, "Collection", opener)
+    monkeypatch.setattr(common, "Collection", opener)
     monkeypatch.setattr(ask_cmd, "AskSession", _Session)
     return main(ASK)
 
@@ -89,7 +90,7 @@ def test_an_answer_citing_a_name_that_is_not_utf8_is_printed_and_kept_exactly(
     """Issue 30, rows 1 and 2: the history INSERT once crashed (``surrogates not allowed``)
     and lost the answer; now the answer is printed as strict UTF-8 JSON, kept, and the file's
     exact bytes come back from both."""
-    monkeypatch.setattr(ask_cmd, "Collection", _Opener(tmp_path))
+    monkeypatch.setattr(common, "Collection", _Opener(tmp_path))
     monkeypatch.setattr(ask_cmd, "AskSession", _OddSession)
     assert main(ASK) == 0
     out, err = capsys.readouterr()

@@ -11,6 +11,8 @@ A collection ``NAME`` lives in the schema ``verifai_NAME`` of the database the U
   ``tsv`` (``to_tsvector('english', text)``, GIN index) and ``embedding`` (``vector(dim)``,
   HNSW index with cosine distance), plus ``acl_group``.
 - ``metadata``: JSON records by key (the roots an ingest followed), plus ``acl_group``.
+- ``answers`` and ``feedback``: the answer history (:mod:`verifai_desktop.store.pg.history`),
+  the columns of the embedded ``history.sqlite`` plus ``asked_by``, the role that asked.
 
 ``acl_group`` is a PostgreSQL role (``regrole``). Every table holding document data has row-level
 security enabled and forced (the table owner is held to it too), with one policy: a row is
@@ -18,11 +20,17 @@ visible, and may be written, when ``pg_has_role(current_user, acl_group, 'MEMBER
 given ``BYPASSRLS`` and no function is ``SECURITY DEFINER``: the engine decides what a role
 reads. A role dropped after ingest makes its rows invisible (``pg_has_role`` of an unknown role
 id is NULL), not an error.
+
+The history tables have row-level security enabled and forced too, with the policy
+``asked_by = the connecting role`` (a role id, so that a role created later under a dropped
+role's name reads nothing of it): each row is visible to, and written by, the role that asked
+alone -- the collection's owner included.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from verifai_desktop.errors import InvalidCollectionName, StoreUnavailable
@@ -30,8 +38,9 @@ from verifai_desktop.errors import InvalidCollectionName, StoreUnavailable
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
-"""1: the first PostgreSQL schema (issue 27)."""
+SCHEMA_VERSION = 2
+"""1: the first PostgreSQL schema (issue 27); 2: the answer history (``answers``,
+``feedback``)."""
 
 SCHEMA_PREFIX = "verifai_"
 """The PostgreSQL schema of collection ``NAME`` is ``verifai_NAME``."""
@@ -41,7 +50,40 @@ _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 DATA_TABLES = ("documents", "chunks", "metadata")
 """The tables holding document data: row-level security on each, SELECT granted per group."""
 
+HISTORY_TABLES = ("answers", "feedback")
+"""The answer history: rows visible to the role that asked alone; granted per group."""
+
 _VISIBLE = "pg_has_role(current_user, acl_group::oid, 'MEMBER')"
+
+_ASKER = "quote_ident(current_user)::regrole"
+"""The connecting role, as a role id."""
+
+_HISTORY = """
+CREATE TABLE {s}.answers (
+    answer_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    created double precision NOT NULL,
+    question text NOT NULL,
+    answer_json text NOT NULL,
+    settings_json text NOT NULL,
+    documents_json text NOT NULL,
+    app_version text NOT NULL,
+    asked_by regrole NOT NULL DEFAULT {asker}
+);
+CREATE INDEX answers_asked_by ON {s}.answers (asked_by, answer_id);
+CREATE TABLE {s}.feedback (
+    feedback_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    answer_id bigint NOT NULL REFERENCES {s}.answers(answer_id) ON DELETE CASCADE,
+    sentence integer NOT NULL,
+    passage integer NOT NULL,
+    shown text NOT NULL,
+    verdict text NOT NULL,
+    label text,
+    note text NOT NULL DEFAULT '',
+    created double precision NOT NULL,
+    asked_by regrole NOT NULL DEFAULT {asker},
+    UNIQUE (answer_id, sentence, passage)
+)
+"""
 
 _CREATE = """
 CREATE TABLE {s}.schema_version (version integer NOT NULL);
@@ -89,9 +131,27 @@ GRANT USAGE ON SCHEMA {s} TO PUBLIC;
 GRANT SELECT ON {s}.schema_version, {s}.config TO PUBLIC;
 """
 
-MIGRATIONS: tuple[str, ...] = ()
-"""SQL upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``: 1 -> 2); run
-by the collection's owner in one transaction when it opens a collection of an older version."""
+
+def _history_statements(schema: str) -> list[str]:
+    statements = _split(_HISTORY.format(s=schema, asker=_ASKER))
+    for table in HISTORY_TABLES:
+        statements += [
+            f"ALTER TABLE {schema}.{table} ENABLE ROW LEVEL SECURITY",
+            f"ALTER TABLE {schema}.{table} FORCE ROW LEVEL SECURITY",
+            f"CREATE POLICY {table}_by_asker ON {schema}.{table} FOR ALL"
+            f" USING (asked_by = {_ASKER}) WITH CHECK (asked_by = {_ASKER})",
+        ]
+    return statements
+
+
+MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (_history_statements,)
+"""The statements upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``:
+1 -> 2) of a schema; run by the collection's owner in one transaction when it opens a
+collection of an older version (the groups granted the collection are granted what is new)."""
+
+
+def _split(sql: str) -> list[str]:
+    return [part.strip() for part in sql.split(";") if part.strip()]
 
 
 def schema_name(collection: str) -> str:
@@ -119,8 +179,7 @@ def create_statements(schema: str, dim: int) -> list[str]:
         schema: from :func:`schema_name` (an identifier, safe to format in).
         dim: the embedder's vector dimension (e.g. 384).
     """
-    sql = _CREATE.format(s=schema, dim=int(dim))
-    statements = [part.strip() for part in sql.split(";") if part.strip()]
+    statements = _split(_CREATE.format(s=schema, dim=int(dim)))
     for table in DATA_TABLES:
         statements += [
             f"ALTER TABLE {schema}.{table} ENABLE ROW LEVEL SECURITY",
@@ -128,18 +187,23 @@ def create_statements(schema: str, dim: int) -> list[str]:
             f"CREATE POLICY {table}_by_group ON {schema}.{table} FOR ALL"
             f" USING ({_VISIBLE}) WITH CHECK ({_VISIBLE})",
         ]
+    statements += _history_statements(schema)
     statements.append(f"INSERT INTO {schema}.schema_version VALUES ({SCHEMA_VERSION})")
     return statements
 
 
 def grant_statements(schema: str, group: str) -> list[str]:
-    """What a group needs to read a collection (row-level security does the rest).
+    """What a group needs to read a collection and keep its own answer history (row-level
+    security does the rest).
 
     Args:
         schema: from :func:`schema_name`.
         group: a role name, quoted by the caller (``psycopg.sql.Identifier``) when formatted.
     """
-    return [f"GRANT SELECT ON {schema}.{table} TO {group}" for table in DATA_TABLES]
+    history = ", ".join(f"{schema}.{table}" for table in HISTORY_TABLES)
+    return [f"GRANT SELECT ON {schema}.{table} TO {group}" for table in DATA_TABLES] + [
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {history} TO {group}"
+    ]
 
 
 def create_collection(
@@ -183,8 +247,10 @@ def check_version(conn: psycopg.Connection[tuple[object, ...]], schema: str, whe
         return
     try:
         with conn.transaction():
-            for statement in MIGRATIONS[version - 1 :]:
-                conn.execute(statement.encode())
+            for migration in MIGRATIONS[version - 1 :]:
+                for statement in migration(schema):
+                    conn.execute(statement.encode())
+            _grant_again(conn, schema)
             conn.execute(
                 f"UPDATE {schema}.schema_version SET version = %s".encode(), (SCHEMA_VERSION,)
             )
@@ -195,3 +261,20 @@ def check_version(conn: psycopg.Connection[tuple[object, ...]], schema: str, whe
             f"collection schema version {version} is older than this app's ({SCHEMA_VERSION});"
             " its owner must open it once to upgrade it",
         ) from None
+
+
+def _grant_again(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> None:
+    """Grant every group that may read the collection what :func:`grant_statements` grants
+    now (after an upgrade added tables)."""
+    from psycopg import sql
+
+    rows = conn.execute(
+        "SELECT DISTINCT grantee FROM information_schema.role_table_grants"
+        " WHERE table_schema = %s AND table_name = 'documents' AND privilege_type = 'SELECT'"
+        " AND grantee <> current_user",
+        (schema,),
+    ).fetchall()
+    for (grantee,) in rows:
+        group = sql.Identifier(str(grantee)).as_string(conn)
+        for statement in grant_statements(schema, group):
+            conn.execute(statement.encode())

@@ -13,6 +13,8 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
   (:meth:`PgStore.acquire_write_lock`); readers never wait for it.
 - Reads see what the connecting role may read, decided by the server (row-level security on
   ``acl_group``); a role not granted the tables at all sees an empty collection.
+- The answer history (:mod:`verifai_desktop.store.pg.history`) is kept per role: each role
+  reads and writes its own entries and judgements alone.
 - Row-level security filters the HNSW index's candidates after the index search: a role that
   may read a small part of a large collection can get fewer than ``limit`` vector hits
   (pgvector 0.8's iterative index scans lift this; the pgvector of ``pgserver`` is 0.6).
@@ -55,8 +57,9 @@ from verifai_desktop.store.catalog import (
     document_record,
     document_values,
 )
-from verifai_desktop.store.history import History
 from verifai_desktop.store.pg.connect import connect, redacted
+from verifai_desktop.store.pg.credentials import PasswordPrompt
+from verifai_desktop.store.pg.history import PgHistory
 from verifai_desktop.store.pg.queries import CHUNK_COLUMNS, HYBRID, LEXICAL, SEMANTIC, ranked
 from verifai_desktop.store.pg.schema import (
     check_version,
@@ -101,12 +104,7 @@ class PgStore(Closes):
         self.display_name = str(config.get("display_name") or name)
         self.embedder_name = str(config["embedder"])
         self.acl = acl or str(config["owner"])
-        self._readable = bool(
-            self._one(
-                "SELECT has_table_privilege(current_user, %s, 'SELECT')",
-                (f"{self._schema}.chunks",),
-            )
-        )
+        self._readable = self._granted()
         self._ef_search = 0
         self._locked = False
         self._closed = False
@@ -122,6 +120,7 @@ class PgStore(Closes):
         settings: Settings | None = None,
         embedder: str | None = None,
         acl: str | None = None,
+        password_prompt: PasswordPrompt | None = None,
     ) -> PgStore:
         """Open (or create) collection ``name`` in the database ``url`` names.
 
@@ -135,6 +134,8 @@ class PgStore(Closes):
                 store).
             acl: the group documents written through this store may be read by; the
                 connecting role must be a member of it.
+            password_prompt: asks the user for the password when the server wants one and
+                neither libpq nor the system keyring has it (:func:`.connect.connect`).
 
         Raises:
             InvalidCollectionName: ``name`` is not a valid PostgreSQL collection name.
@@ -148,7 +149,7 @@ class PgStore(Closes):
         """
         schema = schema_name(name)
         where = redacted(url)
-        conn = connect(url)
+        conn = connect(url, password_prompt=password_prompt)
         try:
             exists = conn.execute(
                 "SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)
@@ -187,6 +188,15 @@ class PgStore(Closes):
     def _one(self, query: str, params: Sequence[object] = ()) -> object:
         row = self._conn.execute(query.encode(), params).fetchone()
         return None if row is None else row[0]
+
+    def _granted(self) -> bool:
+        """Whether this role was granted the collection's tables (a group of it was)."""
+        return bool(
+            self._one(
+                "SELECT has_table_privilege(current_user, %s, 'SELECT')",
+                (f"{self._schema}.chunks",),
+            )
+        )
 
     def _check_group(self, group: str) -> None:
         if self._one("SELECT to_regrole(%s)", (group,)) is None:
@@ -303,7 +313,11 @@ class PgStore(Closes):
             self._ef_search = ef
 
     def refresh(self) -> None:
-        """Nothing to do: every query sees what was committed when it runs."""
+        """Notice a grant made since the store was opened (the first ingest for one of this
+        role's groups); otherwise nothing to do: every query sees what was committed when it
+        runs."""
+        if not self._readable:
+            self._readable = self._granted()
 
     # -- status and metadata ------------------------------------------------------------
     def is_consistent(self) -> bool:
@@ -333,15 +347,10 @@ class PgStore(Closes):
             (key, json.dumps(dict(data)), self.acl),
         )
 
-    def history(self) -> History:
-        """Not kept in a PostgreSQL store yet.
-
-        Raises:
-            StoreUnavailable: always (kind ``unsupported``).
-        """
-        raise StoreUnavailable(
-            self.store, "unsupported", "answer history is not kept in a PostgreSQL store yet"
-        )
+    def history(self) -> PgHistory:
+        """The connecting role's answer history in this collection (its rows alone); it uses
+        this store's connection, so keep the store open while using it."""
+        return PgHistory(self._conn, self._schema, self.name, self.store)
 
     # -- writing (the IngestTarget contract) ----------------------------------------------
     @property
