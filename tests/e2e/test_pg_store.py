@@ -10,6 +10,7 @@ description for team_b through :meth:`PgStore.add_paths`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -29,6 +30,7 @@ from tests.conftest import DOCS_CLEAN, REPO_ROOT
 from tests.e2e.cli import run_verifai
 from verifai_desktop.domain import DocStatus
 from verifai_desktop.errors import StoreUnavailable
+from verifai_desktop.recognition import Recognition, WordBox
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import RetrievalSettings
 from verifai_desktop.store.catalog import DocumentMeta
@@ -356,3 +358,29 @@ def test_the_cli_and_the_store_import_no_postgres_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_recognised_chunks_keep_their_ocr_and_an_old_schema_gains_the_column(
+    team: Server,
+) -> None:
+    """Issue 28: a schema-1 collection (no ``chunks.ocr``) is upgraded by its owner on open,
+    its chunks read as text-layer chunks; a chunk recognised by OCR keeps its provenance."""
+    team.psql(
+        "ALTER TABLE verifai_team.chunks DROP COLUMN ocr;"
+        " UPDATE verifai_team.schema_version SET version = 1;"
+    )
+    with PgStore.open(team.url("vowner"), "team", acl="team_a") as store:
+        assert team.rows("SELECT version FROM verifai_team.schema_version") == [(2,)]
+        old = store.chunks(_chunks_of(store, TEAM_A[0]))
+        assert [r.chunk.ocr for r in old.values()] == [None] * len(old)
+        first, *rest = sorted((r.chunk for r in old.values()), key=lambda c: c.ordinal)
+        ocr = Recognition("tesseract", 0.875, (WordBox(0, 3, 72.0, 90.5, 90.0, 101.0, 0.875),))
+        chunks = (dataclasses.replace(first, ocr=ocr), *rest)
+        vectors = np.full((len(chunks), 384), 384**-0.5, dtype=np.float32)
+        meta = DocumentMeta("/scans/recognised.pdf", "scan", "d" * 64, 1, 1, None)
+        store.commit([(meta, DocStatus.INDEXED, "", chunks, vectors)])
+        doc = store.document("/scans/recognised.pdf")
+        assert doc is not None
+        again = store.chunks(store.document_chunk_ids(doc.doc_id))
+        assert sorted((r.chunk for r in again.values()), key=lambda c: c.ordinal) == list(chunks)
+        store.remove_sources(["/scans/recognised.pdf"])

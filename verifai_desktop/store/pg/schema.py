@@ -30,8 +30,8 @@ from verifai_desktop.errors import InvalidCollectionName, StoreUnavailable
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
-"""1: the first PostgreSQL schema (issue 27)."""
+SCHEMA_VERSION = 2
+"""1: the first PostgreSQL schema (issue 27); 2: ``chunks.ocr`` (OCR provenance, issue 28)."""
 
 SCHEMA_PREFIX = "verifai_"
 """The PostgreSQL schema of collection ``NAME`` is ``verifai_NAME``."""
@@ -73,6 +73,7 @@ CREATE TABLE {s}.chunks (
     sentence_spans jsonb NOT NULL,
     is_reference boolean NOT NULL DEFAULT false,
     instruction_cues jsonb NOT NULL DEFAULT '[]',
+    ocr jsonb,
     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
     embedding vector({dim}) NOT NULL,
     acl_group regrole NOT NULL
@@ -89,9 +90,10 @@ GRANT USAGE ON SCHEMA {s} TO PUBLIC;
 GRANT SELECT ON {s}.schema_version, {s}.config TO PUBLIC;
 """
 
-MIGRATIONS: tuple[str, ...] = ()
-"""SQL upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``: 1 -> 2); run
-by the collection's owner in one transaction when it opens a collection of an older version."""
+MIGRATIONS: tuple[str, ...] = ("ALTER TABLE {s}.chunks ADD COLUMN ocr jsonb",)
+"""SQL upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``: 1 -> 2), ``{s}``
+the collection's schema; run by the collection's owner in one transaction when it opens a
+collection of an older version."""
 
 
 def schema_name(collection: str) -> str:
@@ -184,7 +186,7 @@ def check_version(conn: psycopg.Connection[tuple[object, ...]], schema: str, whe
     try:
         with conn.transaction():
             for statement in MIGRATIONS[version - 1 :]:
-                conn.execute(statement.encode())
+                conn.execute(statement.format(s=schema).encode())
             conn.execute(
                 f"UPDATE {schema}.schema_version SET version = %s".encode(), (SCHEMA_VERSION,)
             )
