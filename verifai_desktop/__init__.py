@@ -6,7 +6,8 @@ inside a function counts too; ``if TYPE_CHECKING:`` imports, for annotations onl
 Bottom to top:
 
 1. ``foundation``: what flows and how it is kept: ``domain`` (frozen dataclasses and result
-   types), ``errors``, ``settings``, ``codec`` (answer JSON to and from domain types), and the
+   types) with ``recognition`` (the provenance of OCR text), ``errors``, ``settings``,
+   ``codec`` (answer JSON to and from domain types), and the
    small helpers every layer may use (``names``, ``private``, ``offline``, ``hashing``,
    ``logs``, ``hardware``).
 2. ``model files``: which model files are used and where they come from (``modelstore``,

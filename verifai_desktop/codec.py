@@ -13,7 +13,8 @@ File names that are not valid UTF-8 are written as a shown name plus their exact
 UTF-8.
 
 Layer: foundation (imports only :mod:`~verifai_desktop.domain`, :mod:`~verifai_desktop.errors`,
-:mod:`~verifai_desktop.names` and :mod:`~verifai_desktop.settings`).
+:mod:`~verifai_desktop.names`, :mod:`~verifai_desktop.recognition` and
+:mod:`~verifai_desktop.settings`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from verifai_desktop.domain import (
 )
 from verifai_desktop.errors import BadRecord
 from verifai_desktop.names import dumps_json, name_from_json, name_json, shown_name
+from verifai_desktop.recognition import Recognition
 from verifai_desktop.settings import Settings
 
 ANSWER_SCHEMA = "verifai.answer/4"
@@ -161,6 +163,8 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
         JSON-ready data; ``char_start/char_end`` index the passage's document text. A path
         that is not valid UTF-8 is shown escaped (``r\\xe9sum\\xe9.txt``) with its exact bytes
         in ``path_bytes_b64`` (:func:`~verifai_desktop.names.name_json`; only then).
+        Text recognised by OCR has ``ocr`` (engine, mean confidence, word boxes:
+        :meth:`~verifai_desktop.recognition.Recognition.as_dict`; only then).
     """
     return {
         "number": number,
@@ -183,6 +187,8 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
         "sentence_spans": [list(span) for span in passage.sentence_spans],
         "instruction_cues": list(passage.instruction_cues),
         "is_reference": passage.is_reference,
+        # Only for recognised text, so answers kept before OCR existed read back unchanged.
+        **({} if passage.ocr is None else {"ocr": passage.ocr.as_dict()}),
     }
 
 
@@ -269,6 +275,7 @@ def _passage_from_dict(data: Mapping[str, Any]) -> Passage:
         raw_semantic=scores["raw_semantic"],
         instruction_cues=tuple(data["instruction_cues"]),
         is_reference=bool(data["is_reference"]),
+        ocr=Recognition.from_dict(data["ocr"]) if data.get("ocr") is not None else None,
     )
 
 

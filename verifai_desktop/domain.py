@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NewType
 
+from verifai_desktop.recognition import Recognition
+
 CITATION_NUMBERS = r"\d+(?:\s*[,;]\s*\d+)*"
 """Regular expression of the numbers inside one citation marker (``1``, ``1, 3``, ``1; 3``)."""
 
@@ -118,11 +120,14 @@ class Section:
         char_start: start offset into ``Document.text``.
         char_end: end offset (exclusive) into ``Document.text``.
         location: where this section is in the original file.
+        ocr: set when the text was recognised from a page image (OCR), word offsets into
+            ``Document.text``; ``None`` for a text layer.
     """
 
     char_start: int
     char_end: int
     location: Location
+    ocr: Recognition | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +140,8 @@ class Document:
         title: document title (metadata title, first heading, or file name).
         text: the full extracted text; sections index into it.
         sections: sections in reading order, non-overlapping, offsets into ``text``.
+        unrecognised: ``(page number, reason)`` of each page without a text layer that OCR
+            did not read (off, over a limit, unreadable image); its text is missing.
     """
 
     path: Path
@@ -142,6 +149,7 @@ class Document:
     title: str
     text: str
     sections: tuple[Section, ...]
+    unrecognised: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +166,7 @@ class Chunk:
         is_reference: part of a reference list or bibliography
             (:mod:`verifai_desktop.ingest.references`); searchable, left out of answer prompts
             by default.
+        ocr: set for text recognised by OCR (its section's, word offsets into ``text``).
     """
 
     ordinal: int
@@ -167,6 +176,7 @@ class Chunk:
     location: Location
     sentence_spans: tuple[tuple[int, int], ...]
     is_reference: bool = False
+    ocr: Recognition | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +202,7 @@ class Passage:
             injection; :func:`verifai_desktop.ingest.injection.instruction_cues`), ``()`` if none.
         is_reference: the chunk is part of a reference list or bibliography
             (``Chunk.is_reference``); answer prompts leave such passages out by default.
+        ocr: the chunk's OCR provenance (``Chunk.ocr``): shown as recognised text.
     """
 
     chunk_id: ChunkId
@@ -210,6 +221,7 @@ class Passage:
     raw_semantic: float | None = None
     instruction_cues: tuple[str, ...] = ()
     is_reference: bool = False
+    ocr: Recognition | None = None
 
     def sentences(self) -> tuple[str, ...]:
         """The passage's sentences as strings."""

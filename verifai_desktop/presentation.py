@@ -150,6 +150,15 @@ def injection_warning(passage: Passage) -> str:
     )
 
 
+def ocr_note(passage: Passage) -> str:
+    """``"recognised text (OCR, tesseract, mean confidence 91%)"`` beside a passage read from
+    a page image by OCR (``Passage.ocr``); ``""`` for a passage from a text layer."""
+    if passage.ocr is None:
+        return ""
+    ocr = passage.ocr
+    return f"recognised text (OCR, {ocr.engine}, mean confidence {ocr.mean_confidence:.0%})"
+
+
 _HYPHEN_BREAK = re.compile(r"(\S*)-[ \t]*\r?\n[ \t]*(\S*)")
 _LINE_BREAK = re.compile(r"[ \t]*(?:\r\n|\r|\n)\s*")
 _WORD_END = re.compile(r"[^\W\d_]+$")

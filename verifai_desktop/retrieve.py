@@ -440,4 +440,5 @@ class Retriever:
             raw_semantic=f.raw_semantic,
             instruction_cues=rec.instruction_cues,
             is_reference=c.is_reference,
+            ocr=c.ocr,
         )

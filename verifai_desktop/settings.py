@@ -198,10 +198,24 @@ class IngestSettings:
             with its chunk count, instead of being embedded (a 50 MB one-line text file makes
             about 32,000 chunks and would stall the run for most of an hour on a 2-core CPU).
             10,000 chunks is about 4,000 pages of a paper.
+        ocr_engine: how pages without a text layer (scans) are read: ``"tesseract"``
+            (Tesseract, Debian ``tesseract-ocr``), ``"rapidocr"`` (RapidOCR on ONNX Runtime,
+            the ``ocr`` extra) or ``"off"`` (recorded as needing OCR, as ``verifai ingest
+            --no-ocr`` does); :mod:`verifai_desktop.ingest.ocr`.
+        ocr_dpi: resolution pages are rendered at for OCR, dots per inch.
+        ocr_max_pixels: a page whose embedded image holds more pixels than this is not
+            recognised (a decompression bomb, or a poster); a page that renders larger at
+            ``ocr_dpi`` is rendered at a lower resolution. 50 Mpx is an A4 scan at 600 dpi.
+        ocr_max_pages: a file with more scanned pages than this is not recognised (its
+            scanned pages are recorded as needing OCR, with this reason).
     """
 
     follow_external_links: bool = False
     max_chunks_per_file: int = 10_000
+    ocr_engine: str = "tesseract"
+    ocr_dpi: int = 300
+    ocr_max_pixels: int = 50_000_000
+    ocr_max_pages: int = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,14 +505,25 @@ MAX_CHUNKS_PER_FILE = 1_000_000
 """Largest ``ingest.max_chunks_per_file``: about 400,000 pages, 100 times the default."""
 
 
+OCR_ENGINES = ("tesseract", "rapidocr", "off")
+"""Values of ``ingest.ocr_engine``."""
+
+
 def check_ingest(ingest: IngestSettings) -> None:
     """Check ingest settings before they are used.
 
     Raises:
         SettingsError: ``max_chunks_per_file`` is not a whole number from 1 to
-            :data:`MAX_CHUNKS_PER_FILE`.
+            :data:`MAX_CHUNKS_PER_FILE`, ``ocr_engine`` not one of :data:`OCR_ENGINES`,
+            ``ocr_dpi`` not from 72 to 1200, ``ocr_max_pixels`` not from 1 Mpx to 1 Gpx,
+            ``ocr_max_pages`` not from 1 to 100,000.
     """
     _check_whole("ingest.max_chunks_per_file", ingest.max_chunks_per_file, 1, MAX_CHUNKS_PER_FILE)
+    if ingest.ocr_engine not in OCR_ENGINES:
+        raise _bad("ingest.ocr_engine", ingest.ocr_engine, f"use one of {', '.join(OCR_ENGINES)}")
+    _check_whole("ingest.ocr_dpi", ingest.ocr_dpi, 72, 1200, " dpi")
+    _check_whole("ingest.ocr_max_pixels", ingest.ocr_max_pixels, 1_000_000, 1_000_000_000)
+    _check_whole("ingest.ocr_max_pages", ingest.ocr_max_pages, 1, 100_000)
 
 
 def check_verify(verify: VerifySettings) -> None:

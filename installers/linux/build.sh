@@ -34,11 +34,12 @@ llama_cmake_args='-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -
 # bundle carries most libraries itself; PyInstaller leaves out libc, GL/EGL/GLX, libdrm, libxcb
 # and Wayland's client libraries on purpose, so those come from the system (checked with ldd
 # below). The X11 libraries of the main README's list are bundled from the build machine when
-# it has them, and depended on as well, for a build machine that lacks some.
+# it has them, and depended on as well, for a build machine that lacks some. Tesseract and its
+# English data (24 MB) read scanned pages, the default OCR engine (ingest.ocr_engine; issue 28).
 deb_depends='libegl1, libgl1, libglx0, libglvnd0, libdrm2, libxcb1, libwayland-client0,
 libwayland-cursor0, libwayland-egl1, libxcb-cursor0, libxcb-icccm4, libxcb-keysyms1,
 libxcb-image0, libxcb-render-util0, libxcb-randr0, libxcb-shape0, libxcb-xfixes0, libxcb-xkb1,
-libxkbcommon-x11-0, libfontconfig1, libdbus-1-3'
+libxkbcommon-x11-0, libfontconfig1, libdbus-1-3, tesseract-ocr, tesseract-ocr-eng'
 
 step_start=$SECONDS
 step() {

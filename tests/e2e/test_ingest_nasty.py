@@ -1,8 +1,9 @@
 """`verifai ingest` over docs/nasty: every file gets its expected status, nothing crashes or hangs.
 
 Expected outcomes follow ../shared/data/docs/README.md: encrypted PDFs ask for a password,
-scanned ones need OCR, damaged/truncated/zero-byte files fail with a reason, a deck with no
-slides is empty, everything repairable or merely odd is indexed. A second run with
+scanned ones need OCR (the runs are made with ``--no-ocr``; their recognition has its own test,
+tests/e2e/test_ingest_ocr.py), damaged/truncated/zero-byte files fail with a reason, a deck with
+no slides is empty, everything repairable or merely odd is indexed. A second run with
 ``--pdf-password`` retries only the encrypted files; every other file is skipped as unchanged.
 """
 
@@ -71,7 +72,7 @@ def _by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_nasty_set_statuses_then_passwords() -> None:
     assert sorted(p.name for p in DOCS_NASTY.iterdir()) == sorted(EXPECTED)
-    first = _by_name(_json("ingest", str(DOCS_NASTY), "--collection", "nasty", code=3))
+    first = _by_name(_json("ingest", str(DOCS_NASTY), "--collection", "nasty", "--no-ocr", code=3))
     assert {name: f["status"] for name, f in first.items()} == EXPECTED
     for name, f in first.items():
         if f["status"] == "indexed":
@@ -83,7 +84,12 @@ def test_nasty_set_statuses_then_passwords() -> None:
 
     # Only the encrypted files are retried; "foo" opens two of them, not the AES-256 one.
     second = _by_name(
-        _json("ingest", str(DOCS_NASTY), "--collection", "nasty", "--pdf-password", "foo", code=3)
+        _json(
+            "ingest",
+            str(DOCS_NASTY),
+            *("--collection", "nasty", "--no-ocr", "--pdf-password", "foo"),
+            code=3,
+        )
     )
     retried = {n: f["status"] for n, f in second.items() if f["status"] != "skipped"}
     assert retried == {

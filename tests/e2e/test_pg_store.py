@@ -12,6 +12,7 @@ password by the server (the credentials tests).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -39,6 +40,7 @@ from tests.unit.test_codec import ANSWER
 from verifai_desktop.codec import answer_to_json
 from verifai_desktop.domain import DocStatus, NliLabel
 from verifai_desktop.errors import HistoryNotFound, StoreUnavailable
+from verifai_desktop.recognition import Recognition, WordBox
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import RetrievalSettings, Settings
 from verifai_desktop.store.catalog import DocumentMeta
@@ -575,6 +577,7 @@ def test_a_collection_of_schema_1_is_upgraded_by_its_owner(pg: Server) -> None:
         ingest_paths(store, [DOCS_CLEAN / TEAM_A[0]])
     pg.psql(
         "DROP TABLE verifai_old.feedback, verifai_old.answers;"
+        " ALTER TABLE verifai_old.chunks DROP COLUMN ocr;"
         " UPDATE verifai_old.schema_version SET version = 1;"
     )
     with pytest.raises(StoreUnavailable, match="its owner must open it once") as err:
@@ -587,3 +590,29 @@ def test_a_collection_of_schema_1_is_upgraded_by_its_owner(pg: Server) -> None:
     with PgStore.open(pg.url("alice"), "old") as store, store.history() as history:
         kept = history.add(ANSWER, Settings(), {})
         assert history.require(kept).question == ANSWER.question
+
+
+def test_recognised_chunks_keep_their_ocr_and_an_old_schema_gains_the_column(
+    team: Server,
+) -> None:
+    """Issue 28: a schema-2 collection (no ``chunks.ocr``) is upgraded by its owner on open,
+    its chunks read as text-layer chunks; a chunk recognised by OCR keeps its provenance."""
+    team.psql(
+        "ALTER TABLE verifai_team.chunks DROP COLUMN ocr;"
+        " UPDATE verifai_team.schema_version SET version = 2;"
+    )
+    with PgStore.open(team.url("vowner"), "team", acl="team_a") as store:
+        assert team.rows("SELECT version FROM verifai_team.schema_version") == [(SCHEMA_VERSION,)]
+        old = store.chunks(_chunks_of(store, TEAM_A[0]))
+        assert [r.chunk.ocr for r in old.values()] == [None] * len(old)
+        first, *rest = sorted((r.chunk for r in old.values()), key=lambda c: c.ordinal)
+        ocr = Recognition("tesseract", 0.875, (WordBox(0, 3, 72.0, 90.5, 90.0, 101.0, 0.875),))
+        chunks = (dataclasses.replace(first, ocr=ocr), *rest)
+        vectors = np.full((len(chunks), 384), 384**-0.5, dtype=np.float32)
+        meta = DocumentMeta("/scans/recognised.pdf", "scan", "d" * 64, 1, 1, None)
+        store.commit([(meta, DocStatus.INDEXED, "", chunks, vectors)])
+        doc = store.document("/scans/recognised.pdf")
+        assert doc is not None
+        again = store.chunks(store.document_chunk_ids(doc.doc_id))
+        assert sorted((r.chunk for r in again.values()), key=lambda c: c.ordinal) == list(chunks)
+        store.remove_sources(["/scans/recognised.pdf"])

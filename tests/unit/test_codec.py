@@ -50,10 +50,12 @@ from verifai_desktop.presentation import (
     document_verdict_note,
     format_for_path,
     injection_warning,
+    ocr_note,
     sentence_css,
     unsure_guess,
     write_answer,
 )
+from verifai_desktop.recognition import Recognition, WordBox
 from verifai_desktop.settings import Settings, VerifySettings
 
 P1 = "The weather was mild. Aspirin lowered stroke risk in women."
@@ -441,3 +443,21 @@ def test_a_name_that_is_not_utf8_is_shown_escaped_and_read_back_exactly() -> Non
     document = json.loads(json.dumps(check_to_dict(check), ensure_ascii=False))["documents"][0]
     assert document["path"] == ODD_SHOWN
     assert base64.b64decode(document["path_bytes_b64"]) == ODD_RAW
+
+
+def test_a_recognised_passage_carries_its_ocr_provenance_and_reads_back() -> None:
+    """Issue 28: text read by OCR says so (engine, mean confidence, word boxes) in every
+    passage object; a passage from a text layer has no ``ocr`` key, as before."""
+    ocr = Recognition("tesseract", 0.9, (WordBox(0, 7, 72.0, 90.0, 120.5, 101.0, 0.9),))
+    scanned = dataclasses.replace(PASSAGES[1], ocr=ocr)
+    answer = dataclasses.replace(ANSWER, passages=(PASSAGES[0], scanned))
+    data = json.loads(answer_to_json(answer))
+    assert "ocr" not in data["passages"][0]
+    assert data["passages"][1]["ocr"] == {
+        "engine": "tesseract",
+        "confidence": 0.9,
+        "words": [[0, 7, 72.0, 90.0, 120.5, 101.0, 0.9]],
+    }
+    assert answer_from_dict(data).passages == answer.passages
+    assert ocr_note(scanned) == "recognised text (OCR, tesseract, mean confidence 90%)"
+    assert ocr_note(PASSAGES[0]) == ""

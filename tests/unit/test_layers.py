@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "foundation",
         (
             "verifai_desktop",  # the package itself: __version__ and this order in prose
+            "recognition",
             "domain",
             "errors",
             "names",

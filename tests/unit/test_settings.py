@@ -107,6 +107,15 @@ def test_bad_settings_raise_clear_error(tmp_path: Path, body: str) -> None:
             "ingest.max_chunks_per_file: 9999999999; use a whole number from 1 to 1000000",
         ),
         (
+            "[ingest]\nocr_engine = 'abbyy'\n",
+            "ingest.ocr_engine: 'abbyy'; use one of tesseract, rapidocr, off",
+        ),
+        ("[ingest]\nocr_dpi = 50\n", "ingest.ocr_dpi: 50; use a whole number of 72 dpi or more"),
+        (
+            "[ingest]\nocr_max_pixels = 1000\n",
+            "ingest.ocr_max_pixels: 1000; use a whole number of 1000000 or more",
+        ),
+        (
             "[models]\ncontext_tokens = 99999999\n",
             "models.context_tokens: 99999999; use a whole number from 512 to 1048576 tokens",
         ),

@@ -29,6 +29,7 @@ from verifai_desktop.cli.passwords import (
 )
 from verifai_desktop.domain import DocStatus, Progress
 from verifai_desktop.errors import IndexCorrupt, MissingPath, VerifaiError
+from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.names import name_json, names_json, printable
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.collection import Collection
@@ -68,7 +69,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_json_arg(p)
     add_password_args(p)
     p.add_argument(
-        "--timeout", type=float, default=60.0, metavar="S", help="parse time limit per file (s)"
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="parse (and OCR) time limit per file (s)",
+    )
+    p.add_argument(
+        "--no-ocr",
+        action="store_true",
+        help="do not recognise scanned PDF pages (they are recorded as needing OCR); "
+        "default: the setting ingest.ocr_engine",
     )
     p.add_argument(
         "--embedder",
@@ -136,6 +147,9 @@ class _PlainProgress:
     def __call__(self, p: Progress) -> None:
         if p.stage == "files" and p.message:
             print(f"[{p.done + 1}/{p.total}] {printable(p.message)}", file=sys.stderr, flush=True)
+        elif p.stage == "ocr":
+            line = f"  recognising {printable(p.message)} ({p.done + 1} of {p.total} scanned)"
+            print(line, file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -163,6 +177,9 @@ def progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | None
         def report(p: Progress) -> None:
             if p.stage == "files":
                 bar.update(files, completed=p.done, total=p.total, detail=printable(p.message))
+            elif p.stage == "ocr":
+                detail = f"recognising {printable(p.message)} ({p.done + 1}/{p.total})"
+                bar.update(files, detail=detail)
             elif p.stage == "embed":
                 bar.update(chunks, completed=p.done)
 
@@ -189,7 +206,7 @@ def print_report(report: IngestReport) -> None:
         if o.status is Outcome.SKIPPED and o.stored_status is not None:
             status = f"skipped ({o.stored_status.value})"
         line = f"{status:<22} {o.chunk_count:>5} chunks  {printable(Path(o.source).name)}"
-        if o.reason and o.status is not Outcome.INDEXED:
+        if o.reason:  # an indexed file's: the scanned pages left out
             line += f"  - {printable(o.reason)}"
             if o.stored_status is DocStatus.ENCRYPTED:
                 line += f" ({PASSWORD_HINT})"
@@ -211,6 +228,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         if missing:
             raise MissingPath(path)
     settings = load_settings()
+    ocr = OcrOptions.from_settings(settings.ingest, enabled=not args.no_ocr)
     password = password_from_args(args)
     # ``--embedder`` builds a new collection with that model; an existing one must match it.
     with (
@@ -227,6 +245,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             follow_external_links=settings.ingest.follow_external_links,
             max_chunks_per_file=settings.ingest.max_chunks_per_file,
+            ocr=ocr,
         )
         encrypted = [
             Path(o.source) for o in report.outcomes if o.stored_status is DocStatus.ENCRYPTED
@@ -247,6 +266,7 @@ def run_ingest(args: argparse.Namespace) -> int:
                     timeout_s=args.timeout,
                     follow_external_links=settings.ingest.follow_external_links,
                     max_chunks_per_file=settings.ingest.max_chunks_per_file,
+                    ocr=ocr,
                 )
     if args.json:
         print_json(

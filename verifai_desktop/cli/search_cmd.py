@@ -3,7 +3,8 @@
 ``--json`` prints each passage as an answer's passages are printed
 (:func:`verifai_desktop.codec.passage_to_dict`: one schema for both). Reference-list chunks
 are found like any other and marked (``[reference list]``; ``"is_reference": true``); only
-answer prompts leave them out.
+answer prompts leave them out. Text recognised by OCR is marked too
+(``[recognised text (OCR, ...)]``; ``"ocr": {...}``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from verifai_desktop.cli.common import (
 )
 from verifai_desktop.codec import passage_to_dict
 from verifai_desktop.names import printable
+from verifai_desktop.presentation import ocr_note
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import SEARCH_MODES, load_settings
 
@@ -81,6 +83,8 @@ def run_search(args: argparse.Namespace) -> int:
         where = printable(p.path.name) + (f"  {p.location.label()}" if p.location.label() else "")
         if p.is_reference:
             where += f"  {REFERENCE_MARK}"
+        if p.ocr is not None:
+            where += f"  [{ocr_note(p)}]"
         print(
             f"{i:>3} {p.fused_score:6.3f} {p.lexical_score:5.2f} {p.semantic_score:5.2f}  {where}"
         )

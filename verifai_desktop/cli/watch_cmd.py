@@ -25,6 +25,7 @@ from typing import Any
 from verifai_desktop.cli.common import add_collection_arg
 from verifai_desktop.cli.ingest_cmd import cancel_on_sigint
 from verifai_desktop.errors import Cancelled, CollectionBusy
+from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.names import printable
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.collection import Collection
@@ -56,6 +57,7 @@ def _options(settings: Settings) -> dict[str, Any]:
     return {
         "follow_external_links": settings.ingest.follow_external_links,
         "max_chunks_per_file": settings.ingest.max_chunks_per_file,
+        "ocr": OcrOptions.from_settings(settings.ingest),
     }
 
 

@@ -6,6 +6,8 @@ Modules (nothing heavy is imported here; import the module you need):
 - ``parse``: :func:`~verifai_desktop.ingest.parse.parse_file` and
   :class:`~verifai_desktop.ingest.parse.ParserPool` (worker process with a per-file timeout).
 - ``pdf``, ``office`` (DOCX, PPTX), ``epub``, ``text`` (MD, TXT): one parser per format.
+- ``ocr``: :func:`~verifai_desktop.ingest.ocr.recognise_pages` (PDF pages without a text
+  layer, read by Tesseract or RapidOCR in the parser worker).
 - ``pdf_layout``: where a PDF page's indexed text is drawn
   (:func:`~verifai_desktop.ingest.pdf_layout.span_rects`, the evidence highlight).
 - ``sentences``: :func:`~verifai_desktop.ingest.sentences.split_sentences` (sentencex).

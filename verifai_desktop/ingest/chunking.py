@@ -239,6 +239,7 @@ def _chunk_section(
                 char_end=end,
                 location=section.location,
                 sentence_spans=tuple((u.start - start, u.end - start) for u in units[i : j + 1]),
+                ocr=section.ocr.within(start, end) if section.ocr is not None else None,
             )
         )
     return chunks

@@ -17,6 +17,7 @@ import filetype
 
 from verifai_desktop.domain import DocFormat, Location, Section
 from verifai_desktop.errors import ParseError, UnsupportedFormat
+from verifai_desktop.recognition import Recognition
 
 log = logging.getLogger(__name__)
 
@@ -156,18 +157,32 @@ class DocumentBuilder:
         self._sections: list[Section] = []
         self._length = 0
 
-    def add(self, text: str, location: Location) -> None:
-        """Append one section's text (cleaned here) at ``location``."""
-        text = clean_text(text)
-        if not text:
+    def add(self, text: str, location: Location, ocr: Recognition | None = None) -> None:
+        """Append one section's text (cleaned here) at ``location``.
+
+        Args:
+            text: the section text.
+            location: where it is in the file.
+            ocr: for text recognised by OCR, its words with offsets into ``text``, which
+                must then be clean already (:func:`clean_text` leaves it as it is).
+
+        Raises:
+            ValueError: ``ocr`` is given and cleaning would move its words.
+        """
+        cleaned = clean_text(text)
+        if ocr is not None and cleaned != text:
+            raise ValueError("recognised text must be clean text, or its word boxes move")
+        if not cleaned:
             return
         if self._parts:
             self._parts.append(self.SEPARATOR)
             self._length += len(self.SEPARATOR)
         start = self._length
-        self._parts.append(text)
-        self._length += len(text)
-        self._sections.append(Section(start, self._length, location))
+        self._parts.append(cleaned)
+        self._length += len(cleaned)
+        if ocr is not None:  # word offsets into the document text from here on
+            ocr = ocr.shifted(start)
+        self._sections.append(Section(start, self._length, location, ocr))
 
     @property
     def text(self) -> str:

@@ -6,7 +6,10 @@ not survive ``fork``) that is killed and restarted when a file takes longer than
 or crashes the worker (e.g. a segfault in a native library); the file then gets a ParseError.
 The worker also hashes files (:meth:`ParserPool.sha256`), so no read of a file can block the
 ingest run: only regular files are opened (:func:`verifai_desktop.hashing.sha256_file`), and a
-read that stalls (a hung network mount) is stopped by the same time limit as parsing.
+read that stalls (a hung network mount) is stopped by the same time limit as parsing. OCR of
+scanned PDF pages (:mod:`verifai_desktop.ingest.ocr`) runs in the worker too, under the same
+limit; it reports each page it starts through the pipe, and a cancel stops the worker at once,
+in the middle of a page.
 """
 
 from __future__ import annotations
@@ -18,19 +21,23 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from verifai_desktop import errors
 from verifai_desktop.domain import DocFormat, Document
-from verifai_desktop.errors import ParseError, VerifaiError
+from verifai_desktop.errors import Cancelled, ParseError, VerifaiError
 from verifai_desktop.hashing import sha256_file
 from verifai_desktop.ingest.formats import detect_format
+
+if TYPE_CHECKING:  # the PDF parser and OCR load on first use (PyMuPDF, numpy)
+    from verifai_desktop.ingest.ocr import OcrOptions, PageProgress
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +46,13 @@ class ParseFunction(Protocol):
     """Signature of :func:`parse_file` (and of test stand-ins run by :class:`ParserPool`)."""
 
     def __call__(
-        self, path: Path, *, password: str | None = None, timeout_s: float = 60.0
+        self,
+        path: Path,
+        *,
+        password: str | None = None,
+        timeout_s: float = 60.0,
+        ocr: OcrOptions | None = None,
+        on_page: PageProgress | None = None,
     ) -> Document: ...
 
 
@@ -78,7 +91,14 @@ def get_parser(fmt: DocFormat) -> FormatParser:
     return parser
 
 
-def parse_file(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:
+def parse_file(
+    path: Path,
+    *,
+    password: str | None = None,
+    timeout_s: float = 60.0,
+    ocr: OcrOptions | None = None,
+    on_page: PageProgress | None = None,
+) -> Document:
     """Parse one file of any supported format.
 
     Args:
@@ -86,6 +106,8 @@ def parse_file(path: Path, *, password: str | None = None, timeout_s: float = 60
         password: password for an encrypted PDF (ignored for other formats).
         timeout_s: wall-clock budget in seconds, checked cooperatively between pages, slides,
             chapters; a native call that hangs is only stopped by :class:`ParserPool`.
+        ocr: how PDF pages without a text layer are recognised (``None``: not at all).
+        on_page: OCR progress, called before each page is recognised.
 
     Returns:
         The parsed Document; a valid file with no text (a deck with no slides) gives text
@@ -94,13 +116,17 @@ def parse_file(path: Path, *, password: str | None = None, timeout_s: float = 60
     Raises:
         UnsupportedFormat: not PDF, DOCX, PPTX, EPUB, MD or TXT.
         EncryptedDocument: a PDF needs a password, or the one given is wrong.
-        NeedsOcr: a PDF without a text layer.
+        NeedsOcr: a PDF without a text layer that OCR did not read.
         ParseError: any other failure (damaged, truncated, empty, timed out).
     """
     path = Path(path)
     fmt = detect_format(path)
     deadline = time.monotonic() + timeout_s
     try:
+        if fmt is DocFormat.PDF:
+            from verifai_desktop.ingest.pdf import parse_pdf
+
+            return parse_pdf(path, password=password, deadline=deadline, ocr=ocr, on_page=on_page)
         return get_parser(fmt)(path, password=password, deadline=deadline)
     except VerifaiError:
         raise
@@ -140,8 +166,9 @@ def _rebuild_error(state: _ErrorState) -> VerifaiError:
 
 
 def _worker_main(conn: Connection, parse_fn: ParseFunction, hash_fn: HashFunction) -> None:
-    """Worker loop: receive ``("parse" | "hash", path, password, timeout_s)``, send back a
-    Document (or a hex digest) or an error."""
+    """Worker loop: receive ``("parse" | "hash", path, password, timeout_s, ocr)``, send
+    ``("page", done, total, page_number)`` before each page OCR reads, then back a Document
+    (or a hex digest) or an error."""
     # Ctrl-C in a terminal reaches the whole process group; the parent decides about cancelling,
     # so the worker must not die mid-file and report a crash.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -157,12 +184,19 @@ def _worker_main(conn: Connection, parse_fn: ParseFunction, hash_fn: HashFunctio
             return
         if job is None:
             return
-        kind, path, password, timeout_s = job
+        kind, path, password, timeout_s, ocr = job
+
+        def on_page(done: int, total: int, page_number: int) -> None:
+            conn.send(("page", done, total, page_number))
+
         try:
             if kind == "hash":
                 conn.send(("ok", hash_fn(path)))
             else:
-                conn.send(("ok", parse_fn(path, password=password, timeout_s=timeout_s)))
+                doc = parse_fn(
+                    path, password=password, timeout_s=timeout_s, ocr=ocr, on_page=on_page
+                )
+                conn.send(("ok", doc))
         except VerifaiError as err:
             conn.send(("err", _error_state(err)))
         except BaseException as exc:  # report, never die silently
@@ -210,9 +244,13 @@ class ParserPool:
         hash_fn: the hash function run in the worker, as ``parse_fn``; defaults to
             :func:`verifai_desktop.hashing.sha256_file`.
         start_method: ``"spawn"`` (default) or ``"forkserver"``; never ``"fork"``.
+        ocr: how PDF pages without a text layer are recognised in the worker (``None``: OCR
+            off), under the same time limit.
     """
 
     STARTUP_TIMEOUT_S = 120.0
+    CANCEL_POLL_S = 0.2
+    """How often a running job looks at its ``cancel`` event, seconds."""
 
     def __init__(
         self,
@@ -221,10 +259,12 @@ class ParserPool:
         parse_fn: ParseFunction = parse_file,
         hash_fn: HashFunction = sha256_file,
         start_method: str = "spawn",
+        ocr: OcrOptions | None = None,
     ) -> None:
         if start_method == "fork":
             raise ValueError("ParserPool must not fork (torch threads); use spawn or forkserver")
         self.timeout_s = timeout_s
+        self.ocr = ocr
         self._parse_fn = parse_fn
         self._hash_fn = hash_fn
         self._ctx: Any = multiprocessing.get_context(start_method)
@@ -275,12 +315,23 @@ class ParserPool:
                 proc.kill()
                 proc.join()
 
-    def parse(self, path: Path, password: str | None = None) -> Document:
+    def parse(
+        self,
+        path: Path,
+        password: str | None = None,
+        *,
+        on_page: PageProgress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Document:
         """Parse ``path`` in the worker process.
 
         Args:
             path: the file.
             password: password for an encrypted PDF.
+            on_page: OCR progress, called here (in the caller's thread) before the worker
+                recognises each page.
+            cancel: when set, the worker is stopped within :attr:`CANCEL_POLL_S` (in the
+                middle of a page) and restarted for the next file.
 
         Returns:
             The parsed Document, as :func:`parse_file` returns it.
@@ -288,8 +339,9 @@ class ParserPool:
         Raises:
             ParseError: also ``"timed out after N s"`` and ``"the parser process crashed"``.
             EncryptedDocument, NeedsOcr, UnsupportedFormat: as from :func:`parse_file`.
+            Cancelled: ``cancel`` was set.
         """
-        doc: Document = self._call("parse", Path(path), password)
+        doc: Document = self._call("parse", Path(path), password, on_page, cancel)
         return doc
 
     def sha256(self, path: Path) -> str:
@@ -308,35 +360,61 @@ class ParserPool:
         digest: str = self._call("hash", Path(path), None)
         return digest
 
-    def _call(self, kind: str, path: Path, password: str | None) -> Any:
-        """Run one job in the worker within ``timeout_s``; restart the worker when it fails."""
+    def _call(
+        self,
+        kind: str,
+        path: Path,
+        password: str | None,
+        on_page: PageProgress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Any:
+        """Run one job in the worker within ``timeout_s``; restart the worker when it fails
+        or ``cancel`` is set."""
         if self._proc is not None and not self._proc.is_alive():
             log.warning("parser process died between files (exit %s)", self._proc.exitcode)
             self._stop(kill=True)
             self.restarts += 1
         conn = self._conn if self._conn is not None else self._start()
+        job = (kind, path, password, self.timeout_s, self.ocr)
         try:
-            conn.send((kind, path, password, self.timeout_s))
+            conn.send(job)
         except (OSError, BrokenPipeError):
             self._stop(kill=True)
             conn = self._start()
-            conn.send((kind, path, password, self.timeout_s))
-        if not conn.poll(self.timeout_s):
-            log.warning("%s of %s timed out after %g s; restarting", kind, path, self.timeout_s)
-            self._stop(kill=True)
-            self.restarts += 1
-            raise ParseError(path, f"timed out after {self.timeout_s:g} s")
+            conn.send(job)
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            reply = self._reply(conn, path, deadline, cancel)
+            if reply[0] != "page":
+                break
+            if on_page is not None:
+                on_page(*reply[1:])
+        if reply[0] == "ok":
+            return reply[1]
+        raise _rebuild_error(reply[1])
+
+    def _reply(
+        self, conn: Connection, path: Path, deadline: float, cancel: threading.Event | None
+    ) -> Any:
+        """The worker's next message; kill it when ``deadline`` passes or ``cancel`` is set."""
+        while not conn.poll(min(self.CANCEL_POLL_S, max(0.0, deadline - time.monotonic()))):
+            if cancel is not None and cancel.is_set():
+                self._stop(kill=True)
+                self.restarts += 1
+                raise Cancelled("parsing")
+            if time.monotonic() >= deadline:
+                log.warning("%s timed out after %g s; restarting", path, self.timeout_s)
+                self._stop(kill=True)
+                self.restarts += 1
+                raise ParseError(path, f"timed out after {self.timeout_s:g} s")
         try:
-            reply = conn.recv()
+            return conn.recv()
         except (EOFError, OSError) as exc:
             proc = self._proc
             self._stop(kill=True)
             self.restarts += 1
             code = proc.exitcode if proc is not None else None
             raise ParseError(path, f"the parser process crashed (exit code {code})") from exc
-        if reply[0] == "ok":
-            return reply[1]
-        raise _rebuild_error(reply[1])
 
     def close(self) -> None:
         """Stop the worker process (idempotent)."""

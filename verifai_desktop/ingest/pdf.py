@@ -1,4 +1,5 @@
-"""PDF parser (PyMuPDF): text per page, with the 1-based page number."""
+"""PDF parser (PyMuPDF): text per page, with the 1-based page number; pages without a text
+layer are recognised by OCR (:mod:`verifai_desktop.ingest.ocr`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pymupdf
 from verifai_desktop.domain import DocFormat, Document, Location, LocationKind
 from verifai_desktop.errors import EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.ingest.formats import DocumentBuilder, clean_text, pick_title
+from verifai_desktop.ingest.ocr import OcrOptions, PageProgress, recognise_pages, unread_summary
 
 log = logging.getLogger(__name__)
 
@@ -86,23 +88,33 @@ def _why_no_text(path: Path, doc: Any) -> ParseError:
 
 
 def parse_pdf(
-    path: Path, *, password: str | None = None, deadline: float | None = None
+    path: Path,
+    *,
+    password: str | None = None,
+    deadline: float | None = None,
+    ocr: OcrOptions | None = None,
+    on_page: PageProgress | None = None,
 ) -> Document:
-    """Extract the text of every page.
+    """Extract the text of every page; recognise the pages without a text layer (OCR).
 
     Args:
         path: the PDF file.
         password: user or owner password for an encrypted file.
         deadline: ``time.monotonic()`` value after which parsing stops with a ParseError
             (checked between pages).
+        ocr: how pages without a text layer that hold images are read
+            (:func:`~verifai_desktop.ingest.ocr.recognise_pages`); ``None``: OCR off.
+        on_page: progress of OCR, called before each page is recognised.
 
     Returns:
-        A Document with one ``Location(PAGE, n)`` section per page that has text.
+        A Document with one ``Location(PAGE, n)`` section per page that has text (recognised
+        pages carry their ``Section.ocr``) and the pages OCR did not read in
+        ``unrecognised``.
 
     Raises:
         EncryptedDocument: encrypted and no password or a wrong one was given.
-        NeedsOcr: no page has a text layer (scanned images).
-        ParseError: damaged, truncated or unreadable file.
+        NeedsOcr: no page has text: scanned images that OCR did not read (the reasons).
+        ParseError: damaged, truncated or unreadable file, or timed out.
     """
     _mu.TOOLS.reset_mupdf_warnings()
     try:
@@ -121,22 +133,29 @@ def parse_pdf(
                 "the file is truncated or damaged beyond repair (no end-of-file marker, "
                 f"{doc.page_count} pages recoverable); get a complete copy of it",
             )
-        builder = DocumentBuilder()
-        failed_pages: list[int] = []
+        texts: list[str | None] = []  # None: the page could not be read
         for index in range(doc.page_count):
             if deadline is not None and time.monotonic() > deadline:
                 raise ParseError(path, f"timed out after reading {index} of {doc.page_count} pages")
             try:
-                text = page_text(doc[index])
+                texts.append(page_text(doc[index]))
             except (RuntimeError, ValueError) as exc:
                 log.warning("%s: page %d unreadable: %s", path.name, index + 1, exc)
-                failed_pages.append(index + 1)
-                continue
-            builder.add(text, Location(LocationKind.PAGE, index + 1))
-        if failed_pages and len(failed_pages) == doc.page_count:
+                texts.append(None)
+        if all(text is None for text in texts):
             raise ParseError(path, "no page could be read (damaged content streams)")
+        scanned = [i for i, text in enumerate(texts) if text == "" and doc[i].get_images()]
+        read, unread = recognise_pages(
+            path, doc, scanned, ocr or OcrOptions("off"), deadline=deadline, on_page=on_page
+        )
+        builder = DocumentBuilder()
+        for index, text in enumerate(texts):
+            if index in read:
+                builder.add(read[index][0], Location(LocationKind.PAGE, index + 1), read[index][1])
+            elif text:
+                builder.add(text, Location(LocationKind.PAGE, index + 1))
         if not builder.sections:
-            raise _why_no_text(path, doc)
+            raise NeedsOcr(path, unread_summary(unread)) if unread else _why_no_text(path, doc)
         text = builder.text
         if text.count("\ufffd") > _MAX_UNKNOWN_GLYPH_SHARE * len(text):
             raise ParseError(
@@ -154,6 +173,7 @@ def parse_pdf(
             title=pick_title(title, fallback=path.stem),
             text=text,
             sections=builder.sections,
+            unrecognised=tuple(unread),
         )
     finally:
         doc.close()

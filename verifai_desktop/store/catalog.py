@@ -2,11 +2,12 @@
 
 Tables: ``documents`` (one row per source file or benchmark key, with its status), ``chunks``
 (text, offsets, location, sentence spans, the reference-list tag, the prompt-injection cues found
-in the text when it is written (:func:`verifai_desktop.ingest.injection.instruction_cues`) and
-the float32 embedding) and ``meta`` (the catalog ``generation``, incremented in the same
-transaction as every committed change, and the ``schema_version``). Rows are read out as the
-store's records (:mod:`verifai_desktop.store.records`). The Tantivy and usearch indexes are
-derived from it and record the generation they reflect (:mod:`verifai_desktop.store.indexes`).
+in the text when it is written (:func:`verifai_desktop.ingest.injection.instruction_cues`), the
+OCR provenance of recognised text and the float32 embedding) and ``meta`` (the catalog
+``generation``, incremented in the same transaction as every committed change, and the
+``schema_version``). Rows are read out as the store's records
+(:mod:`verifai_desktop.store.records`). The Tantivy and usearch indexes are derived from it and
+record the generation they reflect (:mod:`verifai_desktop.store.indexes`).
 Catalogs of an older schema are upgraded when they open (:mod:`verifai_desktop.store.migrations`).
 """
 
@@ -38,15 +39,19 @@ from verifai_desktop.errors import IndexCorrupt
 from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.names import valid_utf8
 from verifai_desktop.private import create_private_file
+from verifai_desktop.recognition import Recognition
 from verifai_desktop.store.integrity import check_problem
 from verifai_desktop.store.migrations import migrate
 from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: the first catalogs; 2: ``chunks.is_reference`` (reference-list chunks, issue 13);
-3: ``chunks.instruction_cues`` (prompt-injection cues, a JSON list of strings)."""
+3: ``chunks.instruction_cues`` (prompt-injection cues, a JSON list of strings); 4: ``chunks.ocr``
+(text recognised by OCR: engine, mean confidence and word boxes as
+:meth:`Recognition.to_json <verifai_desktop.recognition.Recognition.to_json>`, NULL for a text
+layer; issue 28)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -76,7 +81,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     sentence_spans TEXT NOT NULL,
     vector BLOB NOT NULL,
     is_reference INTEGER NOT NULL DEFAULT 0,
-    instruction_cues TEXT NOT NULL DEFAULT '[]'
+    instruction_cues TEXT NOT NULL DEFAULT '[]',
+    ocr TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ordinal);
 """
@@ -348,12 +354,14 @@ class Catalog:
                         cur = self._db.execute(
                             "INSERT INTO chunks(doc_id, ordinal, text, char_start, char_end,"
                             " loc_kind, loc_number, loc_heading, sentence_spans, vector,"
-                            " is_reference, instruction_cues) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                            " is_reference, instruction_cues, ocr)"
+                            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                             (
                                 *chunk_values(doc_id, chunk),
                                 vec.tobytes(),
                                 int(chunk.is_reference),
                                 json.dumps(instruction_cues(chunk.text)),
+                                chunk_ocr(chunk),
                             ),
                         )
                         new_ids.append(int(cur.lastrowid or 0))
@@ -442,7 +450,7 @@ class Catalog:
             rows = self._db.execute(
                 "SELECT c.chunk_id, c.doc_id, d.source, d.title, c.ordinal, c.text, c.char_start,"
                 " c.char_end, c.loc_kind, c.loc_number, c.loc_heading, c.sentence_spans,"
-                " c.is_reference, c.instruction_cues"
+                " c.is_reference, c.instruction_cues, c.ocr"
                 " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
                 f" WHERE c.chunk_id IN ({marks})",
                 part,
@@ -452,10 +460,17 @@ class Catalog:
         return out
 
 
+def chunk_ocr(chunk: Chunk) -> str | None:
+    """The ``chunks.ocr`` value of a chunk (both stores): its recognition as JSON, ``None``
+    for text from a text layer."""
+    return None if chunk.ocr is None else chunk.ocr.to_json()
+
+
 def chunk_record(r: Sequence[Any]) -> ChunkRecord:
     """A chunk row joined with its document as a record (both stores): ``(chunk_id, doc_id,
     source, title, ordinal, text, char_start, char_end, loc_kind, loc_number, loc_heading,
-    sentence_spans, is_reference, instruction_cues)``, the spans and cues as JSON text."""
+    sentence_spans, is_reference, instruction_cues, ocr)``, the spans, cues and OCR provenance
+    as JSON text (``ocr`` NULL for a text layer)."""
     chunk = Chunk(
         ordinal=int(r[4]),
         text=str(r[5]),
@@ -464,6 +479,7 @@ def chunk_record(r: Sequence[Any]) -> ChunkRecord:
         location=Location(LocationKind(str(r[8])), None if r[9] is None else int(r[9]), str(r[10])),
         sentence_spans=tuple((int(s), int(e)) for s, e in json.loads(r[11])),
         is_reference=bool(r[12]),
+        ocr=None if r[14] is None else Recognition.from_json(str(r[14])),
     )
     return ChunkRecord(
         chunk_id=ChunkId(int(r[0])),

@@ -39,6 +39,7 @@ from verifai_desktop.errors import (
 from verifai_desktop.index.embedder import Embedder, canonical_name, get_embedder
 from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.vector import VectorIndex
+from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.private import tighten, write_private_text
 from verifai_desktop.settings import Settings, collections_dir
 from verifai_desktop.store.base import Closes, ScoredChunk
@@ -391,8 +392,10 @@ class Collection(Closes):
         follow_external_links: bool = False,
         max_chunks_per_file: int | None = None,
         within: Sequence[Path] = (),
+        ocr: OcrOptions | None = None,
     ) -> IngestReport:
-        """Ingest files and folders, incrementally (:func:`.writer.ingest_paths`).
+        """Ingest files and folders, incrementally (:func:`.writer.ingest_paths`; ``ocr``:
+        how scanned PDF pages are recognised, ``None`` not at all).
 
         Raises:
             Cancelled: ``cancel`` was set; every file finished before is committed.
@@ -409,6 +412,7 @@ class Collection(Closes):
             follow_external_links=follow_external_links,
             max_chunks_per_file=max_chunks_per_file,
             within=within,
+            ocr=ocr,
         )
 
     def add_documents(

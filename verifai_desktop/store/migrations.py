@@ -13,6 +13,8 @@ transaction:
   :func:`verifai_desktop.ingest.injection.instruction_cues` in the stored text, as
   :meth:`Catalog.write_documents <verifai_desktop.store.catalog.Catalog.write_documents>`
   does for new chunks.
+* Schema 3 -> 4 (issue 28): ``chunks.ocr`` (the OCR provenance of recognised text as JSON),
+  NULL for every existing chunk: before OCR every chunk came from a text layer.
 
 The catalog ``generation`` is not changed: the Tantivy and usearch indexes hold the same chunks
 and stay valid.
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 
 REFERENCE_COLUMN = "is_reference"
 CUES_COLUMN = "instruction_cues"
+OCR_COLUMN = "ocr"
 
 
 def _columns(db: sqlite3.Connection, table: str) -> set[str]:
@@ -83,6 +86,9 @@ def _upgrade(db: sqlite3.Connection) -> list[str]:
     if CUES_COLUMN not in columns:
         db.execute(f"ALTER TABLE chunks ADD COLUMN {CUES_COLUMN} TEXT NOT NULL DEFAULT '[]'")
         done.append(f"{_flag_instructions(db)} chunks with instruction cues flagged")
+    if OCR_COLUMN not in columns:
+        db.execute(f"ALTER TABLE chunks ADD COLUMN {OCR_COLUMN} TEXT")
+        done.append("OCR provenance column added")
     return done
 
 
@@ -100,7 +106,7 @@ def migrate(db: sqlite3.Connection, path: Path, schema_version: int) -> None:
     Raises:
         sqlite3.DatabaseError: the catalog cannot be written (the caller reports it).
     """
-    if {REFERENCE_COLUMN, CUES_COLUMN} <= _columns(db, "chunks"):
+    if {REFERENCE_COLUMN, CUES_COLUMN, OCR_COLUMN} <= _columns(db, "chunks"):
         return
     t0 = time.perf_counter()
     db.execute("BEGIN IMMEDIATE")

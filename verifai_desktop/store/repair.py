@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifai_desktop.errors import CollectionBusy, RepairImpossible
+from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.settings import Settings, collections_dir
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.folders import CATALOG_FILE, LOCK_FILE, existing_path
@@ -267,6 +268,7 @@ def repair_collection(
                     timeout_s=timeout_s,
                     follow_external_links=settings.ingest.follow_external_links,
                     max_chunks_per_file=settings.ingest.max_chunks_per_file,
+                    ocr=OcrOptions.from_settings(settings.ingest),
                 )
             _swap_in(staging, path)
         except BaseException:

@@ -117,7 +117,7 @@ def sync_changes(
         progress: passed to the ingest.
         cancel: when set, the ingest stops between files (what was done is committed).
         **ingest_options: passed to :meth:`Collection.add_paths` (``timeout_s``,
-            ``max_chunks_per_file``, ``follow_external_links``).
+            ``max_chunks_per_file``, ``follow_external_links``, ``ocr``).
 
     Returns:
         What was ingested and removed, and which roots were unavailable.

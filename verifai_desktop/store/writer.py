@@ -13,7 +13,6 @@ written (:class:`~verifai_desktop.store.target.IngestTarget`, e.g. the PostgreSQ
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import logging
 import os
@@ -21,22 +20,26 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Document, Progress
+from verifai_desktop.domain import Chunk, DocStatus, Document, Progress
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.hashing import not_regular_reason, os_error_reason
 from verifai_desktop.index.embedder import Embedder
 from verifai_desktop.index.onnx_embedder import EMBED_BATCH_SIZE
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
+from verifai_desktop.ingest.ocr import OcrOptions, unread_summary, worth_retrying
 from verifai_desktop.ingest.parse import ParserPool
 from verifai_desktop.ingest.references import tag_references
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta
+from verifai_desktop.store.outcomes import FileOutcome as FileOutcome
+from verifai_desktop.store.outcomes import IngestReport as IngestReport
+from verifai_desktop.store.outcomes import Outcome as Outcome
 from verifai_desktop.store.records import DocumentRecord
 from verifai_desktop.store.roots import remember_roots
 from verifai_desktop.store.walk import expand_paths, is_gone
@@ -54,92 +57,6 @@ FLUSH_INTERVAL_S = 2.0
 
 DOCUMENT_BATCH_CHUNKS = 256
 """Pre-parsed documents are embedded and committed in batches of about this many chunks."""
-
-
-class Outcome(enum.StrEnum):
-    """What one ingest run did with one source: wrote it with a :class:`DocStatus`, or not.
-
-    The five written outcomes ARE the document statuses (same names, same values, see
-    :meth:`written`); a run adds only ``SKIPPED`` (unchanged since the last run, nothing written)
-    and ``REMOVED`` (gone from a folder that was ingested again).
-    """
-
-    INDEXED = DocStatus.INDEXED.value
-    SKIPPED = "skipped"
-    FAILED = DocStatus.FAILED.value
-    ENCRYPTED = DocStatus.ENCRYPTED.value
-    NEEDS_OCR = DocStatus.NEEDS_OCR.value
-    EMPTY = DocStatus.EMPTY.value
-    REMOVED = "removed"
-
-    @classmethod
-    def written(cls, status: DocStatus) -> Outcome:
-        """The outcome of writing a document with ``status`` to the catalog."""
-        return cls(status.value)
-
-
-@dataclass(frozen=True, slots=True)
-class FileOutcome:
-    """The result for one source.
-
-    Attributes:
-        source: absolute path (or benchmark key, :mod:`verifai_desktop.store.sources`).
-        status: what happened in this run.
-        reason: why it was not indexed ('' when indexed or skipped).
-        chunk_count: chunks now indexed for it (for skipped files: as before).
-        section_count: pages, slides, chapters or sections parsed in this run (0 if not parsed).
-        format: detected format, ``None`` if unknown or not parsed.
-        stored_status: the status now in the catalog (``None`` once removed).
-    """
-
-    source: str
-    status: Outcome
-    reason: str = ""
-    chunk_count: int = 0
-    section_count: int = 0
-    format: DocFormat | None = None
-    stored_status: DocStatus | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class IngestReport:
-    """Outcome of an ingest run, with the wall time spent in each stage.
-
-    Attributes:
-        outcomes: one per source seen, in processing order (removed sources last).
-        elapsed_ms: total wall time.
-        parse_ms: reading, hashing and parsing files.
-        chunk_ms: sentence splitting and chunking (token counting and reference tagging
-            included).
-        embed_ms: computing embeddings.
-        index_ms: SQLite commits (the prompt-injection cues of each chunk are found there)
-            and Tantivy/usearch updates and saves.
-        load_ms: loading the embedding model (once per process).
-        counts: number of sources per outcome value.
-    """
-
-    outcomes: tuple[FileOutcome, ...]
-    elapsed_ms: float
-    parse_ms: float = 0.0
-    chunk_ms: float = 0.0
-    embed_ms: float = 0.0
-    index_ms: float = 0.0
-    load_ms: float = 0.0
-    counts: Mapping[str, int] = field(default_factory=dict)
-
-    @property
-    def chunks_indexed(self) -> int:
-        """Chunks written in this run."""
-        return sum(o.chunk_count for o in self.outcomes if o.status is Outcome.INDEXED)
-
-    @property
-    def sections_parsed(self) -> int:
-        """Pages/slides/chapters/sections parsed in this run."""
-        return sum(o.section_count for o in self.outcomes)
-
-    def count(self, status: Outcome) -> int:
-        """Number of sources with the given outcome."""
-        return sum(1 for o in self.outcomes if o.status is status)
 
 
 @dataclass
@@ -311,14 +228,17 @@ def ingest_paths(
     follow_external_links: bool = False,
     max_chunks_per_file: int | None = None,
     within: Sequence[Path] = (),
+    ocr: OcrOptions | None = None,
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
     An unchanged file (same size and mtime, or same sha256) is skipped; a changed one replaces
     its old chunks in every index; a file gone from a folder given here is removed. Failed,
     encrypted, scanned and empty files are recorded with their status and reason, and retried
-    only when they change (encrypted ones also when a password is now given). Only regular
-    files are read: FIFOs, sockets and devices are recorded as failed, never opened. A folder
+    only when they change (encrypted ones also when a password is now given, files with scanned
+    pages left out also when OCR, off then or over its page limit, would now read them:
+    :func:`~verifai_desktop.ingest.ocr.worth_retrying`). Only regular files are read: FIFOs,
+    sockets and devices are recorded as failed, never opened. A folder
     that cannot be listed gets a failed outcome (not stored in the catalog) and the files
     catalogued under it are kept as they are. A symbolic link found in a folder is followed
     only to a file inside the folders given, unless ``follow_external_links``; other links
@@ -331,9 +251,11 @@ def ingest_paths(
         paths: files and folders; folders are walked for PDF/DOCX/PPTX/EPUB/MD/TXT files.
         passwords: per-file PDF passwords.
         default_password: password tried for every encrypted PDF without its own.
-        progress: called with ``Progress("files", ...)`` per file and ``Progress("embed",
-            ...)`` per batch of chunks embedded.
-        cancel: when set, the run stops between files or embedding batches.
+        progress: called with ``Progress("files", ...)`` per file, ``Progress("ocr", done,
+            total, "pages", "<file name> p. <n>")`` before each scanned page is recognised and
+            ``Progress("embed", ...)`` per batch of chunks embedded.
+        cancel: when set, the run stops between files or embedding batches, or in the middle
+            of a page being recognised.
         timeout_s: wall-clock limit in seconds for hashing one file, and for parsing it.
         follow_external_links: also index links that lead outside the folders given
             (setting ``ingest.follow_external_links``).
@@ -343,6 +265,8 @@ def ingest_paths(
         within: folders the collection follows that ``paths`` are parts of (folder watching):
             a path under one is ingested only when walking that folder would reach it, links
             are judged against them too (:func:`~verifai_desktop.store.walk.expand_paths`).
+        ocr: how scanned PDF pages are recognised, in the parser worker under ``timeout_s``
+            (:mod:`verifai_desktop.ingest.ocr`); ``None``: not at all (``needs_ocr``).
 
     Returns:
         The per-file (and per-unreadable-folder) outcomes and stage timings.
@@ -358,7 +282,7 @@ def ingest_paths(
     files = walk.files
     seen = {str(f) for f in files}
     total = len(files)
-    with ParserPool(timeout_s=timeout_s) as pool:
+    with ParserPool(timeout_s=timeout_s, ocr=ocr) as pool:
         for done, path in enumerate(files):
             run.check_cancel("ingest")
             run.report("files", done, total, "files", path.name)
@@ -407,10 +331,12 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
         run.timer.parse += time.perf_counter() - t0
         return _refuse(run, path, not_regular)
     record = catalog.document(source)
-    retry_encrypted = (
-        record is not None and record.status is DocStatus.ENCRYPTED and password is not None
-    ) or _fits_now(record, run.max_chunks)
-    if _unchanged(record, st.st_size, st.st_mtime_ns) and not retry_encrypted:
+    retry = (
+        (record is not None and record.status is DocStatus.ENCRYPTED and password is not None)
+        or _fits_now(record, run.max_chunks)
+        or (record is not None and worth_retrying(record.reason, pool.ocr))
+    )
+    if _unchanged(record, st.st_size, st.st_mtime_ns) and not retry:
         run.timer.parse += time.perf_counter() - t0
         assert record is not None
         return _skipped(record)
@@ -418,12 +344,19 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
     try:
         # In the worker, time-limited like parsing: a read that stalls cannot hang the run.
         sha = pool.sha256(path)
-        if record is not None and record.sha256 == sha and not retry_encrypted:
+        if record is not None and record.sha256 == sha and not retry:
             catalog.touch(source, st.st_mtime_ns)
             run.timer.parse += time.perf_counter() - t0
             return _skipped(record)
         meta = DocumentMeta(source, path.name, sha, st.st_size, st.st_mtime_ns, None)
-        doc = pool.parse(path, password)
+
+        def on_page(done: int, total: int, page: int) -> None:
+            run.report("ocr", done, total, "pages", f"{path.name} p. {page}")
+
+        doc = pool.parse(path, password, on_page=on_page, cancel=run.cancel)
+    except Cancelled:  # in the middle of a page being recognised
+        run.check_cancel("ingest")
+        raise
     except ParseError as err:
         run.timer.parse += time.perf_counter() - t0
         if err.path != path:
@@ -490,9 +423,10 @@ def _index_document(run: _Run, meta: DocumentMeta, doc: Document) -> FileOutcome
             meta.source, Outcome.EMPTY, reason, 0, sections, doc.format, DocStatus.EMPTY
         )
     vectors = run.embed([c.text for c in chunks], "ingest")
-    run.commit([(meta, DocStatus.INDEXED, "", chunks, vectors)])
+    reason = unread_summary(doc.unrecognised)  # scanned pages left out, if any
+    run.commit([(meta, DocStatus.INDEXED, reason, chunks, vectors)])
     return FileOutcome(
-        meta.source, Outcome.INDEXED, "", len(chunks), sections, doc.format, DocStatus.INDEXED
+        meta.source, Outcome.INDEXED, reason, len(chunks), sections, doc.format, DocStatus.INDEXED
     )
 
 

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.repair import RepairReport, repair_collection
@@ -110,6 +111,7 @@ class CollectionRuns(QObject):
                 cancel=ctx.cancel,
                 follow_external_links=ingest_settings.follow_external_links,
                 max_chunks_per_file=ingest_settings.max_chunks_per_file,
+                ocr=OcrOptions.from_settings(ingest_settings),
             )
 
         task = self._write(
@@ -249,6 +251,7 @@ class CollectionRuns(QObject):
                 passwords=passwords,
                 follow_external_links=ingest_settings.follow_external_links,
                 max_chunks_per_file=ingest_settings.max_chunks_per_file,
+                ocr=OcrOptions.from_settings(ingest_settings),
             )
 
         task = self._write(

@@ -7,20 +7,22 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 from verifai_desktop.domain import Document
 from verifai_desktop.hashing import sha256_file
 from verifai_desktop.ingest.parse import parse_file
 
 
-def hang_or_crash(path: Path, *, password: str | None = None, timeout_s: float = 60.0) -> Document:
-    """Sleep forever for ``*hang*`` files, segfault the worker for ``*crash*`` files."""
+def hang_or_crash(path: Path, **options: Any) -> Document:
+    """Sleep forever for ``*hang*`` files, segfault the worker for ``*crash*`` files; parse
+    the others with ``options`` (those of :func:`parse_file`)."""
     if "hang" in path.name:
         while True:
             time.sleep(3600)
     if "crash" in path.name:
         os.kill(os.getpid(), signal.SIGSEGV)
-    return parse_file(path, password=password, timeout_s=timeout_s)
+    return parse_file(path, **options)
 
 
 def hang_hash(path: Path) -> str:

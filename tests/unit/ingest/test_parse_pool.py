@@ -6,6 +6,8 @@ import hashlib
 import os
 import shutil
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +16,15 @@ import pytest
 from tests.conftest import DOCS_CLEAN, DOCS_NASTY
 from tests.unit.ingest._pool_hooks import hang_hash, hang_or_crash
 from verifai_desktop.domain import LocationKind
-from verifai_desktop.errors import EncryptedDocument, NeedsOcr, ParseError, UnsupportedFormat
+from verifai_desktop.errors import (
+    Cancelled,
+    EncryptedDocument,
+    NeedsOcr,
+    ParseError,
+    UnsupportedFormat,
+)
 from verifai_desktop.hashing import sha256_file
+from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.ingest.parse import ParserPool
 
 CLEAN_FILES = sorted(DOCS_CLEAN.iterdir())
@@ -226,3 +235,37 @@ def test_a_hash_that_stalls_is_stopped_by_the_time_limit(tmp_path: Path) -> None
         fine = tmp_path / "fine.txt"
         fine.write_bytes(b"ok")
         assert pool.sha256(fine) == hashlib.sha256(b"ok").hexdigest()  # a fresh worker
+
+
+def test_ocr_runs_in_the_worker_and_reports_each_page(tmp_path: Path) -> None:
+    """Issue 28: the page being recognised is reported from the worker; the recognised
+    document (with its word boxes) comes back whole."""
+    pages: list[tuple[int, int, int]] = []
+    with ParserPool(timeout_s=120.0, ocr=OcrOptions("tesseract", dpi=200)) as pool:
+        doc = pool.parse(
+            DOCS_NASTY / "scanned_image_only_jbig2.pdf",
+            on_page=lambda *p: pages.append(p),
+        )
+    assert pages == [(0, 1, 1)]
+    assert doc.text.split()[:2] == ["It", "Doesn't"]
+    ocr = doc.sections[0].ocr
+    assert ocr is not None and ocr.engine == "tesseract" and len(ocr.words) >= 2
+
+
+def test_cancel_stops_the_worker_in_the_middle_of_a_file(tmp_path: Path) -> None:
+    """Cancel does not wait for a page (or the time limit) to finish."""
+    hang = tmp_path / "hang.txt"
+    hang.write_text("a page that takes forever to recognise\n")
+    fine = tmp_path / "fine.txt"
+    fine.write_text("The worker is back.\n")
+    cancel = threading.Event()
+    with ParserPool(timeout_s=60.0, parse_fn=hang_or_crash) as pool:
+        pool.parse(fine)  # the worker is up: its start is not timed below
+        timer = threading.Timer(0.5, cancel.set)
+        timer.start()
+        t0 = time.monotonic()
+        with pytest.raises(Cancelled):
+            pool.parse(hang, cancel=cancel)
+        assert time.monotonic() - t0 < 3.0
+        assert pool.restarts == 1
+        assert pool.parse(fine).text == "The worker is back."

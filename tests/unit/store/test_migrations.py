@@ -1,9 +1,11 @@
-"""Catalog upgrades: a catalog written before reference tagging (schema 1) or before
-prompt-injection cues were stored (schema 2) opens, gains the columns and has its chunks
-classified by the ingest classifiers; the generation (and so the indexes) stays."""
+"""Catalog upgrades: a catalog written before reference tagging (schema 1), before
+prompt-injection cues were stored (schema 2) or before OCR provenance (schema 3) opens, gains
+the columns and has its chunks classified by the ingest classifiers; the generation (and so the
+indexes) stays."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +27,7 @@ from verifai_desktop.ingest.chunking import chunk_document
 from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.ingest.parse import parse_file
 from verifai_desktop.ingest.references import tag_references
+from verifai_desktop.recognition import Recognition, WordBox
 from verifai_desktop.store.catalog import SCHEMA_VERSION, Catalog, DocumentMeta, chunk_values
 
 PAPER = DOCS_CLEAN / "bmc_trauma_2010_dvt_prophylaxis_review.pdf"
@@ -159,8 +162,8 @@ def test_schema_1_catalog_is_upgraded_and_classified_like_ingest(
     assert "is_reference" not in _columns(path)
 
     cat = Catalog(path, create=False)
-    assert _columns(path)[-2:] == ["is_reference", "instruction_cues"]
-    assert (SCHEMA_VERSION, cat.get_meta("schema_version")) == (3, "3")
+    assert _columns(path)[-3:] == ["is_reference", "instruction_cues", "ocr"]
+    assert (SCHEMA_VERSION, cat.get_meta("schema_version")) == (4, "4")
     assert cat.generation() == 7  # the indexes still reflect the catalog: nothing to rebuild
     records = cat.chunk_records(ids)
     migrated = [records[i].chunk.is_reference for i in ids]
@@ -207,7 +210,7 @@ def test_a_failed_migration_leaves_the_old_catalog(
     assert "is_reference" not in _columns(path)
     monkeypatch.undo()
     cat = Catalog(path, create=False)
-    assert cat.get_meta("schema_version") == "3"
+    assert cat.get_meta("schema_version") == "4"
     cat.close()
 
 
@@ -234,8 +237,8 @@ def test_schema_2_catalog_gets_the_instruction_cues_ingest_finds(
     monkeypatch.undo()
 
     cat = Catalog(path, create=False)
-    assert _columns(path)[-1] == "instruction_cues"
-    assert (cat.get_meta("schema_version"), cat.generation()) == ("3", 7)
+    assert _columns(path)[-2:] == ["instruction_cues", "ocr"]
+    assert (cat.get_meta("schema_version"), cat.generation()) == ("4", 7)
     records = cat.chunk_records(ids)
     migrated = [records[i].instruction_cues for i in ids]
     assert migrated == [
@@ -253,4 +256,34 @@ def test_schema_2_catalog_gets_the_instruction_cues_ingest_finds(
     _, _, new_ids = _write(cat, meta, notes_chunks)
     again = cat.chunk_records(new_ids)
     assert [again[i].instruction_cues for i in new_ids] == migrated
+    cat.close()
+
+
+def test_schema_3_catalog_gains_the_ocr_column_and_reads_recognised_chunks(
+    tmp_path: Path, notes_chunks: tuple[Chunk, ...]
+) -> None:
+    """Issue 28: chunks written before OCR are text-layer chunks (``ocr`` None); a recognised
+    chunk written afterwards keeps its engine, mean confidence and word boxes."""
+    path = tmp_path / "catalog.sqlite"
+    ids = _schema_2_catalog(path, notes_chunks)
+    db = sqlite3.connect(str(path), isolation_level=None)
+    db.execute("ALTER TABLE chunks ADD COLUMN instruction_cues TEXT NOT NULL DEFAULT '[]'")
+    db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    db.close()
+    assert "ocr" not in _columns(path)
+
+    cat = Catalog(path, create=False)
+    assert _columns(path)[-1] == "ocr"
+    assert (cat.get_meta("schema_version"), cat.generation()) == ("4", 7)
+    assert [r.chunk.ocr for r in cat.chunk_records(ids).values()] == [None] * len(ids)
+
+    first = notes_chunks[0]
+    end = first.text.index(" ")
+    ocr = Recognition("tesseract", 0.875, (WordBox(0, end, 72.0, 90.5, 101.2, 102.0, 0.875),))
+    recognised = dataclasses.replace(first, ocr=ocr)
+    meta = DocumentMeta(str(PAPER), "notes", "", 0, 0, DocFormat.PDF)
+    _, _, new_ids = _write(cat, meta, (recognised, *notes_chunks[1:]))
+    again = cat.chunk_records(new_ids)
+    assert again[new_ids[0]].chunk == recognised
+    assert [again[i].chunk.ocr for i in new_ids[1:]] == [None] * (len(new_ids) - 1)
     cat.close()

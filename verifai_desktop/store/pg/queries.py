@@ -18,7 +18,7 @@ from verifai_desktop.store.base import ScoredChunk
 CHUNK_COLUMNS = (
     "c.chunk_id, c.doc_id, d.source, d.title, c.ordinal, c.text, c.char_start, c.char_end,"
     " c.loc_kind, c.loc_number, c.loc_heading, c.sentence_spans::text, c.is_reference,"
-    " c.instruction_cues::text"
+    " c.instruction_cues::text, c.ocr::text"
 )
 """The columns of ``chunks c JOIN documents d`` that
 :func:`~verifai_desktop.store.catalog.chunk_record` reads, in its order."""

@@ -38,9 +38,9 @@ from verifai_desktop.errors import InvalidCollectionName, StoreUnavailable
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """1: the first PostgreSQL schema (issue 27); 2: the answer history (``answers``,
-``feedback``)."""
+``feedback``); 3: ``chunks.ocr`` (OCR provenance, issue 28)."""
 
 SCHEMA_PREFIX = "verifai_"
 """The PostgreSQL schema of collection ``NAME`` is ``verifai_NAME``."""
@@ -115,6 +115,7 @@ CREATE TABLE {s}.chunks (
     sentence_spans jsonb NOT NULL,
     is_reference boolean NOT NULL DEFAULT false,
     instruction_cues jsonb NOT NULL DEFAULT '[]',
+    ocr jsonb,
     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
     embedding vector({dim}) NOT NULL,
     acl_group regrole NOT NULL
@@ -144,10 +145,15 @@ def _history_statements(schema: str) -> list[str]:
     return statements
 
 
-MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (_history_statements,)
+def _ocr_statements(schema: str) -> list[str]:
+    return [f"ALTER TABLE {schema}.chunks ADD COLUMN ocr jsonb"]
+
+
+MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (_history_statements, _ocr_statements)
 """The statements upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``:
-1 -> 2) of a schema; run by the collection's owner in one transaction when it opens a
-collection of an older version (the groups granted the collection are granted what is new)."""
+1 -> 2, the answer history; ``MIGRATIONS[1]``: 2 -> 3, ``chunks.ocr``) of a schema; run by the
+collection's owner in one transaction when it opens a collection of an older version (the
+groups granted the collection are granted what is new)."""
 
 
 def _split(sql: str) -> list[str]:

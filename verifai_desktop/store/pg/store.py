@@ -52,6 +52,7 @@ from verifai_desktop.store.base import Closes, ScoredChunk
 from verifai_desktop.store.catalog import (
     DOC_COLUMNS,
     CommitItem,
+    chunk_ocr,
     chunk_record,
     chunk_values,
     document_record,
@@ -431,6 +432,7 @@ class PgStore(Closes):
                         np.asarray(vec, dtype=np.float32),
                         c.is_reference,
                         json.dumps(instruction_cues(c.text)),
+                        chunk_ocr(c),
                         self.acl,
                     )
                     for c, vec in zip(chunks, vectors, strict=True)
@@ -439,8 +441,9 @@ class PgStore(Closes):
                     cur.executemany(
                         f"INSERT INTO {s}.chunks (doc_id, ordinal, text, char_start, char_end,"
                         " loc_kind, loc_number, loc_heading, sentence_spans, embedding,"
-                        " is_reference, instruction_cues, acl_group) VALUES (%s, %s, %s, %s, %s,"
-                        " %s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, %s::regrole)".encode(),
+                        " is_reference, instruction_cues, ocr, acl_group) VALUES (%s, %s, %s,"
+                        " %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, %s::jsonb,"
+                        " %s::regrole)".encode(),
                         rows,
                     )
         return 0

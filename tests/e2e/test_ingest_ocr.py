@@ -1,0 +1,74 @@
+"""`verifai ingest` recognises scanned pages (issue 28): `--no-ocr` records them as needing OCR
+with the reason; without it the same unchanged files are read by Tesseract, their words are
+found by `verifai search` with the OCR flag, and later runs do not recognise them again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import DOCS_NASTY
+from tests.e2e.cli import run_verifai
+from tests.unit.ingest.test_ocr import mixed_pdf, scanned_top_of_paper
+from verifai_desktop.ingest.ocr import OCR_OFF_REASON
+
+
+def _json(*args: str, code: int = 0) -> Any:
+    proc = run_verifai(*args, "--json")
+    assert proc.returncode == code, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def _files(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {Path(f["source"]).name: (f["status"], f["reason"]) for f in report["files"]}
+
+
+def test_scans_are_recognised_searchable_flagged_and_not_read_twice(tmp_path: Path) -> None:
+    docs = tmp_path / "scans"
+    docs.mkdir()
+    shutil.copy2(DOCS_NASTY / "scanned_image_only_jbig2.pdf", docs / "cartoon.pdf")
+    scanned_top_of_paper(docs / "paper_scan.pdf")
+    mixed_pdf(docs / "mixed.pdf")
+
+    off = _files(_json("ingest", str(docs), "-c", "scans", "--no-ocr", code=3))
+    assert off == {
+        "cartoon.pdf": ("needs_ocr", f"scanned page 1 not recognised: {OCR_OFF_REASON}"),
+        "mixed.pdf": ("indexed", f"scanned page 2 not recognised: {OCR_OFF_REASON}"),
+        "paper_scan.pdf": ("needs_ocr", f"scanned page 1 not recognised: {OCR_OFF_REASON}"),
+    }
+
+    on = _json("ingest", str(docs), "-c", "scans")  # unchanged, retried: OCR is on now
+    assert _files(on) == {name: ("indexed", "") for name in off}
+
+    found = _json("search", "venous thrombosis prophylaxis", "-c", "scans", "--mode", "lexical")
+    top = found["passages"][0]
+    assert Path(top["path"]).name == "paper_scan.pdf"
+    assert "thrombosis" in top["text"]
+    assert top["ocr"]["engine"] == "tesseract" and 0.6 < top["ocr"]["confidence"] <= 1.0
+    start, end = top["ocr"]["words"][0][:2]
+    assert top["text"][start:end] == top["text"].split()[0]
+    shown = run_verifai("search", "Doesn't", "-c", "scans", "--mode", "lexical").stdout
+    assert "cartoon.pdf  p. 1  [recognised text (OCR, tesseract" in shown
+    assert "mixed.pdf  p. 2  [recognised text (OCR, tesseract" in shown
+
+    # Unchanged (same size and mtime), then touched (same sha256): skipped, never recognised
+    # again (the progress lines name each page recognised).
+    assert "recognising paper_scan.pdf p. 1 (1 of 1 scanned)" in _ingest_stderr(docs)
+    for _ in range(2):
+        proc = run_verifai("ingest", str(docs), "-c", "scans", "--json")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert {s for s, _ in _files(json.loads(proc.stdout)).values()} == {"skipped"}
+        assert "recognising" not in proc.stderr
+        for path in docs.iterdir():
+            os.utime(path, (time.time() + 10, time.time() + 10))
+
+
+def _ingest_stderr(docs: Path) -> str:
+    """The progress of recognising ``docs`` again in a new collection."""
+    proc = run_verifai("ingest", str(docs), "-c", "scans_progress")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stderr
