@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,11 @@ from tests.hub_server import LocalHub
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("VERIFAI_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
 DOCS_CLEAN = SHARED_DATA / "docs" / "clean"
+needs_tesseract = pytest.mark.skipif(
+    shutil.which("tesseract") is None,
+    reason="the default OCR engine, Debian's tesseract-ocr, is not installed (.ci/run installs it)",
+)
+"""For tests that recognise a page with Tesseract (the program, not only pytesseract)."""
 DOCS_NASTY = SHARED_DATA / "docs" / "nasty"
 
 

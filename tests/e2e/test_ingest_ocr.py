@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import DOCS_NASTY
+from tests.conftest import DOCS_NASTY, needs_tesseract
 from tests.e2e.cli import run_verifai
 from tests.unit.ingest.test_ocr import mixed_pdf, scanned_top_of_paper
 from verifai_desktop.ingest.ocr import OCR_OFF_REASON
@@ -27,6 +27,7 @@ def _files(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {Path(f["source"]).name: (f["status"], f["reason"]) for f in report["files"]}
 
 
+@needs_tesseract
 def test_scans_are_recognised_searchable_flagged_and_not_read_twice(tmp_path: Path) -> None:
     docs = tmp_path / "scans"
     docs.mkdir()

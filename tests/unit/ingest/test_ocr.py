@@ -13,7 +13,7 @@ from typing import Any
 import pymupdf
 import pytest
 
-from tests.conftest import DOCS_CLEAN, DOCS_NASTY
+from tests.conftest import DOCS_CLEAN, DOCS_NASTY, needs_tesseract
 from verifai_desktop.domain import Document, LocationKind
 from verifai_desktop.errors import NeedsOcr, ParseError
 from verifai_desktop.ingest import ocr as ocr_module
@@ -70,6 +70,7 @@ def _jpeg_page(path: Path) -> tuple[Any, int]:
     return doc, int(page.get_images(full=True)[0][0])
 
 
+@needs_tesseract
 def test_a_rendered_page_is_recognised_with_its_words_where_the_text_layer_has_them(
     tmp_path: Path,
 ) -> None:
@@ -104,6 +105,7 @@ def test_rapidocr_reads_the_jbig2_scan() -> None:
     assert doc.unrecognised == ()
 
 
+@needs_tesseract
 def test_a_chunk_of_a_recognised_page_carries_its_flag_and_word_boxes(tmp_path: Path) -> None:
     """A born-digital page 1 and a scanned page 2 in one file: only page 2's chunks are OCR."""
     doc = parse_pdf(mixed_pdf(tmp_path / "mixed.pdf"), ocr=TESSERACT)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DOCS_CLEAN, DOCS_NASTY
+from tests.conftest import DOCS_CLEAN, DOCS_NASTY, needs_tesseract
 from tests.unit.ingest._pool_hooks import hang_hash, hang_or_crash
 from verifai_desktop.domain import LocationKind
 from verifai_desktop.errors import (
@@ -237,6 +237,7 @@ def test_a_hash_that_stalls_is_stopped_by_the_time_limit(tmp_path: Path) -> None
         assert pool.sha256(fine) == hashlib.sha256(b"ok").hexdigest()  # a fresh worker
 
 
+@needs_tesseract
 def test_ocr_runs_in_the_worker_and_reports_each_page(tmp_path: Path) -> None:
     """Issue 28: the page being recognised is reported from the worker; the recognised
     document (with its word boxes) comes back whole."""
