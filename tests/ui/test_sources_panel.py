@@ -80,3 +80,29 @@ def test_narrow_panel_keeps_the_page_number(qtbot: QtBot, hand_answer: Answer) -
     assert "…" in label and label.startswith("bmc_") and label.endswith(", p. 3")
     assert panel.table.fontMetrics().horizontalAdvance(label) <= width_px
     assert title.endswith("…")
+
+
+def test_a_passage_read_by_ocr_says_so_in_its_row_and_hover_card(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    """Issue 28: recognised text is marked as such beside its location and in the card."""
+    from verifai_desktop.recognition import Recognition, WordBox
+    from verifai_desktop.ui.evidence_popup import build_evidence_html
+
+    md, pdf = hand_answer.passages
+    scanned = dataclasses.replace(
+        pdf,
+        path=Path("/docs/scan.pdf"),
+        location=Location(LocationKind.PAGE, 2),
+        ocr=Recognition("tesseract", 0.91, (WordBox(0, 3, 1.0, 2.0, 3.0, 4.0, 0.91),)),
+    )
+    panel = _panel(qtbot, 560)
+    panel.set_passages((md, scanned))
+    assert panel.source_cell_lines(1)[1] == "scan.pdf, p. 2 · recognised text (OCR)"
+    assert panel.source_cell_lines(0)[1] == md.source_label()  # a text layer: no mark
+    tip = panel.table.item(1, SOURCE_COLUMN).toolTip()
+    assert "recognised text (OCR, tesseract, mean confidence 91%)" in tip
+    answer = dataclasses.replace(hand_answer, passages=(md, scanned))
+    cited = next(i for i, s in enumerate(answer.sentences) if 2 in s.citations)
+    card = build_evidence_html(answer, cited)
+    assert "recognised text (OCR, tesseract, mean confidence 91%)" in card

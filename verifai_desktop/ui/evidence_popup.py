@@ -21,6 +21,7 @@ from verifai_desktop.presentation import (
     LABEL_STYLES,
     flag_lines,
     injection_warning,
+    ocr_note,
     recitation_note,
     sentence_probability,
     unsure_guess,
@@ -95,6 +96,7 @@ def _verdict_html(answer: Answer, verdict: Verdict) -> str:
     head = (
         f"<p style='margin:6px 0 2px 0'><b>[{n}] {html.escape(passage.source_label())}</b>"
         f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
+        f"{_ocr_line(passage)}"
         f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
     )
     if passage.instruction_cues:
@@ -105,6 +107,13 @@ def _verdict_html(answer: Answer, verdict: Verdict) -> str:
     head += flags_html(verdict)
     body = excerpt_with_evidence(passage.text, evidence_span(passage, verdict))
     return head + f"<p style='margin:0 0 4px 10px'>{body}</p>"
+
+
+def _ocr_line(passage: Passage) -> str:
+    """A line saying the passage was read from a page image (engine, confidence); ``""``
+    for text from the document's text layer."""
+    note = ocr_note(passage)
+    return f"<br><span style='color:#555'><i>{html.escape(note)}</i></span>" if note else ""
 
 
 def flags_html(verdict: Verdict) -> str:
@@ -141,6 +150,7 @@ def conflict_html(evidence: Evidence) -> str:
     return (
         f"<p style='margin:6px 0 2px 0'><b>{number}{html.escape(passage.source_label())}</b>"
         f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
+        f"{_ocr_line(passage)}"
         f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
         f"{flags_html(verdict)}<p style='margin:0 0 4px 10px'>{body}</p>"
     )

@@ -29,6 +29,7 @@ from verifai_desktop.presentation import (
     CollectionConflict,
     collection_conflicts,
     injection_warning,
+    ocr_note,
 )
 
 COLUMNS = ("#", "Source", "Lex.", "Sem.", "Fused")
@@ -62,6 +63,9 @@ UNSUPPORTED_CAPTION = (
 CELL_PADDING_PX = 6  # left and right, like the style's item padding
 ROW_PADDING_PX = 10  # above and below the two lines
 SEPARATOR = ", "  # between file name and location, as in Passage.source_label()
+OCR_MARK = " · recognised text (OCR)"
+"""After the location of a passage read from a page image (the tooltip gives the engine and
+its confidence, :func:`~verifai_desktop.presentation.ocr_note`)."""
 
 
 def title_line(title: str, fm: QFontMetrics, width_px: int) -> str:
@@ -344,11 +348,12 @@ class SourcesPanel(QWidget):
         row_px = 2 * self.table.fontMetrics().lineSpacing() + ROW_PADDING_PX
         for row, p in enumerate(passages):
             number = f"[{row + 1}]" + (" ⚠" if p.instruction_cues else "")
-            label = p.source_label()
+            ocr = OCR_MARK if p.ocr is not None else ""
+            label = p.source_label() + ocr
             source = QTableWidgetItem(f"{p.title}\n{label}")
             source.setData(TITLE_ROLE, p.title)
             source.setData(FILE_ROLE, p.path.name)
-            source.setData(WHERE_ROLE, p.location.label())
+            source.setData(WHERE_ROLE, p.location.label() + ocr)
             items = (
                 QTableWidgetItem(number),
                 source,
@@ -358,8 +363,11 @@ class SourcesPanel(QWidget):
             )
             # The full title, file and path lead the tooltip: the cell shows them cut to one
             # line.
+            note = ocr_note(p)
             preview = (
-                f"{p.title}\n{label}\n{full_path(p)}\n\n"
+                f"{p.title}\n{label}\n{full_path(p)}\n"
+                + (f"{note}\n" if note else "")
+                + "\n"
                 + p.text[:600]
                 + ("…" if len(p.text) > 600 else "")
             )
