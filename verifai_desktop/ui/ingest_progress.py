@@ -82,7 +82,8 @@ class ProgressFrame(QFrame):
             self.task = None
 
     def show_progress(self, p: Progress) -> None:
-        """Update the files bar (files) and the chunks line (chunks embedded)."""
+        """Update the files bar (files), the chunks line (chunks embedded) and, while a
+        scanned page is recognised (OCR, unit ``pages``), the line above the bar."""
         if p.unit == "files":
             self.files_bar.setRange(0, p.total or 0)
             self.files_bar.setValue(p.done)
@@ -90,6 +91,10 @@ class ProgressFrame(QFrame):
                 self.label.setText(f"Reading {p.message}")
         elif p.unit == "chunks":
             self.chunks_label.setText(f"{p.done:,} chunks embedded")
+        elif p.unit == "pages":  # OCR: p.message is "file p. N", p.done the scans read so far
+            self.label.setText(
+                f"Recognising the text of {p.message} (scanned page {p.done + 1} of {p.total})"
+            )
 
     @Slot()
     def cancel(self) -> None:
