@@ -265,11 +265,21 @@ class DocumentView(QWidget):
 
     def _locate_evidence(self, start_page: int) -> None:
         """Find the evidence's page and its rectangles there (the passage's page and no
-        highlight when the evidence is not found)."""
+        highlight when the evidence is not found). On a page read by OCR the rectangles are
+        the boxes of the recognised words the evidence spans (``Passage.ocr``)."""
         assert self._pdf is not None and self.passage is not None
         count = self._pdf.page_count
         self._evidence_page = min(start_page, count - 1)
         self._evidence_rects = ()
+        ocr = self.passage.ocr
+        if ocr is not None:  # a scanned page: the recognised words' boxes (no text layer)
+            start, end = self.evidence_span
+            self._evidence_rects = tuple(
+                Rect(w.x0, w.y0, w.x1, w.y1)
+                for w in ocr.words
+                if w.char_start < end and w.char_end > start
+            )
+            return
         try:
             found = locate_span(
                 self._layout, count, self._evidence_page, self.passage.text, self.evidence_span
