@@ -1,6 +1,6 @@
 """Each step of issue 26 on its own, on dev texts: perturbed sentences caught, unchanged kept.
 
-    .venv/bin/python models/self_check_dev.py [--n 60] [--json OUT.json]
+    .venv/bin/python models/self_check_dev.py [--n 60] [--json OUT.json] [--model DIR]
 
 Dev texts: the self-check dev part of the SciFact corpus abstracts cited by *train* claims only
 (never an abstract of a dev or test claim, never ``docs/clean``): the train-cited abstracts are
@@ -72,8 +72,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=60, help="pairs per kind (default: 60)")
     ap.add_argument("--json", type=Path, default=None, help="write the rows as JSON")
     ap.add_argument("--cache", type=Path, default=None, help="memo file of probabilities")
+    ap.add_argument("--model", default="bundled", help="verifier folder (default: bundled)")
     args = ap.parse_args()
-    inner = get_verifier("bundled")
+    inner = get_verifier(args.model)
     verifier = Memo(inner, args.cache)
     passages = dev_abstracts()
     plain = VerifySettings(preset="custom")
