@@ -173,3 +173,29 @@ def test_window_watches_the_collection_and_stops_on_close(
     qtbot.waitUntil(lambda: window.follower.watching == [here], timeout=TIMEOUT_MS)
     window.close()
     assert window.follower.watcher is None
+
+
+def test_a_file_added_on_its_own_is_listed_by_name_with_its_path_in_the_tooltip(
+    qtbot: QtBot,
+) -> None:
+    from verifai_desktop.store.roots import Root
+    from verifai_desktop.ui.watched_roots import RootsLabel, WatchedRoot
+
+    label = RootsLabel()
+    qtbot.addWidget(label)
+    paper = Path("/data/papers/2024/acl2020_specter.pdf")
+    folder = Path("/data/notes")
+    roots = [
+        WatchedRoot(Root(paper, is_folder=False, last_sync="")),
+        WatchedRoot(Root(folder, is_folder=True, last_sync="")),
+    ]
+    label.show_roots(roots, watching=True, note="")
+    assert label.lines() == [
+        WATCHING_TITLE,
+        "acl2020_specter.pdf (not synced yet)",
+        "/data/notes (not synced yet)",
+    ]
+    assert label.toolTip().splitlines() == [
+        f"{paper} (not synced yet)",
+        f"{folder} (not synced yet)",
+    ]

@@ -51,15 +51,18 @@ def sync_time(iso: str, *, today: dt.date | None = None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
 
 
-def root_line(watched: WatchedRoot) -> str:
+def root_line(watched: WatchedRoot, *, short: bool = False) -> str:
     """One line of the folders list: ``"/docs (synced 14:03)"``, ``"/docs (not synced yet)"``
-    or ``"/mnt/usb: missing (a disk or share not connected, or the folder moved?)"``."""
+    or ``"/mnt/usb: missing (a disk or share not connected, or the folder moved?)"``. With
+    ``short``, a file added on its own is named by its file name (the panel's list; its
+    tooltip has the full paths), so a few files do not fill the library column."""
     root = watched.root
+    name = root.path.name if short and not root.is_folder and root.path.name else root.path
     reason = watched.unavailable or (root.status if root.status != "ok" else "")
     if reason:
-        return f"{root.path}: {reason}"
+        return f"{name}: {reason}"
     when = sync_time(root.last_sync)
-    return f"{root.path} (synced {when})" if when else f"{root.path} (not synced yet)"
+    return f"{name} (synced {when})" if when else f"{name} (not synced yet)"
 
 
 def watched_roots(col: Collection, ctx: TaskContext) -> list[WatchedRoot]:
@@ -86,7 +89,7 @@ class RootsLabel(QLabel):
             self.setVisible(False)
             return
         lines = [root_line(r) for r in roots]
-        shown = lines[:MAX_LISTED_ROOTS]
+        shown = [root_line(r, short=True) for r in roots[:MAX_LISTED_ROOTS]]
         if len(lines) > len(shown):
             shown.append(f"and {len(lines) - len(shown)} more")
         if note:
