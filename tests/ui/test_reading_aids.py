@@ -74,7 +74,7 @@ def _page(qtbot: QtBot, window: MainWindow, title: str) -> str:
 
 def test_the_help_menu_says_where_data_is_and_whose_models_are_bundled(qtbot: QtBot) -> None:
     window = _window(qtbot)
-    assert [a.text() for a in window.menuBar().actions()] == ["&File", "&Edit", "&Help"]
+    assert [a.text() for a in window.menuBar().actions()] == ["&File", "&Edit", "&View", "&Help"]
     assert [a.text() for a in window.help_menu.menu.actions()] == [
         "Keyboard shortcuts",
         "Where your data is kept",
