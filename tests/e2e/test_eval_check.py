@@ -15,8 +15,8 @@ import pytest
 from tests.e2e.cli import run_verifai
 from verifai_desktop.evaluate.check import STRENGTH_GRID
 
-N_CLAIMS = 8
-N_OTHER_ABSTRACTS = 40
+N_CLAIMS = 5
+N_OTHER_ABSTRACTS = 20
 
 
 def _with_evidence(path: Path, n: int) -> list[dict[str, object]]:
