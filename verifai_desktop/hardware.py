@@ -154,8 +154,11 @@ def detect(
         why = "GPU layers: none, in Settings" if offload else "no GPU support in this installation"
         generator = Device("generator", "CPU", f"all layers on the CPU ({why})")
     else:
-        where = "all layers on the GPU" if layers < 0 else f"{layers} layers on the GPU, the rest"
-        where += "" if layers < 0 else " on the CPU"
+        where = (
+            "all layers on the GPU"
+            if layers < 0
+            else f"{layers} layers on the GPU, the rest on the CPU"
+        )
         generator = Device("generator", "GPU", f"{where} (GPU layers, in Settings)")
     chosen = choose_providers(available)[0] if version else ""
     devices = [generator]

@@ -86,9 +86,8 @@ class ReadingLayout(QObject):
         return self.show_library_action.isChecked()
 
     def set_library_shown(self, shown: bool) -> None:
-        """Show or hide the library (as the View menu does)."""
+        """Show or hide the library (as the View menu does; its toggle does the work)."""
         self.show_library_action.setChecked(shown)
-        self.on_show_library_toggled(shown)
 
     @Slot()
     def reset(self) -> None:
@@ -99,9 +98,7 @@ class ReadingLayout(QObject):
 
     @Slot(bool)
     def on_show_library_toggled(self, shown: bool) -> None:
-        if shown == self.library.isVisibleTo(self.splitter) and shown == (
-            self.splitter.sizes()[0] > 0
-        ):
+        if shown == self.library.isVisibleTo(self.splitter):
             return
         sizes = self.splitter.sizes()
         self.library.setVisible(shown)
