@@ -161,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     before = next(r for r in rows if r[1] == 0.0 and r[2] == 0.0)
     print(f"{'b_S':>5} {'b_C':>5} {'mean':>5}  SciFact dev F1 (S/C/NE predicted)  "
           "HealthVer dev F1 (S/C/NE predicted)  eligible")  # fmt: skip
-    for mean, b_s, b_c, figures in [*sorted(rows, key=lambda r: -r[0])[:12], before]:
+    shown = sorted(rows, key=lambda r: -r[0])[:12]
+    for mean, b_s, b_c, figures in [*shown, *([best] if best not in shown else []), before]:
         cells = "  ".join(
             f"{f.macro_f1:.3f} ({'/'.join(f'{x:.2f}' for x in f.predicted_share)})"
             for f in figures.values()

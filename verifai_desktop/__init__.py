@@ -19,7 +19,8 @@ Bottom to top:
 5. ``stages``: hybrid retrieval (``retrieve``), generation (``generate``), NLI verification
    (``verify``), each knowing nothing of the others' internals.
 6. ``use cases``: a question answered and verified (``pipeline``), the collection searched for
-   contradicting evidence (``contradictions``), an answer or claim check kept in its history
+   contradicting evidence (``contradictions``), retrieved passages reordered by the verifier's
+   evidence probability (``rerank``), an answer or claim check kept in its history
    (``keep``), audit records (``audit``).
 7. ``presentation``: the labels' wording, colours and glyphs, Markdown, HTML, export formats
    (``presentation``), the audit record's HTML view (``audit_view``), a claim check's

@@ -182,6 +182,8 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
             "semantic": passage.semantic_score,
             "raw_lexical": passage.raw_lexical,
             "raw_semantic": passage.raw_semantic,
+            # Only when reranking read the passage, so earlier answers read back unchanged.
+            **({} if passage.evidence is None else {"evidence": passage.evidence}),
         },
         "text": passage.text,
         "sentence_spans": [list(span) for span in passage.sentence_spans],
@@ -276,6 +278,7 @@ def _passage_from_dict(data: Mapping[str, Any]) -> Passage:
         instruction_cues=tuple(data["instruction_cues"]),
         is_reference=bool(data["is_reference"]),
         ocr=Recognition.from_dict(data["ocr"]) if data.get("ocr") is not None else None,
+        evidence=scores.get("evidence"),
     )
 
 

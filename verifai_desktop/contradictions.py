@@ -25,10 +25,11 @@ cost: ``budget`` passages x about 3 windows per sentence of each.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 
-from verifai_desktop.domain import CheckResult, Evidence, Passage
+from verifai_desktop.domain import AnswerSentence, CheckResult, Evidence, Passage
 from verifai_desktop.retrieve import Fused, PassageRetriever
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import Verifier, verify_pairs
@@ -213,3 +214,32 @@ def find_conflicts(
         if contradicts(verdict, thresholds):
             out[n].append(Evidence(p, verdict))
     return tuple(tuple(sorted(found, key=lambda e: -e.verdict.p_contradict)) for found in out)
+
+
+def add_conflicts(
+    retriever: PassageRetriever,
+    verifier: Verifier,
+    sentences: Sequence[AnswerSentence],
+    passages: Sequence[Passage],
+    thresholds: VerifySettings,
+) -> tuple[AnswerSentence, ...]:
+    """Add to each answer sentence the passages elsewhere in the collection that contradict it
+    (:func:`find_conflicts`, one verifier batch; ``passages``, the ones the answer was given,
+    left out) under the ``thresholds`` the answer was verified with; a sentence without a
+    letter or digit is not searched for."""
+    claims = [s.claim for s in sentences]
+    todo = [i for i, claim in enumerate(claims) if any(ch.isalnum() for ch in claim)]
+    found = find_conflicts(
+        retriever,
+        verifier,
+        [claims[i] for i in todo],
+        thresholds,
+        budget=thresholds.conflict_budget,
+        skip=frozenset(int(p.chunk_id) for p in passages),
+    )
+    out = list(sentences)
+    for i, extra in zip(todo, found, strict=True):
+        if extra:
+            merged = sorted((*out[i].conflicts, *extra), key=lambda e: -e.verdict.p_contradict)
+            out[i] = dataclasses.replace(out[i], conflicts=tuple(merged))
+    return tuple(out)

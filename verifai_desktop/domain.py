@@ -203,6 +203,9 @@ class Passage:
         is_reference: the chunk is part of a reference list or bibliography
             (``Chunk.is_reference``); answer prompts leave such passages out by default.
         ocr: the chunk's OCR provenance (``Chunk.ocr``): shown as recognised text.
+        evidence: ``P(SUPPORT) + P(CONTRADICT)`` of the passage's deciding window for the
+            query, 0..1, when evidence-aware reranking read it (:mod:`verifai_desktop.rerank`);
+            ``None`` otherwise.
     """
 
     chunk_id: ChunkId
@@ -222,6 +225,7 @@ class Passage:
     instruction_cues: tuple[str, ...] = ()
     is_reference: bool = False
     ocr: Recognition | None = None
+    evidence: float | None = None
 
     def sentences(self) -> tuple[str, ...]:
         """The passage's sentences as strings."""

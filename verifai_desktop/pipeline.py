@@ -22,11 +22,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop import modelstore
-from verifai_desktop.contradictions import check_claim, find_conflicts
+from verifai_desktop.contradictions import add_conflicts, check_claim
 from verifai_desktop.domain import (
     AbstainReason,
     Answer,
-    AnswerSentence,
     CheckResult,
     Passage,
     Progress,
@@ -39,6 +38,7 @@ from verifai_desktop.generate.passages import dedupe_passages
 from verifai_desktop.generate.prompt import AnswerPrompt, build_answer_prompt
 from verifai_desktop.modelstore import Role
 from verifai_desktop.names import redact_url
+from verifai_desktop.rerank import rerank_by, search_reranked
 from verifai_desktop.retrieve import PassageRetriever, Retriever
 from verifai_desktop.settings import (
     Settings,
@@ -57,6 +57,7 @@ from verifai_desktop.verify.abstention import (
 from verifai_desktop.verify.answer import verify_answer
 from verifai_desktop.verify.check import Verifier
 from verifai_desktop.verify.claims import Splitter
+from verifai_desktop.verify.memo import MemoVerifier
 from verifai_desktop.verify.nli import get_verifier
 from verifai_desktop.verify.presets import Presets, effective_thresholds
 from verifai_desktop.verify.second_opinion import review
@@ -372,6 +373,33 @@ class AskSession:
         with self._lock:
             return self._ask(collection, question, k, on_token, progress, cancel)
 
+    def search(
+        self,
+        collection: CollectionStore,
+        query: str,
+        *,
+        k: int | None = None,
+        verifier: Verifier | None = None,
+    ) -> tuple[Passage, ...]:
+        """Up to ``k`` passages for ``query`` (``settings.retrieval.k`` if None): retrieval's
+        order, or reranked by evidence with ``settings.retrieval.rerank``
+        (:func:`~verifai_desktop.rerank.search_reranked`; ``verifier``: the session's if None).
+
+        Raises:
+            SettingsError: a retrieval setting is out of range.
+            ModelNotFound, ModelLoadError: reranking needs the verifier and it is missing or
+                damaged.
+        """
+        check_retrieval(self.settings.retrieval)
+        return search_reranked(
+            self.retriever(collection),
+            verifier or _Lazy(self),
+            query,
+            self.settings.retrieval,
+            k=k,
+            thresholds=self.thresholds(),
+        )
+
     def check_claim(
         self, collection: CollectionStore, claim: str, *, budget: int | None = None
     ) -> CheckResult:
@@ -435,13 +463,25 @@ class AskSession:
         report("retrieve", 0, 1, "steps")
         self._check(cancel)
         t0 = time.perf_counter()
+        rerank_n = settings.retrieval.rerank_candidates if settings.retrieval.rerank else 0
         retrieved = self.retriever(collection).search(
             question,
-            k=DEDUPE_SPARE * k,
+            k=DEDUPE_SPARE * max(k, rerank_n),
             include_references=not settings.retrieval.exclude_references,
         )
-        passages = dedupe_passages(retrieved)[:k]
+        passages = dedupe_passages(retrieved)
         timings["retrieve"] = (time.perf_counter() - t0) * 1000
+        # one memo for the request: a pair reranking classified is not classified again
+        verifier = MemoVerifier(_Lazy(self))
+        if rerank_n:
+            report("rerank", 0, 1, "steps", f"reading the top {rerank_n} passages for evidence")
+            self._check(cancel)
+            t0 = time.perf_counter()
+            passages = rerank_by(
+                settings.retrieval, verifier, question, passages, self.thresholds()
+            )
+            timings["rerank"] = (time.perf_counter() - t0) * 1000
+        passages = passages[:k]
         if progress:  # the passages found, shown while the generator reads them
             progress(Progress("retrieve", 1, 1, "steps", f"{len(passages)} passages", passages))
         self._check(cancel)
@@ -518,7 +558,7 @@ class AskSession:
         t0 = time.perf_counter()
         thresholds = self.thresholds()
         verified = verify_answer(
-            _Lazy(self), text, passages, thresholds, splitter=self._splitter, progress=progress
+            verifier, text, passages, thresholds, splitter=self._splitter, progress=progress
         )
         sentences = verified.sentences
         if settings.verify.second_opinion:
@@ -531,7 +571,8 @@ class AskSession:
         if settings.verify.conflict_search:
             report("conflicts", 0, 1, "steps", "searching the collection for contradictions")
             self._check(cancel)
-            sentences = self._search_conflicts(retriever, sentences, passages, thresholds)
+            # the verifier loads only if the search finds candidates
+            sentences = add_conflicts(retriever, verifier, sentences, passages, thresholds)
         timings["verify"] = (time.perf_counter() - t0) * 1000
         timings["total"] = (time.perf_counter() - t_start) * 1000
         unsupported = settings.verify.abstain_unsupported and not supported_anywhere(
@@ -552,30 +593,3 @@ class AskSession:
             passages_left_out=prompt.left_out,
         )
         return AskResult(answer, prompt)
-
-    def _search_conflicts(
-        self,
-        retriever: PassageRetriever,
-        sentences: Sequence[AnswerSentence],
-        passages: Sequence[Passage],
-        v: VerifySettings,
-    ) -> tuple[AnswerSentence, ...]:
-        """Add to each sentence the passages elsewhere in the collection that contradict it
-        (:func:`~verifai_desktop.contradictions.find_conflicts`, one verifier batch) under the
-        thresholds ``v`` the answer was verified with."""
-        claims = [s.claim for s in sentences]
-        todo = [i for i, claim in enumerate(claims) if _has_words(claim)]
-        found = find_conflicts(
-            retriever,
-            _Lazy(self),  # loads the verifier only if the search finds candidates
-            [claims[i] for i in todo],
-            v,
-            budget=v.conflict_budget,
-            skip=frozenset(int(p.chunk_id) for p in passages),
-        )
-        out = list(sentences)
-        for i, extra in zip(todo, found, strict=True):
-            if extra:
-                merged = sorted((*out[i].conflicts, *extra), key=lambda e: -e.verdict.p_contradict)
-                out[i] = dataclasses.replace(out[i], conflicts=tuple(merged))
-        return tuple(out)

@@ -333,7 +333,10 @@ def answer_to_markdown(answer: Answer) -> str:
         out.append(
             f"[{n}] {ps.title} — {ps.source_label()} — lexical {ps.lexical_score:.2f}, "
             f"semantic {ps.semantic_score:.2f}, fused {ps.fused_score:.3f}"
+            + ("" if ps.evidence is None else f", evidence {ps.evidence:.2f} (reranked)")
         )
+        if ps.ocr is not None:
+            out.append(f"    {ocr_note(ps)}")
         if ps.instruction_cues:
             out.append(f"    ⚠ {injection_warning(ps)}")
     out += ["", "Legend: " + "; ".join(f"{s.glyph} {s.title}" for s in LABEL_STYLES.values()), ""]
@@ -442,6 +445,8 @@ def answer_to_html(answer: Answer) -> str:
     )
     for n, ps in enumerate(answer.passages, start=1):
         warn = f"<br><small>⚠ {e(injection_warning(ps))}</small>" if ps.instruction_cues else ""
+        if ps.ocr is not None:
+            warn = f"<br><small>{e(ocr_note(ps))}</small>{warn}"
         parts.append(
             f"<tr><td>{n}</td><td>{e(ps.title)}<br><small>{e(ps.source_label())}</small>{warn}</td>"
             f"<td>{ps.lexical_score:.2f}</td><td>{ps.semantic_score:.2f}</td>"

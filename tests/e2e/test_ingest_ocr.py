@@ -14,7 +14,9 @@ from typing import Any
 from tests.conftest import DOCS_NASTY, needs_tesseract
 from tests.e2e.cli import run_verifai
 from tests.unit.ingest.test_ocr import mixed_pdf, scanned_top_of_paper
+from verifai_desktop.codec import answer_from_dict
 from verifai_desktop.ingest.ocr import OCR_OFF_REASON
+from verifai_desktop.presentation import answer_to_html, answer_to_markdown
 
 
 def _json(*args: str, code: int = 0) -> Any:
@@ -73,3 +75,21 @@ def _ingest_stderr(docs: Path) -> str:
     proc = run_verifai("ingest", str(docs), "-c", "scans_progress")
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stderr
+
+
+@needs_tesseract
+def test_an_answer_citing_a_scanned_page_shows_its_ocr_flag(tmp_path: Path) -> None:
+    """The bundled generator answers from the recognised text of a scanned page alone; the
+    cited passage carries its OCR provenance into the JSON, the terminal and the export."""
+    docs = tmp_path / "scan_only"
+    docs.mkdir()
+    scanned_top_of_paper(docs / "paper_scan.pdf")
+    assert run_verifai("ingest", str(docs), "-c", "scan_ask").returncode == 0
+    question = "What are the complications of venous thrombosis prophylaxis in trauma patients?"
+    data = _json("ask", question, "-c", "scan_ask", "-k", "1")
+    (passage,) = data["passages"]
+    assert passage["file"] == "paper_scan.pdf" and passage["ocr"]["engine"] == "tesseract"
+    assert any(1 in s["citations"] for s in data["sentences"]), data["answer"]
+    answer = answer_from_dict(data)
+    assert "    recognised text (OCR, tesseract, mean confidence" in answer_to_markdown(answer)
+    assert "recognised text (OCR, tesseract" in answer_to_html(answer)

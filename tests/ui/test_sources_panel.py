@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 from verifai_desktop.domain import Answer, Location, LocationKind
 from verifai_desktop.ui.sources_panel import (
     CELL_PADDING_PX,
+    EVIDENCE_COLUMN,
     ROW_PADDING_PX,
     SOURCE_COLUMN,
     SourcesPanel,
@@ -106,3 +107,23 @@ def test_a_passage_read_by_ocr_says_so_in_its_row_and_hover_card(
     cited = next(i for i, s in enumerate(answer.sentences) if 2 in s.citations)
     card = build_evidence_html(answer, cited)
     assert "recognised text (OCR, tesseract, mean confidence 91%)" in card
+
+
+def test_the_evidence_column_shows_only_when_reranking_read_the_passages(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    panel = _panel(qtbot, 600)
+    panel.set_passages(hand_answer.passages)
+    assert panel.table.isColumnHidden(EVIDENCE_COLUMN)
+    assert all(len(row) == EVIDENCE_COLUMN for row in panel.row_texts())
+    reranked = tuple(
+        dataclasses.replace(p, evidence=0.5 + 0.1 * n) for n, p in enumerate(hand_answer.passages)
+    )
+    panel.set_passages(reranked)
+    assert not panel.table.isColumnHidden(EVIDENCE_COLUMN)
+    assert [row[EVIDENCE_COLUMN] for row in panel.row_texts()] == [
+        f"{p.evidence:.2f}" for p in reranked
+    ]
+    assert "reranked it" in panel.table.horizontalHeaderItem(EVIDENCE_COLUMN).toolTip()
+    panel.set_passages(hand_answer.passages)  # the next answer, reranking off again
+    assert panel.table.isColumnHidden(EVIDENCE_COLUMN)

@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("documents and indexes", ("ingest", "index")),
     ("store", ("store",)),
     ("stages", ("retrieve", "generate", "verify")),
-    ("use cases", ("contradictions", "pipeline", "keep", "audit")),
+    ("use cases", ("contradictions", "rerank", "pipeline", "keep", "audit")),
     ("presentation", ("presentation", "audit_view", "check_view")),
     ("evaluation", ("evaluate",)),
     ("front ends", ("cli", "ui", "__main__")),

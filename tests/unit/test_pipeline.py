@@ -733,3 +733,27 @@ def test_the_server_address_kept_with_each_answer_holds_no_password() -> None:
         "path": "http://***@127.0.0.1:9/v1",
         "sha256": "",
     }
+
+
+def test_reranking_reorders_the_passages_given_and_no_pair_is_classified_twice() -> None:
+    settings = Settings(
+        retrieval=RetrievalSettings(rerank=True, rerank_candidates=3, rerank_weight=1.0),
+        verify=VerifySettings(premise="sentences", abstain_threshold=0.25, conflict_search=False),
+    )
+    session, _gen, ver, ret = _session(("Birds sing in spring [1].",), settings)
+    stages: list[str] = []
+    answer = session.ask(
+        object(),  # type: ignore[arg-type]
+        "Birds sing in spring.",
+        k=2,
+        progress=lambda p: stages.append(p.stage),
+    )
+    assert ret.calls == [("Birds sing in spring.", 6, False)]  # twice N, before dedupe
+    assert [int(p.chunk_id) for p in answer.passages] == [3, 1]  # the evidence first
+    assert answer.passages[0].evidence == pytest.approx(0.95)
+    assert "rerank" in answer.timings_ms and stages.index("rerank") < stages.index("generate")
+    assert answer.sentences[0].label is SentenceLabel.SUPPORTED
+    # The sentence is the question: its pair with passage 3 was read while reranking.
+    pairs = [pair for batch in ver.batches for pair in batch]
+    assert len(pairs) == len(set(pairs))
+    assert ("Birds sing in spring.", "Birds sing in spring.") in ver.batches[0]

@@ -33,6 +33,7 @@ from verifai_desktop.presentation import (
     UNSUPPORTED_TEXT,
     conflict_note,
     flag_lines,
+    ocr_note,
     recitation_note,
     unsure_guess,
 )
@@ -376,8 +377,9 @@ def render_answer(answer: Answer, settings: Settings) -> None:
     console.print()
     console.print(Text("Sources", style="bold"))
     for n, p in enumerate(answer.passages, start=1):
+        ocr = f"  [{ocr_note(p)}]" if p.ocr is not None else ""
         console.print(
-            f"[{n}] {printable(p.source_label())}  (score {p.fused_score:.3f})", markup=False
+            f"[{n}] {printable(p.source_label())}  (score {p.fused_score:.3f}){ocr}", markup=False
         )
     timings = ", ".join(f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items())
     console.print(Text(timings, style="dim"))

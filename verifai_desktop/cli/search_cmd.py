@@ -4,13 +4,16 @@
 (:func:`verifai_desktop.codec.passage_to_dict`: one schema for both). Reference-list chunks
 are found like any other and marked (``[reference list]``; ``"is_reference": true``); only
 answer prompts leave them out. Text recognised by OCR is marked too
-(``[recognised text (OCR, ...)]``; ``"ocr": {...}``).
+(``[recognised text (OCR, ...)]``; ``"ocr": {...}``). ``--rerank`` has the verifier read the top
+passages against the query (:mod:`verifai_desktop.rerank`) and shows each one's evidence
+probability (``"scores": {"evidence": ...}``).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import time
 
 from verifai_desktop.cli.common import (
     add_collection_arg,
@@ -22,6 +25,7 @@ from verifai_desktop.cli.common import (
 )
 from verifai_desktop.codec import passage_to_dict
 from verifai_desktop.names import printable
+from verifai_desktop.pipeline import AskSession
 from verifai_desktop.presentation import ocr_note
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import SEARCH_MODES, load_settings
@@ -42,6 +46,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--mode", choices=SEARCH_MODES, default=None, help="fusion mode (default: settings, hybrid)"
     )
+    p.add_argument(
+        "--rerank",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="reorder the top passages by the verifier's evidence probability "
+        "(default: settings, off)",
+    )
     add_json_arg(p)
     p.set_defaults(func=run_search)
 
@@ -53,16 +64,25 @@ def _snippet(text: str) -> str:
 
 def run_search(args: argparse.Namespace) -> int:
     """Handler of ``verifai search``."""
-    retrieval = load_settings().retrieval
+    settings = load_settings()
+    retrieval = settings.retrieval
     if args.k is not None:
         retrieval = dataclasses.replace(retrieval, k=args.k)
     if args.mode:
         retrieval = dataclasses.replace(retrieval, mode=args.mode)
+    if args.rerank is not None:
+        retrieval = dataclasses.replace(retrieval, rerank=args.rerank)
     k, mode = retrieval.k, retrieval.mode
-    with open_store(args) as collection:
-        retriever = Retriever(collection, retrieval)
-        passages = retriever.search(args.query)
-        timings = dict(retriever.last_timings_ms)
+    settings = dataclasses.replace(settings, retrieval=retrieval)
+    with open_store(args, settings=settings) as collection:
+        if retrieval.rerank:
+            t0 = time.perf_counter()
+            passages = AskSession(settings).search(collection, args.query)
+            timings = {"total": (time.perf_counter() - t0) * 1000}
+        else:
+            retriever = Retriever(collection, retrieval)
+            passages = retriever.search(args.query)
+            timings = dict(retriever.last_timings_ms)
     if args.json:
         print_json(
             {
@@ -70,6 +90,7 @@ def run_search(args: argparse.Namespace) -> int:
                 "collection": args.collection,
                 "mode": mode,
                 "k": k,
+                "rerank": retrieval.rerank,
                 "timings_ms": {key: round(v, 2) for key, v in timings.items()},
                 "passages": [passage_to_dict(p, i) for i, p in enumerate(passages, start=1)],
             }
@@ -78,15 +99,17 @@ def run_search(args: argparse.Namespace) -> int:
     if not passages:
         print("no passages found")
         return 0
-    print(f"{'#':>3} {'fused':>6} {'lex':>5} {'sem':>5}  file / location")
+    evidence = f" {'evid.':>5}" if retrieval.rerank else ""
+    print(f"{'#':>3} {'fused':>6} {'lex':>5} {'sem':>5}{evidence}  file / location")
     for i, p in enumerate(passages, start=1):
         where = printable(p.path.name) + (f"  {p.location.label()}" if p.location.label() else "")
         if p.is_reference:
             where += f"  {REFERENCE_MARK}"
         if p.ocr is not None:
             where += f"  [{ocr_note(p)}]"
-        print(
-            f"{i:>3} {p.fused_score:6.3f} {p.lexical_score:5.2f} {p.semantic_score:5.2f}  {where}"
-        )
+        scores = f"{i:>3} {p.fused_score:6.3f} {p.lexical_score:5.2f} {p.semantic_score:5.2f}"
+        if retrieval.rerank:  # passages past the reranked ones have no evidence figure
+            scores += " " * 6 if p.evidence is None else f" {p.evidence:5.2f}"
+        print(f"{scores}  {where}")
         print(f"    {_snippet(p.text)}")
     return 0

@@ -194,6 +194,8 @@ class SettingsDialog(QDialog):
             t.ABSTAIN_UNSUPPORTED_TEXT, v.abstain_unsupported, t.ABSTAIN_UNSUPPORTED_TIP
         )
         answers.addRow(self.abstain_unsupported)
+        self.rerank = _check(t.RERANK_TEXT, r.rerank, t.RERANK_TIP)
+        answers.addRow(self.rerank)
         self.watch = _check(t.WATCH_TEXT, settings.watch.enabled, t.WATCH_TIP)
         answers.addRow(self.watch)
 
@@ -372,6 +374,7 @@ class SettingsDialog(QDialog):
                 lexical_weight=round(self.lexical_weight.value(), 4),
                 semantic_weight=round(self.semantic_weight.value(), 4),
                 rrf_k=self.rrf_k.value(),
+                rerank=self.rerank.isChecked(),
             ),
             verify=dataclasses.replace(
                 s.verify,

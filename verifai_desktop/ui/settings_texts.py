@@ -120,6 +120,13 @@ ABSTAIN_UNSUPPORTED_TIP = (
     "shown only on request"
 )
 
+RERANK_TEXT = "Rerank passages by evidence (slower)"
+RERANK_TIP = (
+    "The verifier reads the best passages found against the question and puts those that "
+    "bear on it first; each source then shows its evidence probability. Adds a few seconds "
+    "per question on a laptop CPU"
+)
+
 KEEP_HISTORY_TEXT = "Keep every verified answer in the collection's history"
 KEEP_HISTORY_TIP = (
     "Past questions are listed in the History tab, reopen as they were verified, take your "

@@ -32,7 +32,7 @@ from verifai_desktop.presentation import (
     ocr_note,
 )
 
-COLUMNS = ("#", "Source", "Lex.", "Sem.", "Fused")
+COLUMNS = ("#", "Source", "Lex.", "Sem.", "Fused", "Evid.")
 # Short score headers leave the width to the source; the header tooltips say what they are.
 COLUMN_TIPS = (
     "Citation number in the answer",
@@ -40,7 +40,10 @@ COLUMN_TIPS = (
     "Lexical (BM25) score",
     "Semantic (cosine similarity) score",
     "Fused score: the retrieval ranking",
+    "Evidence: the verifier's probability that the passage supports or contradicts the "
+    "question, which reranked it (shown when reranking is on)",
 )
+EVIDENCE_COLUMN = 5
 SOURCE_COLUMN = 1
 TITLE_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # str: the passage's document title
 FILE_ROLE = int(Qt.ItemDataRole.UserRole) + 2  # str: the file name, "file.pdf"
@@ -221,8 +224,9 @@ class SourcesPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for col in (2, 3, 4):
+        for col in (2, 3, 4, EVIDENCE_COLUMN):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setColumnHidden(EVIDENCE_COLUMN, True)
         self.conflict_heading = QLabel(
             f"<b style='color:{CONFLICT_COLOR}'>{CONFLICT_GLYPH} {CONFLICT_TITLE}</b>"
             f"<br><span style='color:#555'>{CONFLICT_HELP}</span>"
@@ -345,6 +349,8 @@ class SourcesPanel(QWidget):
             caption or f"{len(passages)} passages given to the generator. Click one to open it."
         )
         self.table.setRowCount(len(passages))
+        reranked = any(p.evidence is not None for p in passages)
+        self.table.setColumnHidden(EVIDENCE_COLUMN, not reranked)
         row_px = 2 * self.table.fontMetrics().lineSpacing() + ROW_PADDING_PX
         for row, p in enumerate(passages):
             number = f"[{row + 1}]" + (" ⚠" if p.instruction_cues else "")
@@ -360,6 +366,7 @@ class SourcesPanel(QWidget):
                 QTableWidgetItem(f"{p.lexical_score:.2f}"),
                 QTableWidgetItem(f"{p.semantic_score:.2f}"),
                 QTableWidgetItem(f"{p.fused_score:.3f}"),
+                QTableWidgetItem("" if p.evidence is None else f"{p.evidence:.2f}"),
             )
             # The full title, file and path lead the tooltip: the cell shows them cut to one
             # line.
@@ -391,11 +398,12 @@ class SourcesPanel(QWidget):
         self.caption.setText(caption)
 
     def row_texts(self) -> list[tuple[str, ...]]:
-        """The table's cell texts, row by row (for tests and export checks)."""
+        """The shown columns' cell texts, row by row (for tests and export checks)."""
         return [
             tuple(
                 item.text() if (item := self.table.item(r, c)) is not None else ""
                 for c in range(len(COLUMNS))
+                if not self.table.isColumnHidden(c)
             )
             for r in range(self.table.rowCount())
         ]
