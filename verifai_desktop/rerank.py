@@ -3,7 +3,7 @@
 No reranker weights can be had offline, but the app ships a cross-encoder that reads
 (passage, claim) pairs: the NLI verifier. For a query ``q`` and a passage, the **evidence
 probability** is ``P(SUPPORT) + P(CONTRADICT)`` of the passage's deciding sentence window
-(:func:`~verifai_desktop.verify.check.verify_pairs` at ``"sentences"`` granularity, the one
+(:func:`~verifai_desktop.verify.evidence.verify_evidence`: sentence windows through the one
 verification path: aims left out, checks, support-first): the probability that the passage
 bears on ``q`` either way. The top ``N`` fused candidates are reordered by a fusion of their
 retrieval rank and that probability (:func:`fuse`); the rest keep their order after them.
@@ -29,7 +29,8 @@ from numpy.typing import NDArray
 from verifai_desktop.domain import Passage
 from verifai_desktop.retrieve import PassageRetriever
 from verifai_desktop.settings import RetrievalSettings, VerifySettings
-from verifai_desktop.verify.check import Verifier, verify_pairs
+from verifai_desktop.verify.check import Verifier
+from verifai_desktop.verify.evidence import verify_evidence
 
 log = logging.getLogger(__name__)
 
@@ -58,16 +59,9 @@ def evidence_probabilities(
     Returns:
         float64, shape (len(passages),), each in [0, 1].
     """
-    if not passages:
-        return np.zeros(0, dtype=np.float64)
-    result = verify_pairs(
-        verifier,
-        [(p.text, query) for p in passages],
-        granularity="sentences",
-        sentence_spans=[p.sentence_spans or None for p in passages],
-        thresholds=thresholds,
-    )
-    return np.clip(result.probs[:, 0].astype(np.float64) + result.probs[:, 1], 0.0, 1.0)
+    found = verify_evidence(verifier, query, passages, thresholds=thresholds)
+    p = np.array([(e.verdict.p_support, e.verdict.p_contradict) for e in found], dtype=np.float64)
+    return np.clip(p.sum(axis=1), 0.0, 1.0) if len(p) else np.zeros(0, dtype=np.float64)
 
 
 def fuse(evidence: NDArray[np.float64], weight: float, fusion: RerankFusion) -> NDArray[np.intp]:

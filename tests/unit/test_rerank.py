@@ -5,13 +5,13 @@ the settings' checks and the session's search."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
+from tests.unit.test_pipeline import _passage
+from verifai_desktop.domain import Passage
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.rerank import evidence_probabilities, fuse, rerank
@@ -34,26 +34,11 @@ class KeywordVerifier:
         return np.asarray(rows, dtype=np.float32).reshape(-1, 3)
 
 
-def _passage(n: int, text: str) -> Passage:
-    return Passage(
-        chunk_id=ChunkId(n),
-        doc_id=DocId(n),
-        path=Path(f"doc{n}.txt"),
-        title=f"doc {n}",
-        text=text,
-        char_start=0,
-        char_end=len(text),
-        location=Location(LocationKind.SECTION, heading=""),
-        sentence_spans=((0, len(text)),),
-        fused_score=1.0 / (n + 1),
-    )
-
-
 PASSAGES = (
-    _passage(0, "Nothing to see here."),
-    _passage(1, "Still nothing here."),
-    _passage(2, "Here is the evidence for it."),
-    _passage(3, "Past the reranked ones, with evidence."),
+    _passage(1, "Nothing to see here.", 0.5),
+    _passage(2, "Still nothing here.", 0.5),
+    _passage(3, "Here is the evidence for it.", 0.5),
+    _passage(4, "Past the reranked ones, with evidence.", 0.5),
 )
 
 
@@ -78,7 +63,7 @@ def test_a_bad_weight_or_fusion_is_refused() -> None:
 def test_only_the_first_n_are_read_reordered_and_given_their_evidence() -> None:
     verifier = KeywordVerifier()
     out = rerank(verifier, "a claim", PASSAGES, candidates=3, weight=1.0, fusion="linear")
-    assert [int(p.chunk_id) for p in out] == [2, 0, 1, 3]
+    assert [int(p.chunk_id) for p in out] == [3, 1, 2, 4]
     assert out[0].evidence == pytest.approx(0.95)
     assert out[1].evidence == pytest.approx(0.10)
     assert out[3].evidence is None  # not read: past N
@@ -133,11 +118,11 @@ def test_the_session_searches_deeper_when_reranking_and_returns_k() -> None:
     )
     found = session.search(object(), "a claim")  # type: ignore[arg-type]
     assert retriever.asked == [4]
-    assert [int(p.chunk_id) for p in found] == [2, 3]  # both evidence passages first
+    assert [int(p.chunk_id) for p in found] == [3, 4]  # both evidence passages first
     off = AskSession(
         Settings(retrieval=RetrievalSettings(k=2)),
         verifier=verifier,
         retriever_factory=lambda _c, _s: retriever,  # type: ignore[arg-type,return-value]
     )
-    assert [int(p.chunk_id) for p in off.search(object(), "a claim")] == [0, 1]  # type: ignore[arg-type]
+    assert [int(p.chunk_id) for p in off.search(object(), "a claim")] == [1, 2]  # type: ignore[arg-type]
     assert off.search(object(), "q")[0].evidence is None  # type: ignore[arg-type]
