@@ -3,15 +3,20 @@
 
 Roles: ``vowner`` (creates and ingests collections, member of both groups), groups ``team_a``
 and ``team_b`` (no login), ``alice`` (in team_a), ``bob`` (in team_b) and ``eve`` (in no
-group); a database ``novector`` without the pgvector extension.
+group); a database ``novector`` without the pgvector extension. Also: a port refusing TLS
+(:func:`tls_refused`) and an in-memory system keyring (:class:`MemoryKeyring`).
 """
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from keyring.backend import KeyringBackend
 
 ROLES = """
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -62,3 +67,43 @@ def team_server(pgdata: Path) -> Iterator[Server]:
         yield s
     finally:
         server.cleanup()
+
+
+@contextmanager
+def tls_refused() -> Iterator[int]:
+    """A TCP port whose peer answers PostgreSQL's TLS request with "no" (pgserver listens on
+    a Unix socket only, where libpq never uses TLS)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(8)  # SSLRequest
+            conn.sendall(b"N")
+            conn.recv(1)
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        listener.close()
+
+
+class MemoryKeyring(KeyringBackend):
+    """The system keyring of a test: entries in memory."""
+
+    priority = 1
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.kept: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.kept.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.kept[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        del self.kept[(service, username)]

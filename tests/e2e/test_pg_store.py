@@ -18,7 +18,6 @@ import logging
 import os
 import pty
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -30,12 +29,11 @@ from typing import Any
 import keyring
 import numpy as np
 import pytest
-from keyring.backend import KeyringBackend
 from keyring.backends.fail import Keyring as FailKeyring
 
 from tests.conftest import DOCS_CLEAN, REPO_ROOT
 from tests.e2e.cli import run_verifai
-from tests.e2e.pg import Server, team_server
+from tests.e2e.pg import MemoryKeyring, Server, team_server, tls_refused
 from tests.unit.test_codec import ANSWER
 from verifai_desktop.codec import answer_to_json
 from verifai_desktop.domain import DocStatus, NliLabel
@@ -296,21 +294,9 @@ def test_a_writer_killed_mid_document_leaves_no_partial_document(team: Server) -
 
 @pytest.fixture
 def refuses_tls() -> Iterator[int]:
-    """A TCP port whose peer answers PostgreSQL's TLS request with "no" (pgserver listens on
-    a Unix socket only, where libpq never uses TLS)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def answer() -> None:
-        conn, _ = listener.accept()
-        with conn:
-            conn.recv(8)  # SSLRequest
-            conn.sendall(b"N")
-            conn.recv(1)
-
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    yield int(listener.getsockname()[1])
-    listener.close()
+    """A TCP port whose peer answers PostgreSQL's TLS request with "no"."""
+    with tls_refused() as port:
+        yield port
 
 
 def test_connection_failures_say_what_failed(team: Server, refuses_tls: int) -> None:
@@ -408,25 +394,6 @@ def test_readers_during_an_ingest_see_each_document_whole_or_not_at_all(pg: Serv
 # -- credentials -----------------------------------------------------------------------------
 
 PASSWORD = "Kx7-correct-horse-81"
-
-
-class MemoryKeyring(KeyringBackend):
-    """The system keyring of a test: entries in memory."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
-        self.kept: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.kept.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.kept[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        del self.kept[(service, username)]
 
 
 @pytest.fixture

@@ -37,7 +37,6 @@ from verifai_desktop.errors import Cancelled, EmptyClaim
 from verifai_desktop.hardware import Hardware
 from verifai_desktop.keep import Kept, keep_in_history
 from verifai_desktop.presentation import NOT_FOUND_TEXT, UNSUPPORTED_TEXT
-from verifai_desktop.store.collection import Collection
 from verifai_desktop.ui.answer_view import ANSWER_HINT, CHECK_HINT
 from verifai_desktop.ui.ask_stages import (
     LOADING_GENERATOR_TEXT,
@@ -49,6 +48,7 @@ from verifai_desktop.ui.ask_stages import (
     stage_text,
 )
 from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.operations import OpenCollection
 from verifai_desktop.ui.shown_state import (
     CHECK_SOURCES_TEXT,
     ScreenKey,
@@ -197,7 +197,7 @@ class Asking(ShownStates):
         settings = self.settings
         kept: list[Kept] = []  # the answer's place in the history, written before the op ends
 
-        def op(col: Collection, ctx: TaskContext) -> Answer:
+        def op(col: OpenCollection, ctx: TaskContext) -> Answer:
             if prepare:
                 session.prepare(progress=ctx.report_status, cancel=ctx.cancel)
                 ctx.status(LOADING_GENERATOR_TEXT)
@@ -439,7 +439,7 @@ class Asking(ShownStates):
         settings = self.settings
         kept: list[Kept] = []  # the check's place in the history, written before the op ends
 
-        def op(col: Collection, ctx: TaskContext) -> CheckResult:
+        def op(col: OpenCollection, ctx: TaskContext) -> CheckResult:
             if prepare:
                 session.prepare(generator=False, progress=ctx.report_status, cancel=ctx.cancel)
             if ctx.cancel.is_set():

@@ -94,6 +94,35 @@ _TITLES: tuple[tuple[type[BaseException], str, str], ...] = (
 )
 
 
+STORE_FAILURES: dict[str, tuple[str, str]] = {
+    "unreachable": (
+        "Server unreachable",
+        "Check the server and port, that the server is running and that no firewall blocks it.",
+    ),
+    "tls": (
+        "TLS failed",
+        "Check the TLS mode and the root certificate file: with verify-full the server's "
+        "certificate must be signed by that root and issued to the server's name.",
+    ),
+    "authentication": (
+        "Authentication failed",
+        "Check the user and the password, or ask the server's administrator for access.",
+    ),
+    "extension": (
+        "pgvector missing",
+        "Ask the administrator to run CREATE EXTENSION vector in this database.",
+    ),
+    "schema": (
+        "Collection schema version",
+        "Update VerifAI Desktop, or ask the collection's owner to open it once to upgrade it.",
+    ),
+    "permission": ("Permission denied", "Ask the collection's owner to give your group access."),
+    "url": ("Invalid server address", "Check the server, port, database and user."),
+}
+"""Title and remedy of a :class:`~verifai_desktop.errors.StoreUnavailable` by its kind (a team
+collection on a PostgreSQL server that cannot be used)."""
+
+
 REPAIR_OFFERED = (
     "Repair rebuilds it from its source files: they are read and indexed again, which can take "
     "a while. Or delete the collection and add its files again."
@@ -130,6 +159,9 @@ def describe_error(exc: BaseException, *, repair_offered: bool = False) -> Error
             f"Collection {exc.name!r} cannot be rebuilt: {exc.reason}.",
             REPAIR_IMPOSSIBLE,
         )
+    if isinstance(exc, errors.StoreUnavailable):
+        title, remedy = STORE_FAILURES.get(exc.kind, ("Team collection unavailable", ""))
+        return ErrorReport(title, str(exc), remedy)
     for cls, title, remedy in _TITLES:
         if isinstance(exc, cls):
             return ErrorReport(title, str(exc), remedy)

@@ -3,10 +3,11 @@ first (a check marked :data:`CHECK_MARK`); reopening one exactly as it was verif
 one or all; the readers' judgements of verdicts.
 
 Every read and write of the history (:class:`~verifai_desktop.store.history.History`, opened
-by collection name through the store's ``collection_history``) runs on the task runner's
-reader pool, audit record exports included: the history takes no collection lock, so it is
-read and written while an ingest or a question holds the writer. Results arrive on the UI
-thread as signals.
+by collection name through the store's ``collection_history``; for a team collection its
+role's history on the server, :meth:`~verifai_desktop.store.pg.store.PgStore.history`) runs on
+the task runner's reader pool, audit record exports included: the history takes no collection
+lock, so it is read and written while an ingest or a question holds the writer. Results arrive
+on the UI thread as signals.
 """
 
 from __future__ import annotations
@@ -38,13 +39,15 @@ from verifai_desktop.store.history import (
     DocumentChange,
     EntryKind,
     Feedback,
-    History,
     SavedAnswer,
     changed_documents,
 )
+from verifai_desktop.store.history_base import AnswerHistory
+from verifai_desktop.store.pg.team import is_team_key, open_team
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
+from verifai_desktop.ui.team_dialog import session_password
 
 log = logging.getLogger(__name__)
 
@@ -156,19 +159,27 @@ def _summary(saved: SavedAnswer) -> str:
     return ", ".join(parts) or "no sentences"
 
 
-def with_history(collection: str, fn: Callable[[History], T]) -> T:
-    """Run ``fn`` on collection ``collection``'s history (opened and closed around it).
+def with_history(collection: str, fn: Callable[[AnswerHistory], T]) -> T:
+    """Run ``fn`` on collection ``collection``'s history (opened and closed around it); a team
+    collection (its key) is opened through its store, as for a question.
 
     Raises:
         CollectionNotFound: no such collection.
         IndexCorrupt: its history file is damaged.
+        StoreUnavailable: a team collection's server cannot be used.
     """
+    if is_team_key(collection):
+        with (
+            open_team(collection, password_prompt=session_password) as store,
+            store.history() as history,
+        ):
+            return fn(history)
     with collection_history(collection) as history:
         return fn(history)
 
 
 def write_audit_record(
-    history: History, collection: str, answer_id: int, output: Path
+    history: AnswerHistory, collection: str, answer_id: int, output: Path
 ) -> tuple[Path, Path]:
     """Write the audit record of answer ``answer_id`` of collection ``collection``'s history
     (quick: no document is read).
@@ -269,7 +280,7 @@ class HistoryPanel(QWidget):
             self._fill(None)
             return None
 
-        def read(history: History) -> list[HistoryEntry]:
+        def read(history: AnswerHistory) -> list[HistoryEntry]:
             return [
                 HistoryEntry(
                     s.answer_id,
@@ -352,7 +363,7 @@ class HistoryPanel(QWidget):
         success :attr:`answer_opened` carries it."""
         name = self.collection
 
-        def read(history: History) -> OpenedAnswer:
+        def read(history: AnswerHistory) -> OpenedAnswer:
             saved = history.require(answer_id)
             check = saved.check() if saved.kind == "check" else None
             return OpenedAnswer(
@@ -382,7 +393,7 @@ class HistoryPanel(QWidget):
         """Forget answers ``answer_ids`` (None: all) of the listed collection and their marks."""
         name = self.collection
 
-        def forget(history: History) -> int:
+        def forget(history: AnswerHistory) -> int:
             if answer_ids is None:
                 return history.clear()
             return sum(1 for i in answer_ids if history.delete(i))
@@ -427,7 +438,7 @@ class HistoryPanel(QWidget):
         """Keep a judgement of answer ``feedback.answer_id`` of ``collection``; on success
         :attr:`feedback_changed` carries the answer's judgements."""
 
-        def store(history: History) -> tuple[Feedback, ...]:
+        def store(history: AnswerHistory) -> tuple[Feedback, ...]:
             history.set_feedback(feedback)
             return tuple(history.feedback(feedback.answer_id))
 
@@ -439,7 +450,7 @@ class HistoryPanel(QWidget):
         """Forget the judgement of sentence ``sentence``'s verdict on ``passage`` (-1: every
         judgement of the sentence)."""
 
-        def withdraw(history: History) -> tuple[Feedback, ...]:
+        def withdraw(history: AnswerHistory) -> tuple[Feedback, ...]:
             for fb in history.feedback(answer_id):
                 if fb.sentence == sentence and passage in (-1, fb.passage):
                     history.clear_feedback(answer_id, sentence, fb.passage)
@@ -448,7 +459,7 @@ class HistoryPanel(QWidget):
         return self._feedback_task(collection, answer_id, withdraw)
 
     def _feedback_task(
-        self, collection: str, answer_id: int, fn: Callable[[History], tuple[Feedback, ...]]
+        self, collection: str, answer_id: int, fn: Callable[[AnswerHistory], tuple[Feedback, ...]]
     ) -> Task[tuple[Feedback, ...]]:
         task = self._submit("feedback", collection, fn)
         task.succeeded.connect(
@@ -474,7 +485,7 @@ class HistoryPanel(QWidget):
 
     # ----- plumbing ------------------------------------------------------------------------
 
-    def _submit(self, task_name: str, collection: str, fn: Callable[[History], T]) -> Task[T]:
+    def _submit(self, task_name: str, collection: str, fn: Callable[[AnswerHistory], T]) -> Task[T]:
         def work(ctx: TaskContext) -> T:
             return with_history(collection, fn)
 

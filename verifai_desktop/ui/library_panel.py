@@ -7,7 +7,9 @@ The panel is composed of its parts: the collection list and its buttons
 (:mod:`verifai_desktop.ui.documents_table`), the folders followed
 (:mod:`verifai_desktop.ui.watched_roots`), the ingest, repair and sync runs
 (:mod:`verifai_desktop.ui.library_runs`, shown by :mod:`verifai_desktop.ui.ingest_progress`)
-and the colour check (:mod:`verifai_desktop.ui.self_check`).
+and the colour check (:mod:`verifai_desktop.ui.self_check`). A team collection (a PostgreSQL
+store, added by the list's "Team…" entry) is named by its key and used like the others; it is
+renamed and repaired on its server, and deleting it only takes it off the list.
 Collection work is submitted as operations on the window's
 :class:`~verifai_desktop.ui.operations.CollectionHost` (one open collection, the single writer
 thread) through :meth:`LibraryPanel._write`; results and the host's ``documents_changed``
@@ -24,7 +26,6 @@ from pathlib import Path
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -39,16 +40,17 @@ from PySide6.QtWidgets import (
 from verifai_desktop.domain import DocStatus, Progress
 from verifai_desktop.errors import IndexCorrupt
 from verifai_desktop.settings import Settings
-from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.folders import delete_collection, rename_collection
+from verifai_desktop.store.pg.team import forget_team, is_team_key
 from verifai_desktop.store.repair import RepairReport
 from verifai_desktop.store.watch import SyncReport
 from verifai_desktop.store.writer import IngestReport
-from verifai_desktop.ui.collection_list import CollectionList
+from verifai_desktop.ui.adding import dropped_paths, pick_files, pick_folder
+from verifai_desktop.ui.collection_list import CollectionList, delete_question
 from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.library_runs import CollectionRuns
-from verifai_desktop.ui.operations import CollectionHost
+from verifai_desktop.ui.operations import CollectionHost, OpenCollection, remove_documents
 from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files
 from verifai_desktop.ui.self_check import SelfCheckPanel
@@ -107,7 +109,7 @@ class LibraryPanel(QWidget):
         self.runs = CollectionRuns(self.host, settings, self._write, self.display_name, self)
         self.passwords = self.runs.passwords  # source -> PDF password given in this session
 
-        self.collection_list = CollectionList(offer_sample=offer_sample)
+        self.collection_list = CollectionList(runner, offer_sample=offer_sample)
         self.collections = self.collection_list.list_widget
         self.sample_banner = self.collection_list.sample_banner
         self.sample_button = self.collection_list.sample_button
@@ -164,6 +166,7 @@ class LibraryPanel(QWidget):
         self.host.documents_changed.connect(self.on_documents_changed)
         self.collection_list.chosen.connect(self.on_collection_clicked)
         self.collection_list.new_button.clicked.connect(self.on_new_clicked)
+        self.collection_list.team_saved.connect(lambda key: self.refresh_collections(select=key))
         self.collection_list.rename_button.clicked.connect(self.on_rename_clicked)
         self.delete_button.clicked.connect(self.on_delete_clicked)
         self.repair_button.clicked.connect(self.on_repair_clicked)
@@ -288,12 +291,15 @@ class LibraryPanel(QWidget):
 
     @Slot()
     def on_delete_clicked(self) -> None:
-        """Confirm and delete the current collection."""
-        if self.current and self.confirm(
-            "Delete collection",
-            f"Delete the collection “{self.display_name()}” and its index? "
-            "Your files are not touched.",
-        ):
+        """Confirm and delete the current collection; a team collection is only taken off the
+        list (nothing on its server changes)."""
+        team = is_team_key(self.current)
+        if not self.current or not self.confirm(*delete_question(self.display_name(), team)):
+            return
+        if team:
+            forget_team(self.current)
+            self._after_delete()
+        else:
             self.delete_current()
 
     @Slot()
@@ -498,8 +504,8 @@ class LibraryPanel(QWidget):
         name = self.current
         targets = list(sources)
 
-        def op(col: Collection, ctx: TaskContext) -> int:
-            return sum(1 for s in targets if col.remove(s))
+        def op(col: OpenCollection, ctx: TaskContext) -> int:
+            return remove_documents(col, targets)
 
         # The host's documents_changed notice refreshes the table.
         return self._write(
@@ -521,33 +527,23 @@ class LibraryPanel(QWidget):
     @Slot()
     def on_add_files_clicked(self) -> None:
         """Pick files with a dialog and ingest them."""
-        files, _ = QFileDialog.getOpenFileNames(
-            self,
-            "Add documents",
-            str(Path.home()),
-            "Documents (*.pdf *.docx *.pptx *.epub *.md *.markdown *.txt);;All files (*)",
-        )
-        self.ingest([Path(f) for f in files])
+        self.ingest(pick_files(self))
 
     @Slot()
     def on_add_folder_clicked(self) -> None:
         """Pick a folder with a dialog and ingest it (recursively)."""
-        folder = QFileDialog.getExistingDirectory(
-            self, "Add a folder of documents", str(Path.home())
-        )
-        if folder:
-            self.ingest([Path(folder)])
+        self.ingest(pick_folder(self))
 
     # ----- drag and drop -------------------------------------------------------------------
 
     def dragEnterEvent(self, e: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
-        if e.mimeData().hasUrls() and any(u.isLocalFile() for u in e.mimeData().urls()):
+        if dropped_paths(e.mimeData()):
             e.acceptProposedAction()
         else:
             e.ignore()
 
     def dropEvent(self, e: QDropEvent) -> None:  # noqa: N802 (Qt override)
-        paths = [Path(u.toLocalFile()) for u in e.mimeData().urls() if u.isLocalFile()]
+        paths = dropped_paths(e.mimeData())
         if paths:
             e.acceptProposedAction()
             self.ingest(paths)
@@ -588,13 +584,13 @@ class LibraryPanel(QWidget):
 
     def _update_buttons(self) -> None:
         has = bool(self.current)
-        self.collection_list.set_actions_enabled(has and not self.busy)
+        self.collection_list.set_actions_enabled(has and not self.busy, self.current)
         self.remove_button.setEnabled(has and bool(self.table.selectedIndexes()))
 
 
-def _create(col: Collection, ctx: TaskContext) -> None:
+def _create(col: OpenCollection, ctx: TaskContext) -> None:
     """Opening with ``create=True`` made the collection; nothing more to do."""
 
 
-def _document_rows(col: Collection, ctx: TaskContext) -> list[DocumentRow]:
+def _document_rows(col: OpenCollection, ctx: TaskContext) -> list[DocumentRow]:
     return document_rows(col.documents())

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from verifai_desktop.errors import VerifaiError
 from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.collection import Collection
@@ -30,7 +31,7 @@ from verifai_desktop.ui.ingest_progress import (
     ingest_summary,
     repair_summary,
 )
-from verifai_desktop.ui.operations import CollectionHost
+from verifai_desktop.ui.operations import CollectionHost, OpenCollection
 from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.tasks import T, Task, TaskContext
 
@@ -102,7 +103,7 @@ class CollectionRuns(QObject):
         for encrypted PDFs; they are kept for the session when the run succeeds."""
         ingest_settings = self._settings().ingest
 
-        def op(col: Collection, ctx: TaskContext) -> IngestReport:
+        def op(col: OpenCollection, ctx: TaskContext) -> IngestReport:
             return ingest_paths(
                 col,
                 paths,
@@ -242,7 +243,9 @@ class CollectionRuns(QObject):
         ingest_settings = self._settings().ingest
         passwords = self._given_passwords()
 
-        def op(col: Collection, ctx: TaskContext) -> SyncReport:
+        def op(col: OpenCollection, ctx: TaskContext) -> SyncReport:
+            if not isinstance(col, Collection):  # it follows no folder (watched_roots)
+                raise VerifaiError("a team collection follows no folders of this desktop")
             return sync_changes(
                 col,
                 paths,

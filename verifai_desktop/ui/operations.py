@@ -11,22 +11,43 @@ A write (:meth:`CollectionHost.collection_op`) closes the collection when it end
 write lock is held only while writing (the CLI may write between two app writes); the next op
 reopens it. When a write succeeds the host emits :attr:`CollectionHost.documents_changed` on
 the UI thread, the change notice widgets refresh from.
+
+A collection is named by its folder, or, for a team collection, by its key (``URL#NAME``,
+:mod:`verifai_desktop.store.pg.team`): the host opens that one as a
+:class:`~verifai_desktop.store.pg.store.PgStore` (:func:`~verifai_desktop.store.pg.team.
+open_team`, the command line's ``--store`` path), with the password given in this session
+when libpq and the system keyring have none (:func:`~verifai_desktop.ui.team_dialog.
+session_password`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.pg.store import PgStore
+from verifai_desktop.store.pg.team import is_team_key, open_team
 from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
+from verifai_desktop.ui.team_dialog import session_password
 
 log = logging.getLogger(__name__)
 
-CollectionFn = Callable[[Collection, TaskContext], T]
+OpenCollection = Collection | PgStore
+"""An open collection: on this machine, or a team collection on a PostgreSQL server."""
+
+CollectionFn = Callable[[OpenCollection, TaskContext], T]
+
+
+def remove_documents(col: OpenCollection, sources: Sequence[str]) -> int:
+    """Remove documents (absolute paths) from ``col``; returns how many were. A file on this
+    machine also stops being followed (:meth:`Collection.remove`)."""
+    if isinstance(col, Collection):
+        return sum(1 for s in sources if col.remove(s))
+    return len(col.remove_sources(sources))
 
 
 class CollectionHost(QObject):
@@ -49,17 +70,23 @@ class CollectionHost(QObject):
         self._settings = settings
         # Touched only on the runner's single writer thread (see the module docstring), or on
         # the UI thread by close() after the runner has shut down.
-        self._col: Collection | None = None
+        self._col: OpenCollection | None = None
+        self._name = ""  # what the open collection was opened by (a folder or a team key)
 
     # ----- worker side (writer thread only) ------------------------------------------------
 
-    def _collection(self, name: str, settings: Settings, *, create: bool) -> Collection:
+    def _collection(self, name: str, settings: Settings, *, create: bool) -> OpenCollection:
         col = self._col
-        if col is not None and col.name != name:
+        if col is not None and self._name != name:
             col.close()
             col = self._col = None
         if col is None:
-            col = self._col = Collection.open(name, create=create, settings=settings)
+            col = self._col = (
+                open_team(name, create=create, settings=settings, password_prompt=session_password)
+                if is_team_key(name)
+                else Collection.open(name, create=create, settings=settings)
+            )
+            self._name = name
         else:
             col.refresh()  # pick up writes another process committed meanwhile
         return col

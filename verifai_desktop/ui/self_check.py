@@ -35,9 +35,8 @@ from verifai_desktop.evaluate.selfcheck import (
     summary_line,
 )
 from verifai_desktop.settings import Settings
-from verifai_desktop.store.collection import Collection
 from verifai_desktop.ui.errors import show_error
-from verifai_desktop.ui.operations import CollectionHost
+from verifai_desktop.ui.operations import CollectionHost, OpenCollection
 from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.tasks import Task, TaskContext
 from verifai_desktop.ui.watched_roots import sync_time
@@ -96,11 +95,11 @@ def self_check_text(data: dict[str, Any]) -> str:
     return f"Colour check{f' ({about})' if about else ''}: {line} {SMOKE_TEST_TEXT}"
 
 
-def _read_passages(col: Collection, ctx: TaskContext) -> tuple[str, Passages]:
+def _read_passages(col: OpenCollection, ctx: TaskContext) -> tuple[str, Passages]:
     return col.display_name, collection_passages(col)
 
 
-def _read_stored(col: Collection, ctx: TaskContext) -> dict[str, Any]:
+def _read_stored(col: OpenCollection, ctx: TaskContext) -> dict[str, Any]:
     return dict(col.metadata(METADATA_KEY))
 
 
@@ -275,7 +274,7 @@ class SelfCheckPanel(QFrame):
         self._show_running(True, "Keeping the result with the collection…")
         self.cancel_button.setEnabled(False)  # a write of one small file: let it finish
 
-        def op(col: Collection, ctx: TaskContext) -> None:
+        def op(col: OpenCollection, ctx: TaskContext) -> None:
             col.set_metadata(METADATA_KEY, data)
 
         task = self.host.collection_op("keep colour check", name, op)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.roots import Root, roots_of, unavailable_reason
+from verifai_desktop.ui.operations import OpenCollection
 from verifai_desktop.ui.tasks import TaskContext
 
 MAX_LISTED_ROOTS = 6  # folders listed under the documents; the tooltip has them all
@@ -65,8 +66,11 @@ def root_line(watched: WatchedRoot, *, short: bool = False) -> str:
     return f"{name} (synced {when})" if when else f"{name} (not synced yet)"
 
 
-def watched_roots(col: Collection, ctx: TaskContext) -> list[WatchedRoot]:
-    """The roots of ``col`` and whether each can be reached now (run on its writer)."""
+def watched_roots(col: OpenCollection, ctx: TaskContext) -> list[WatchedRoot]:
+    """The roots of ``col`` and whether each can be reached now (run on its writer); none
+    for a team collection, whose folders are on the desktop that ingested them."""
+    if not isinstance(col, Collection):
+        return []
     return [WatchedRoot(r, unavailable_reason(r) or "") for r in roots_of(col)]
 
 

@@ -169,7 +169,7 @@ def _open_with_password(
     import psycopg
 
     found = keyring_password(name)
-    password, source = found.password, "the system keyring's"
+    password, source = found.password, "the system keyring's password"
     if password is None and password_prompt is not None:
         password, source = password_prompt(name), "the password given"
     if not password:
@@ -186,5 +186,5 @@ def _open_with_password(
         if failure.kind != "authentication":
             raise failure from None
         raise StoreUnavailable(
-            where, "authentication", f"the server refused {source} password for {name}"
+            where, "authentication", f"the server refused {source} for {name}"
         ) from None

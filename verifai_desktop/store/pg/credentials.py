@@ -73,3 +73,24 @@ def keyring_password(name: str) -> Lookup:
             f"{name})",
         )
     return Lookup(password, "")
+
+
+def keep_password(name: str, password: str) -> str:
+    """Keep ``password`` in the system keyring for the store ``name`` (:func:`account`), where
+    :func:`keyring_password` (the app and ``verifai --store``) finds it.
+
+    Returns:
+        '' when kept, else why not (the ``keyring`` package missing, no keyring backend).
+        Never raises, and never shows the password.
+    """
+    try:
+        import keyring
+        from keyring.errors import KeyringError
+    except ImportError:
+        return "the keyring package is not installed (pip install keyring)"
+    try:
+        keyring.set_password(KEYRING_SERVICE, name, password)
+    except (KeyringError, RuntimeError) as exc:
+        log.info("cannot keep the store password in a keyring: %s", type(exc).__name__)
+        return f"no system keyring is available ({type(exc).__name__})"
+    return ""

@@ -1,0 +1,32 @@
+"""Where the documents added to a collection come from: the file and folder pickers, and the
+local files and folders of a drag and drop (the library panel ingests what they give)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+DOCUMENTS_FILTER = "Documents (*.pdf *.docx *.pptx *.epub *.md *.markdown *.txt);;All files (*)"
+
+
+def pick_files(parent: QWidget) -> list[Path]:
+    """Files picked with a dialog (none when cancelled)."""
+    files, _ = QFileDialog.getOpenFileNames(
+        parent, "Add documents", str(Path.home()), DOCUMENTS_FILTER
+    )
+    return [Path(f) for f in files]
+
+
+def pick_folder(parent: QWidget) -> list[Path]:
+    """The folder picked with a dialog, as a list of one (none when cancelled)."""
+    folder = QFileDialog.getExistingDirectory(parent, "Add a folder of documents", str(Path.home()))
+    return [Path(folder)] if folder else []
+
+
+def dropped_paths(mime: QMimeData) -> list[Path]:
+    """The local files and folders dragged (URLs of other kinds left out)."""
+    if not mime.hasUrls():
+        return []
+    return [Path(u.toLocalFile()) for u in mime.urls() if u.isLocalFile()]

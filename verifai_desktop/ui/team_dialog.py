@@ -1,0 +1,247 @@
+"""The "Team collection" dialog: a collection on a PostgreSQL server, added to the library.
+
+The form (server, port, database, user, collection, TLS mode, root certificate) becomes a
+store URL without a password (:func:`~verifai_desktop.store.pg.team.team_url`). "Test
+connection" connects and opens the collection on the task runner's reader pool, as using it
+would (:func:`~verifai_desktop.store.pg.team.check_connection`), and says what failed -- the
+server unreachable, TLS, authentication, pgvector missing, the collection's schema version
+(:data:`~verifai_desktop.ui.errors.STORE_FAILURES` words each) -- or that it connected, with
+the TLS mode in use. "Save" lists it (:func:`~verifai_desktop.store.pg.team.save_team`: the URL
+and the name, never the password).
+
+The password typed is kept in the system keyring when "Remember in the system keyring" is
+ticked (the entry ``verifai --store`` reads too,
+:func:`~verifai_desktop.store.pg.credentials.keep_password`), else in this process's memory
+until the app quits (:func:`session_password`); it is never written to settings, logs, the
+history or audit records.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from verifai_desktop.errors import MissingExtra, StoreUnavailable, VerifaiError
+from verifai_desktop.store.pg.credentials import keep_password
+from verifai_desktop.store.pg.team import (
+    DEFAULT_PORT,
+    SSLMODES,
+    ConnectionCheck,
+    TeamCollection,
+    check_connection,
+    save_team,
+    team_url,
+)
+from verifai_desktop.ui.errors import describe_error
+from verifai_desktop.ui.tasks import Task, TaskContext, TaskRunner
+
+_SESSION_PASSWORDS: dict[str, str] = {}  # keyring user name -> password, this process only
+
+OK_STYLE = "color:#1d5c2a"
+FAILED_STYLE = "color:#8a1c1c"
+TESTING_TEXT = "Connecting…"
+
+
+def session_password(name: str) -> str | None:
+    """The password given in this session for the store ``name`` (its keyring user name), or
+    None: a :data:`~verifai_desktop.store.pg.credentials.PasswordPrompt` for the app."""
+    return _SESSION_PASSWORDS.get(name)
+
+
+def connection_text(check: ConnectionCheck, collection: str) -> str:
+    """What a successful connection test says: the server, the TLS mode in use, and the
+    collection's documents (or that adding files creates it)."""
+    tls = "encrypted" if check.encrypted else "not encrypted"
+    if check.socket:
+        tls += " (a Unix socket on this machine: TLS is not used there)"
+    found = (
+        f"No collection “{collection}” on this server yet: adding files creates it (you own it)."
+        if check.documents is None
+        else f"Collection “{collection}”: {check.documents} document(s) you may read."
+    )
+    return f"Connected to {check.server}.\nTLS: sslmode={check.sslmode}, {tls}.\n{found}"
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a failed connection test or save says: for a server that cannot be used (or
+    psycopg missing) the kind of failure, the reason and what to do; else the error's message
+    (a field of the form)."""
+    if not isinstance(exc, StoreUnavailable | MissingExtra):
+        return str(exc)
+    report = describe_error(exc)
+    return f"{report.title}: {report.message}" + (f"\n{report.remedy}" if report.remedy else "")
+
+
+class TeamDialog(QDialog):
+    """Add a team collection (a PostgreSQL store) to the library.
+
+    Signals:
+        saved(str): the team collection was listed; its key (``URL#NAME``).
+        reported(bool, str): a result was shown under the form (a connection test's or a
+            failed save's): good news or not, and the text.
+    """
+
+    saved = Signal(str)
+    reported = Signal(bool, str)
+
+    def __init__(self, runner: TaskRunner, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Team collection")
+        self.setObjectName("teamDialog")
+        self.runner = runner
+        self.test_task: Task[ConnectionCheck] | None = None
+        self.host = QLineEdit()
+        self.host.setPlaceholderText("db.example.org")
+        self.port = QSpinBox()
+        self.port.setRange(1, 65535)
+        self.port.setValue(DEFAULT_PORT)
+        self.database = QLineEdit()
+        self.user = QLineEdit()
+        self.collection = QLineEdit()
+        self.collection.setPlaceholderText("lowercase letters, digits and _")
+        self.sslmode = QComboBox()
+        self.sslmode.addItems(SSLMODES)
+        self.sslmode.setToolTip(
+            "verify-full: encrypted, and the server's certificate must be signed by the root "
+            "certificate and issued to the server's name (the safe choice)"
+        )
+        self.sslrootcert = QLineEdit()
+        self.sslrootcert.setPlaceholderText("default: ~/.postgresql/root.crt")
+        self.browse_button = QPushButton("Browse…")
+        cert_row = QHBoxLayout()
+        cert_row.addWidget(self.sslrootcert, 1)
+        cert_row.addWidget(self.browse_button)
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password.setPlaceholderText("empty: PGPASSWORD, ~/.pgpass or the system keyring")
+        self.remember = QCheckBox("Remember in the system keyring")
+        self.test_button = QPushButton("Test connection")
+        self.message = QLabel("")
+        self.message.setObjectName("teamTestResult")
+        self.message.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        form = QFormLayout()
+        form.addRow("Server:", self.host)
+        form.addRow("Port:", self.port)
+        form.addRow("Database:", self.database)
+        form.addRow("User:", self.user)
+        form.addRow("Collection:", self.collection)
+        form.addRow("TLS mode (sslmode):", self.sslmode)
+        form.addRow("Root certificate:", cert_row)
+        form.addRow("Password:", self.password)
+        form.addRow("", self.remember)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.test_button)
+        layout.addWidget(self.message)
+        layout.addWidget(self.buttons)
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        self.browse_button.clicked.connect(self.on_browse_clicked)
+        self.test_button.clicked.connect(self.on_test_clicked)
+        self.buttons.accepted.connect(self.on_save_clicked)
+        self.buttons.rejected.connect(self.reject)
+
+    def team(self) -> TeamCollection:
+        """The team collection the form names (its URL without the password).
+
+        Raises:
+            SettingsError: a field is empty or out of range.
+        """
+        url = team_url(
+            host=self.host.text(),
+            port=self.port.value(),
+            database=self.database.text(),
+            user=self.user.text(),
+            sslmode=self.sslmode.currentText(),
+            sslrootcert=self.sslrootcert.text(),
+        )
+        return TeamCollection(url, self.collection.text().strip())
+
+    def _show(self, ok: bool, text: str) -> None:
+        self.message.setText(text)
+        self.message.setStyleSheet(OK_STYLE if ok else FAILED_STYLE)
+        self.reported.emit(ok, text)
+
+    @Slot()
+    def on_browse_clicked(self) -> None:
+        """Pick the root certificate file."""
+        path, _ = QFileDialog.getOpenFileName(
+            self,
+            "Root certificate of the server",
+            str(Path.home()),
+            "Certificates (*.crt *.pem);;All files (*)",
+        )
+        if path:
+            self.sslrootcert.setText(path)
+
+    @Slot()
+    def on_test_clicked(self) -> Task[ConnectionCheck] | None:
+        """Connect with the form's values on the reader pool; the result is shown below."""
+        try:
+            team = self.team()
+        except VerifaiError as exc:
+            self._show(False, failure_text(exc))
+            return None
+        typed = self.password.text()
+
+        def prompt(name: str) -> str | None:
+            return typed or session_password(name)
+
+        def work(ctx: TaskContext) -> ConnectionCheck:
+            return check_connection(team, password_prompt=prompt)
+
+        self.test_button.setEnabled(False)
+        self.message.setStyleSheet("")
+        self.message.setText(TESTING_TEXT)
+        task = self.runner.submit("test team connection", work)
+        self.test_task = task
+        task.succeeded.connect(lambda check: self._show(True, connection_text(check, team.name)))
+        task.failed.connect(lambda exc: self._show(False, failure_text(exc)))
+        task.finished.connect(lambda: self.test_button.setEnabled(True))
+        return task
+
+    @Slot()
+    def on_save_clicked(self) -> None:
+        """List the team collection and keep the password typed (the keyring when asked,
+        else memory); a form that names none, or a failure to write, is shown instead."""
+        try:
+            team = self.team()
+            save_team(team)
+            note = self._keep_password(team)
+        except (VerifaiError, OSError) as exc:
+            self._show(False, failure_text(exc))
+            return
+        self.saved.emit(team.key)
+        if note:
+            self._show(False, f"Saved; the password is kept until the app quits: {note}.")
+        else:
+            self.accept()
+
+    def _keep_password(self, team: TeamCollection) -> str:
+        """Keep the password typed, if any; '' or why the keyring did not keep it."""
+        password = self.password.text()
+        if not password:
+            return ""
+        name = team.account()
+        _SESSION_PASSWORDS[name] = password
+        return keep_password(name, password) if self.remember.isChecked() else ""
