@@ -22,8 +22,9 @@ Bottom to top:
    contradicting evidence (``contradictions``), retrieved passages reordered by the verifier's
    evidence probability (``rerank``), an answer or claim check kept in its history
    (``keep``), audit records (``audit``).
-7. ``presentation``: the labels' wording, colours and glyphs, Markdown, HTML, export formats
-   (``presentation``), the audit record's HTML view (``audit_view``), a claim check's
+7. ``presentation``: the labels' wording, colours and glyphs, Markdown, HTML
+   (``presentation``), the export formats and answer files (``answer_files``), the audit
+   record's HTML view (``audit_view``), a claim check's
    Markdown and HTML (``check_view``).
 8. ``evaluation``: the benchmark runners behind ``verifai eval`` (``evaluate``).
 9. ``front ends``: the ``verifai`` command (``cli``) and the Qt app (``ui``), the only place

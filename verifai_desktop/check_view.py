@@ -13,16 +13,15 @@ import html
 from collections.abc import Callable
 from pathlib import Path
 
+from verifai_desktop.answer_files import ExportFormat, format_for_path
 from verifai_desktop.codec import check_to_json
 from verifai_desktop.domain import CheckResult, Evidence, SentenceLabel
 from verifai_desktop.presentation import (
     CHECK_VERDICT_LABEL,
     CHECK_VERDICT_TEXT,
     LABEL_STYLES,
-    ExportFormat,
     document_verdict_note,
     flag_lines,
-    format_for_path,
     highlight_evidence_html,
     joined_lines,
     sentence_css,
@@ -161,12 +160,12 @@ CHECK_RENDERERS: dict[str, Callable[[CheckResult], str]] = {
     "json": check_to_json,
 }
 """How a claim check is written in each export format, by the format's name
-(:data:`~verifai_desktop.presentation.EXPORT_FORMATS`)."""
+(:data:`~verifai_desktop.answer_files.EXPORT_FORMATS`)."""
 
 
 def write_check(result: CheckResult, path: Path | str, *, fmt: ExportFormat | None = None) -> Path:
     """Write ``result`` to ``path`` as UTF-8 in ``fmt`` (by default the format its suffix
-    names), like :func:`~verifai_desktop.presentation.write_answer`: user-only (mode 0600; it
+    names), like :func:`~verifai_desktop.answer_files.write_answer`: user-only (mode 0600; it
     quotes the documents), whole or not at all.
 
     Returns:

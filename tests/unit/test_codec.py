@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from verifai_desktop.answer_files import EXPORT_FORMATS, format_for_path, write_answer
 from verifai_desktop.codec import (
     ANSWER_SCHEMA,
     CHECK_SCHEMA,
@@ -43,17 +44,14 @@ from verifai_desktop.errors import ExportFailed, UnsupportedExportFormat
 from verifai_desktop.presentation import (
     CHECK_VERDICT_LABEL,
     CHECK_VERDICT_TEXT,
-    EXPORT_FORMATS,
     LABEL_STYLES,
     answer_to_html,
     answer_to_markdown,
     document_verdict_note,
-    format_for_path,
     injection_warning,
     ocr_note,
     sentence_css,
     unsure_guess,
-    write_answer,
 )
 from verifai_desktop.recognition import Recognition, WordBox
 from verifai_desktop.settings import Settings, VerifySettings

@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("store", ("store",)),
     ("stages", ("retrieve", "generate", "verify")),
     ("use cases", ("contradictions", "rerank", "pipeline", "keep", "audit")),
-    ("presentation", ("presentation", "audit_view", "check_view")),
+    ("presentation", ("presentation", "answer_files", "audit_view", "check_view")),
     ("evaluation", ("evaluate",)),
     ("front ends", ("cli", "ui", "__main__")),
 )

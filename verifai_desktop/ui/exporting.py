@@ -4,7 +4,7 @@ record exported.
 :class:`Exporting`, a part of :class:`~verifai_desktop.ui.main_window.MainWindow` built on
 :class:`~verifai_desktop.ui.window_base.WindowBase`, puts what is on show (a claim check when
 one is, else the answer) on the clipboard (Markdown and HTML), saves it in the format its file
-suffix names (:data:`~verifai_desktop.presentation.EXPORT_FORMATS`; a check through
+suffix names (:data:`~verifai_desktop.answer_files.EXPORT_FORMATS`; a check through
 :func:`~verifai_desktop.check_view.write_check`), and writes the audit record of an entry
 kept in the history (File → Export audit record) on the task runner, through the history
 panel (:meth:`HistoryPanel.export_audit`). Failures are shown by :mod:`verifai_desktop.ui.errors`.
@@ -18,15 +18,10 @@ from PySide6.QtCore import QMimeData, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
+from verifai_desktop.answer_files import EXPORT_FORMATS, format_for_path, write_answer
 from verifai_desktop.check_view import check_to_html, check_to_markdown, write_check
 from verifai_desktop.errors import VerifaiError
-from verifai_desktop.presentation import (
-    EXPORT_FORMATS,
-    answer_to_html,
-    answer_to_markdown,
-    format_for_path,
-    write_answer,
-)
+from verifai_desktop.presentation import answer_to_html, answer_to_markdown
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.history_panel import with_history, write_audit_record
 from verifai_desktop.ui.tasks import Task
@@ -57,7 +52,7 @@ class Exporting(WindowBase):
     def export_answer(self, path: Path) -> Path:
         """Write the claim check or answer on show to ``path`` in the format its suffix names
         (:func:`~verifai_desktop.check_view.write_check`,
-        :func:`~verifai_desktop.presentation.write_answer`).
+        :func:`~verifai_desktop.answer_files.write_answer`).
 
         Raises:
             UnsupportedExportFormat: the suffix names no export format.

@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from verifai_desktop.answer_files import EXPORT_FORMATS
 from verifai_desktop.domain import Answer, CheckResult
 from verifai_desktop.errors import SettingsError
-from verifai_desktop.presentation import EXPORT_FORMATS
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.history import Feedback
 from verifai_desktop.ui.answer_view import AnswerView
