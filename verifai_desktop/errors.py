@@ -251,6 +251,21 @@ class StoreUnavailable(VerifaiError):
         super().__init__(f"PostgreSQL store {store}: {reason}")
 
 
+class ClusterError(VerifaiError):
+    """A Ray cluster an ingest was spread over cannot be used: it cannot be reached or
+    started, or one of its workers failed.
+
+    Attributes:
+        address: the cluster's address, ``"local"`` for one started on this machine.
+        reason: what went wrong.
+    """
+
+    def __init__(self, address: str, reason: str) -> None:
+        self.address = address
+        self.reason = reason
+        super().__init__(f"Ray cluster {address}: {reason}")
+
+
 class GenerationError(VerifaiError):
     """The language model failed while writing an answer."""
 

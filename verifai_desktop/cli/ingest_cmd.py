@@ -35,6 +35,7 @@ from verifai_desktop.settings import load_settings
 from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.naming import list_names
 from verifai_desktop.store.records import DocumentRecord
+from verifai_desktop.store.spread import RayCluster
 from verifai_desktop.store.writer import FileOutcome, IngestReport, Outcome, ingest_paths
 
 EXIT_NOT_ALL_INDEXED = 3
@@ -80,6 +81,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="do not recognise scanned PDF pages (they are recorded as needing OCR); "
         "default: the setting ingest.ocr_engine",
+    )
+    p.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="hash, parse, chunk and embed the files on a Ray cluster (this process writes "
+        "them); ADDRESS: the cluster to join (e.g. ray://HEAD:10001 or auto), none: start a "
+        "local one on this machine; needs the 'cluster' extra",
     )
     p.add_argument(
         "--embedder",
@@ -230,6 +240,9 @@ def run_ingest(args: argparse.Namespace) -> int:
     settings = load_settings()
     ocr = OcrOptions.from_settings(settings.ingest, enabled=not args.no_ocr)
     password = password_from_args(args)
+    # On a Ray cluster (a local one for a bare --ray); without Ray, say so before a collection
+    # is created.
+    cluster = None if args.ray is None else RayCluster(args.ray or None)
     # ``--embedder`` builds a new collection with that model; an existing one must match it.
     with (
         open_store(args, create=True, settings=settings, embedder=args.embedder) as collection,
@@ -246,6 +259,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             follow_external_links=settings.ingest.follow_external_links,
             max_chunks_per_file=settings.ingest.max_chunks_per_file,
             ocr=ocr,
+            cluster=cluster,
         )
         encrypted = [
             Path(o.source) for o in report.outcomes if o.stored_status is DocStatus.ENCRYPTED
@@ -267,6 +281,7 @@ def run_ingest(args: argparse.Namespace) -> int:
                     follow_external_links=settings.ingest.follow_external_links,
                     max_chunks_per_file=settings.ingest.max_chunks_per_file,
                     ocr=ocr,
+                    cluster=cluster,
                 )
     if args.json:
         print_json(

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from verifai_desktop.index.embedder import Embedder
 from verifai_desktop.store.base import CollectionStore
 from verifai_desktop.store.catalog import CommitItem
 from verifai_desktop.store.records import DocumentRecord
@@ -33,18 +34,21 @@ class CatalogReader(Protocol):
         ...
 
 
-class IngestTarget(CollectionStore, Protocol):
-    """A collection an ingest run writes: the store contract plus the writes."""
+class RunTarget(Protocol):
+    """What the per-file steps of an ingest run (:class:`~verifai_desktop.store.ingest_run.
+    IngestRun`) use: the embedder, the catalog, commits and flushes. Every
+    :class:`IngestTarget` is one; so is what a Ray task keeps a file's writes in
+    (:mod:`verifai_desktop.store.spread`)."""
 
     @property
     def catalog(self) -> CatalogReader: ...
 
-    def acquire_write_lock(self) -> None:
-        """Become the collection's writer.
+    @property
+    def embedder_name(self) -> str: ...
 
-        Raises:
-            CollectionBusy: another process is writing it.
-        """
+    def embedder(self) -> Embedder:
+        """The embedder chunks are embedded with (and their tokens counted with): the one
+        ``embedder_name`` names."""
         ...
 
     def commit(self, items: Sequence[CommitItem]) -> int:
@@ -53,6 +57,18 @@ class IngestTarget(CollectionStore, Protocol):
 
     def flush(self) -> None:
         """Make pending index changes durable."""
+        ...
+
+
+class IngestTarget(CollectionStore, RunTarget, Protocol):
+    """A collection an ingest run writes: the store contract plus the writes."""
+
+    def acquire_write_lock(self) -> None:
+        """Become the collection's writer.
+
+        Raises:
+            CollectionBusy: another process is writing it.
+        """
         ...
 
     def remove_sources(self, sources: Sequence[str]) -> list[str]:

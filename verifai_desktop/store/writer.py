@@ -8,7 +8,9 @@ of paths also remembers them as the collection's roots (:mod:`verifai_desktop.st
 
 The entry points are :meth:`Collection.add_paths` and :meth:`Collection.add_documents`, which
 call :func:`ingest_paths` and :func:`ingest_documents` here; they take any store that can be
-written (:class:`~verifai_desktop.store.target.IngestTarget`, e.g. the PostgreSQL store).
+written (:class:`~verifai_desktop.store.target.IngestTarget`, e.g. the PostgreSQL store). Files
+are read in a parser worker of this process, or on a :class:`Cluster` (a Ray cluster:
+:mod:`verifai_desktop.store.spread`, which reads them with :func:`read_file` too).
 """
 
 from __future__ import annotations
@@ -19,30 +21,26 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-from numpy.typing import NDArray
-
-from verifai_desktop.domain import Chunk, DocStatus, Document, Progress
+from verifai_desktop.domain import Chunk, DocStatus, Document
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.hashing import not_regular_reason, os_error_reason
-from verifai_desktop.index.embedder import Embedder
-from verifai_desktop.index.onnx_embedder import EMBED_BATCH_SIZE
-from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
 from verifai_desktop.ingest.ocr import OcrOptions, unread_summary, worth_retrying
 from verifai_desktop.ingest.parse import ParserPool
-from verifai_desktop.ingest.references import tag_references
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta
+from verifai_desktop.store.ingest_run import IngestRun, lookahead
+from verifai_desktop.store.ingest_run import ProgressFn as ProgressFn
 from verifai_desktop.store.outcomes import FileOutcome as FileOutcome
 from verifai_desktop.store.outcomes import IngestReport as IngestReport
 from verifai_desktop.store.outcomes import Outcome as Outcome
 from verifai_desktop.store.records import DocumentRecord
 from verifai_desktop.store.roots import remember_roots
-from verifai_desktop.store.walk import expand_paths, is_gone
+from verifai_desktop.store.walk import Walk, expand_paths, is_gone
 
 if TYPE_CHECKING:
     # The stores call into this module (Collection.add_paths); the type is enough here.
@@ -50,129 +48,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ProgressFn = Callable[[Progress], None]
-
-FLUSH_INTERVAL_S = 2.0
-"""Index flush period: SQLite commits every file; Tantivy/usearch are saved at most this often."""
-
 DOCUMENT_BATCH_CHUNKS = 256
 """Pre-parsed documents are embedded and committed in batches of about this many chunks."""
-
-
-@dataclass
-class _Timer:
-    parse: float = 0.0
-    chunk: float = 0.0
-    embed: float = 0.0
-    load: float = 0.0
-    index: float = 0.0
-
-
-class _Run:
-    """State shared by the two ingest entry points."""
-
-    def __init__(
-        self,
-        collection: IngestTarget,
-        progress: ProgressFn | None,
-        cancel: threading.Event | None,
-        max_chunks: int | None = None,
-    ) -> None:
-        self.collection = collection
-        self.max_chunks = max_chunks
-        self.progress = progress
-        self.cancel = cancel
-        self.timer = _Timer()
-        self.outcomes: list[FileOutcome] = []
-        self.started = time.perf_counter()
-        self.last_flush = time.monotonic()
-        self.chunks_done = 0
-        self._embedder: Embedder | None = None
-        self._counter: CachedTokenCounter | None = None
-
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            t0 = time.perf_counter()
-            embedder = self.collection.embedder()
-            _ = embedder.dim  # load the model now so its start-up is not billed to a stage
-            self.timer.load += time.perf_counter() - t0
-            self._embedder = embedder
-        return self._embedder
-
-    def report(self, what: str, done: int, total: int | None, unit: str, message: str = "") -> None:
-        if self.progress is not None:
-            self.progress(Progress(what, done, total, unit, message))
-
-    def check_cancel(self, what: str) -> None:
-        if self.cancel is not None and self.cancel.is_set():
-            self.flush(force=True)
-            raise Cancelled(what)
-
-    def chunk(self, doc: Document) -> tuple[Chunk, ...]:
-        embedder = self.embedder
-        t0 = time.perf_counter()
-        if self._counter is None:
-            # One word-level token cache per run: repeated words are tokenised once.
-            self._counter = CachedTokenCounter(
-                embedder.count_tokens, count_batch=embedder.count_tokens_batch
-            )
-        chunks = chunk_document(doc, count_tokens=self._counter, max_tokens=embedder.max_tokens)
-        chunks = tag_references(chunks)
-        self.timer.chunk += time.perf_counter() - t0
-        return chunks
-
-    def embed(self, texts: Sequence[str], what: str) -> NDArray[np.float32]:
-        """Embed in batches, reporting chunks and checking ``cancel`` between batches."""
-        t0 = time.perf_counter()
-        parts: list[NDArray[np.float32]] = []
-        try:
-            for start in range(0, len(texts), EMBED_BATCH_SIZE):
-                if start:
-                    self.check_cancel(what)
-                parts.append(self.embedder.embed(texts[start : start + EMBED_BATCH_SIZE]))
-                self.chunks_done += len(parts[-1])
-                self.report("embed", self.chunks_done, None, "chunks")
-        finally:
-            self.timer.embed += time.perf_counter() - t0
-        if not parts:
-            return np.zeros((0, 1), dtype=np.float32)
-        return np.concatenate(parts, axis=0)
-
-    def commit(self, items: Sequence[CommitItem]) -> None:
-        t0 = time.perf_counter()
-        self.collection.commit(items)
-        self.timer.index += time.perf_counter() - t0
-        self.flush(force=False)
-
-    def flush(self, *, force: bool) -> None:
-        if not force and time.monotonic() - self.last_flush < FLUSH_INTERVAL_S:
-            return
-        t0 = time.perf_counter()
-        self.collection.flush()
-        self.timer.index += time.perf_counter() - t0
-        self.last_flush = time.monotonic()
-
-    def finish(self) -> IngestReport:
-        self.flush(force=True)
-        counts: dict[str, int] = {}
-        for o in self.outcomes:
-            counts[o.status.value] = counts.get(o.status.value, 0) + 1
-        return IngestReport(
-            outcomes=tuple(self.outcomes),
-            elapsed_ms=(time.perf_counter() - self.started) * 1000.0,
-            parse_ms=self.timer.parse * 1000.0,
-            chunk_ms=self.timer.chunk * 1000.0,
-            embed_ms=self.timer.embed * 1000.0,
-            index_ms=self.timer.index * 1000.0,
-            load_ms=self.timer.load * 1000.0,
-            counts=counts,
-        )
 
 
 def _password_for(
     path: Path, raw_keys: Mapping[Path, str] | None, default_password: str | None
 ) -> str | None:
+    """The password to try for ``path``: its own in ``raw_keys`` (keys resolved), else
+    ``default_password``."""
     if raw_keys:
         for key, value in raw_keys.items():
             if Path(key).expanduser().resolve() == path:
@@ -229,6 +113,7 @@ def ingest_paths(
     max_chunks_per_file: int | None = None,
     within: Sequence[Path] = (),
     ocr: OcrOptions | None = None,
+    cluster: Cluster | None = None,
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
@@ -267,6 +152,9 @@ def ingest_paths(
             are judged against them too (:func:`~verifai_desktop.store.walk.expand_paths`).
         ocr: how scanned PDF pages are recognised, in the parser worker under ``timeout_s``
             (:mod:`verifai_desktop.ingest.ocr`); ``None``: not at all (``needs_ocr``).
+        cluster: read (hash, parse, chunk, embed) the files there, e.g. on Ray
+            (:class:`~verifai_desktop.store.spread.RayCluster`); this process still decides,
+            writes and reports every file, in the same order. ``None``: in this process.
 
     Returns:
         The per-file (and per-unreadable-folder) outcomes and stage timings.
@@ -274,34 +162,104 @@ def ingest_paths(
     Raises:
         Cancelled: ``cancel`` was set; every file finished before is committed.
         CollectionBusy: another process is writing the collection.
+        ClusterError: ``cluster`` cannot be used, or one of its workers failed.
     """
     collection.acquire_write_lock()
     remember_roots(collection, paths)  # the collection follows them (folder watching)
-    run = _Run(collection, progress, cancel, max_chunks_per_file)
+    run = IngestRun(collection, progress, cancel, max_chunks_per_file)
     walk = expand_paths(paths, within)
     files = walk.files
-    seen = {str(f) for f in files}
     total = len(files)
-    with ParserPool(timeout_s=timeout_s, ocr=ocr) as pool:
-        for done, path in enumerate(files):
+    reading = cluster.reader if cluster is not None else _parser_pool_reader
+    with reading(run, timeout_s=timeout_s, ocr=ocr) as reader:
+
+        def check(path: Path) -> tuple[FileOutcome | _Refusal | FileJob, object]:
+            link = None if follow_external_links else walk.external.get(path)
+            password = _password_for(path, passwords, default_password)
+            checked = _check_file(run, path, password, link=link, ocr=ocr)
+            return checked, reader.start(checked) if isinstance(checked, FileJob) else None
+
+        for done, (path, (checked, started)) in enumerate(lookahead(files, check, reader.ahead)):
             run.check_cancel("ingest")
             run.report("files", done, total, "files", path.name)
-            target = walk.external.get(path)
-            if target is not None and not follow_external_links:
-                reason = (
-                    f"a link to {target}, outside the folders chosen; not followed "
-                    "(setting ingest.follow_external_links)"
-                )
-                run.outcomes.append(_refuse(run, path, reason))
-                continue
-            run.outcomes.append(
-                _ingest_file(run, pool, path, _password_for(path, passwords, default_password))
-            )
+            if isinstance(checked, FileJob):
+                run.outcomes.append(reader.finish(checked, started))
+            else:
+                run.outcomes.append(_settle(run, path, checked))
         run.report("files", total, total, "files")
+    return _finish_walk(run, collection, walk)
+
+
+class FileReader(Protocol):
+    """Reads the files an ingest run must read (:class:`FileJob`) and makes their writes
+    through the run, in the order :meth:`finish` is called: in this process's parser worker,
+    or on a cluster (:class:`Cluster`)."""
+
+    @property
+    def ahead(self) -> int:
+        """How many files are started (:meth:`start`) ahead of the one being written."""
+        ...
+
+    def start(self, job: FileJob) -> object:
+        """Begin reading ``job``'s file; returns what :meth:`finish` takes."""
+        ...
+
+    def finish(self, job: FileJob, started: object) -> FileOutcome:
+        """The file's outcome, its document (or failure) committed.
+
+        Raises:
+            Cancelled: the run's cancel was set.
+        """
+        ...
+
+
+class Cluster(Protocol):
+    """Where else an ingest's files can be read (``ingest_paths(..., cluster=...)``), e.g. a
+    Ray cluster (:class:`verifai_desktop.store.spread.RayCluster`)."""
+
+    def reader(
+        self, run: IngestRun, *, timeout_s: float, ocr: OcrOptions | None
+    ) -> AbstractContextManager[FileReader]:
+        """A reader for ``run``'s files, ready while the block runs."""
+        ...
+
+
+class _PoolReader:
+    """Files read one at a time in this process's parser worker (:func:`read_file`)."""
+
+    ahead = 1
+
+    def __init__(self, run: IngestRun, pool: ParserPool) -> None:
+        self._run = run
+        self._pool = pool
+
+    def start(self, job: FileJob) -> None:
+        """Nothing to start: the file is read when its turn comes."""
+
+    def finish(self, job: FileJob, started: object) -> FileOutcome:
+        return read_file(self._run, self._pool, job)
+
+
+@contextmanager
+def _parser_pool_reader(
+    run: IngestRun, *, timeout_s: float, ocr: OcrOptions | None
+) -> Iterator[FileReader]:
+    with ParserPool(timeout_s=timeout_s, ocr=ocr) as pool:
+        yield _PoolReader(run, pool)
+
+
+def _finish_walk(run: IngestRun, collection: IngestTarget, walk: Walk) -> IngestReport:
+    """End a run over the files of ``walk``: record the folders that could not be listed as
+    failed, remove the documents of files gone from its folders, and report.
+
+    Returns:
+        The run's report (:meth:`IngestRun.finish`).
+    """
     for folder, reason in walk.unreadable:
         log.warning("%s: %s", folder, reason)
         run.outcomes.append(FileOutcome(str(folder), Outcome.FAILED, reason))
     # Files that disappeared from a folder ingested in this run (not: could not be listed).
+    seen = {str(f) for f in walk.files}
     unreadable = [folder for folder, _ in walk.unreadable]
     gone = sorted(
         s
@@ -316,44 +274,120 @@ def ingest_paths(
     return run.finish()
 
 
-def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) -> FileOutcome:
-    catalog = run.collection.catalog
+@dataclass(frozen=True, slots=True)
+class FileJob:
+    """A file an ingest run must read: hash it, then parse, chunk and embed it unless its
+    hash is unchanged (:func:`read_file`).
+
+    Attributes:
+        path: the file.
+        password: the password to try if it is an encrypted PDF.
+        record: its catalog entry from an earlier run, if any.
+        retry: read it even if its hash is unchanged (a password or OCR now, a larger limit).
+        size_bytes: its size when checked.
+        mtime_ns: its modification time when checked.
+    """
+
+    path: Path
+    password: str | None
+    record: DocumentRecord | None
+    retry: bool
+    size_bytes: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """A file recorded as failed without being read (:func:`_settle`): a link not followed,
+    a FIFO, socket or device."""
+
+    reason: str
+
+
+def _check_file(
+    run: IngestRun,
+    path: Path,
+    password: str | None,
+    *,
+    link: Path | None = None,
+    ocr: OcrOptions | None = None,
+) -> FileOutcome | _Refusal | FileJob:
+    """What to do with one file, decided from its stat and catalog entry; nothing written.
+
+    Args:
+        run: the run (its catalog, its chunk limit).
+        path: the file.
+        password: the password to try if it is an encrypted PDF.
+        link: where ``path`` leads when it is a link outside the folders given that is not
+            to be followed.
+        ocr: the run's OCR options (a file left unread by OCR is retried when they would now
+            read it).
+
+    Returns:
+        The outcome when it is settled already (unchanged: skipped; stat failed), a
+        :class:`_Refusal`, or the :class:`FileJob` reading it.
+    """
     source = str(path)
+    if link is not None:
+        return _Refusal(
+            f"a link to {link}, outside the folders chosen; not followed "
+            "(setting ingest.follow_external_links)"
+        )
     t0 = time.perf_counter()
     try:
-        st = path.stat()
-    except OSError as exc:
+        try:
+            st = path.stat()
+        except OSError as exc:
+            return FileOutcome(source, Outcome.FAILED, os_error_reason(exc))
+        not_regular = not_regular_reason(st.st_mode)
+        if not_regular is not None:
+            # Never opened: reading a FIFO blocks until a writer comes, a device may never end.
+            return _Refusal(not_regular)
+        record = run.collection.catalog.document(source)
+        retry = (
+            (record is not None and record.status is DocStatus.ENCRYPTED and password is not None)
+            or _fits_now(record, run.max_chunks)
+            or (record is not None and worth_retrying(record.reason, ocr))
+        )
+        if record is not None and _unchanged(record, st.st_size, st.st_mtime_ns) and not retry:
+            return _skipped(record)
+        return FileJob(path, password, record, retry, st.st_size, st.st_mtime_ns)
+    finally:
         run.timer.parse += time.perf_counter() - t0
-        return FileOutcome(source, Outcome.FAILED, os_error_reason(exc))
-    not_regular = not_regular_reason(st.st_mode)
-    if not_regular is not None:
-        # Never opened: reading a FIFO blocks until a writer comes, a device may never end.
-        run.timer.parse += time.perf_counter() - t0
-        return _refuse(run, path, not_regular)
-    record = catalog.document(source)
-    retry = (
-        (record is not None and record.status is DocStatus.ENCRYPTED and password is not None)
-        or _fits_now(record, run.max_chunks)
-        or (record is not None and worth_retrying(record.reason, pool.ocr))
-    )
-    if _unchanged(record, st.st_size, st.st_mtime_ns) and not retry:
-        run.timer.parse += time.perf_counter() - t0
-        assert record is not None
-        return _skipped(record)
-    meta = DocumentMeta(source, path.name, "", st.st_size, st.st_mtime_ns, None)
+
+
+def _settle(run: IngestRun, path: Path, checked: FileOutcome | _Refusal) -> FileOutcome:
+    """The outcome of a file :func:`_check_file` settled, a refusal recorded."""
+    if isinstance(checked, _Refusal):
+        return _refuse(run, path, checked.reason)
+    return checked
+
+
+def read_file(run: IngestRun, pool: ParserPool, job: FileJob) -> FileOutcome:
+    """Hash a file in ``pool``'s worker, then (hash changed or ``job.retry``) parse it there,
+    chunk, embed and commit it; a parse failure is committed with its status and reason.
+
+    Raises:
+        Cancelled: ``run.cancel`` was set.
+        ParseError: the parser worker itself failed (no verdict on this file).
+    """
+    path, record, retry = job.path, job.record, job.retry
+    source = str(path)
+    meta = DocumentMeta(source, path.name, "", job.size_bytes, job.mtime_ns, None)
+    t0 = time.perf_counter()
     try:
         # In the worker, time-limited like parsing: a read that stalls cannot hang the run.
         sha = pool.sha256(path)
         if record is not None and record.sha256 == sha and not retry:
-            catalog.touch(source, st.st_mtime_ns)
+            run.collection.catalog.touch(source, job.mtime_ns)
             run.timer.parse += time.perf_counter() - t0
             return _skipped(record)
-        meta = DocumentMeta(source, path.name, sha, st.st_size, st.st_mtime_ns, None)
+        meta = DocumentMeta(source, path.name, sha, job.size_bytes, job.mtime_ns, None)
 
         def on_page(done: int, total: int, page: int) -> None:
             run.report("ocr", done, total, "pages", f"{path.name} p. {page}")
 
-        doc = pool.parse(path, password, on_page=on_page, cancel=run.cancel)
+        doc = pool.parse(path, job.password, on_page=on_page, cancel=run.cancel)
     except Cancelled:  # in the middle of a page being recognised
         run.check_cancel("ingest")
         raise
@@ -371,7 +405,7 @@ def _ingest_file(run: _Run, pool: ParserPool, path: Path, password: str | None) 
     return _index_document(run, meta, doc)
 
 
-def _refuse(run: _Run, path: Path, reason: str) -> FileOutcome:
+def _refuse(run: IngestRun, path: Path, reason: str) -> FileOutcome:
     """Record a file that is not read at all as failed with ``reason`` (once: an unchanged
     refusal is skipped, nothing written). Any chunks it had are dropped."""
     source = str(path)
@@ -399,7 +433,7 @@ def _skipped(record: DocumentRecord) -> FileOutcome:
     )
 
 
-def _index_document(run: _Run, meta: DocumentMeta, doc: Document) -> FileOutcome:
+def _index_document(run: IngestRun, meta: DocumentMeta, doc: Document) -> FileOutcome:
     meta = DocumentMeta(
         meta.source,
         doc.title or meta.title,
@@ -459,7 +493,7 @@ def ingest_documents(
         Cancelled: ``cancel`` was set.
     """
     collection.acquire_write_lock()
-    run = _Run(collection, progress, cancel)
+    run = IngestRun(collection, progress, cancel)
     catalog = collection.catalog
     pending: list[tuple[int, DocumentMeta, Document, tuple[Chunk, ...]]] = []
     slots: list[FileOutcome | None] = []  # outcomes in input order, filled when committed
