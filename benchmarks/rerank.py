@@ -4,8 +4,8 @@ test reported, with the added latency and the PubMedQA own-abstract rate.
 1. Every query of both splits is searched once through the real hybrid path (default settings,
    300 chunks); the verifier's evidence probability (:func:`verifai_desktop.rerank.
    evidence_probabilities`, the app's path and thresholds) of each query's top ``--n-max``
-   chunks is computed once and kept in ``--cache`` (a pickle; delete it when the verifier
-   changes).
+   chunks (train; test: the chosen N only) is computed once and kept in ``--cache`` (a pickle;
+   delete it when the verifier changes).
 2. Every (N, fusion, weight) of the grid is replayed on the train queries (``--tune-queries``
    of them, a seeded sample) at document level (a document ranked by its best chunk); the best
    train nDCG@10 is chosen (ties: smaller N, then smaller weight). The test split is scored
@@ -56,7 +56,7 @@ from verifai_desktop.settings import load_settings  # noqa: E402
 from verifai_desktop.store.collection import Collection  # noqa: E402
 
 CHUNKS = 300
-N_GRID = (5, 10, 20, 30)
+N_GRID = (5, 10, 20)
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 
 Ranked = tuple[tuple[int, str], ...]  # (chunk id, corpus doc id), best first
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--beir", type=Path, default=DATA / "scifact" / "beir")
     ap.add_argument("--pubmedqa", type=Path, default=DATA / "pubmedqa" / "ori_pqal.json")
-    ap.add_argument("--tune-queries", type=int, default=200, help="train queries (seeded)")
+    ap.add_argument("--tune-queries", type=int, default=100, help="train queries (seeded)")
     ap.add_argument("--n-max", type=int, default=max(N_GRID))
     ap.add_argument("--latency-queries", type=int, default=20)
     ap.add_argument("--pubmedqa-limit", type=int, default=100)
@@ -129,14 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         retriever = ev.primed_retriever(collection, queries.values(), settings.retrieval)
         deep = retriever.with_settings(ev.at_depth(settings.retrieval, "hybrid", CHUNKS))
 
-        def rank(split: BeirDataset, ids: Sequence[str]) -> dict[str, Ranked]:
+        def rank(split: BeirDataset, ids: Sequence[str], depth: int) -> dict[str, Ranked]:
             ranked: dict[str, Ranked] = {}
             texts: dict[str, tuple[Passage, ...]] = {}
             t0, computed = time.perf_counter(), 0
             for n, q in enumerate(ids):
                 found = deep.search(split.queries[q])
                 ranked[q] = tuple((int(p.chunk_id), ev.passage_doc_id(p) or "") for p in found)
-                texts[q] = found[: args.n_max]
+                texts[q] = found[:depth]
                 todo = [p for p in texts[q] if (split.split, q, int(p.chunk_id)) not in cache]
                 if todo:
                     probs = evidence_probabilities(verifier, split.queries[q], todo, thresholds)
@@ -150,17 +150,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.cache.write_bytes(pickle.dumps(cache))
             return ranked
 
-        tune_ranked = rank(tune, tune_ids)
-        test_ids = sorted(q for q in test.qrels if q in test.queries)
-        test_ranked = rank(test, test_ids)
-
-        def evidence(split: str, ranked: Mapping[str, Ranked]) -> dict[str, np.ndarray]:
+        def evidence(split: str, ranked: Mapping[str, Ranked], depth: int) -> dict[str, np.ndarray]:
             return {
-                q: np.array([cache[(split, q, c)] for c, _ in r[: args.n_max]], dtype=np.float64)
+                q: np.array([cache[(split, q, c)] for c, _ in r[:depth]], dtype=np.float64)
                 for q, r in ranked.items()
             }
 
-        tune_ev, test_ev = evidence("train", tune_ranked), evidence("test", test_ranked)
+        tune_ranked = rank(tune, tune_ids, args.n_max)
+        tune_ev = evidence("train", tune_ranked, args.n_max)
         rows = []
         for n in N_GRID:
             for fusion in RERANK_FUSIONS:
@@ -186,6 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"| {n} (best of N) | {fusion} | {w:.1f} | {m[0]:.4f} | {m[1]:.4f} | "
                   f"{m[2]:.4f} |")  # fmt: skip
 
+        # the test split is read by the verifier at the chosen N only
+        test_ids = sorted(q for q in test.qrels if q in test.queries)
+        test_ranked = rank(test, test_ids, n_best)
+        test_ev = evidence("test", test_ranked, n_best)
         base_test = _score(test_ranked, test.qrels)
         chosen_test = _score(
             {q: _reordered(r, test_ev[q], n_best, w_best, f_best) for q, r in test_ranked.items()},
