@@ -57,6 +57,7 @@ from verifai_desktop.store.collection import Collection  # noqa: E402
 
 CHUNKS = 300
 N_GRID = (5, 10, 20)
+"""Candidates reranked (N) tried on train; those above ``--n-max`` are left out."""
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 
 Ranked = tuple[tuple[int, str], ...]  # (chunk id, corpus doc id), best first
@@ -159,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tune_ranked = rank(tune, tune_ids, args.n_max)
         tune_ev = evidence("train", tune_ranked, args.n_max)
         rows = []
-        for n in N_GRID:
+        grid = [n for n in N_GRID if n <= args.n_max]
+        for n in grid:
             for fusion in RERANK_FUSIONS:
                 for w in WEIGHTS:
                     runs = {q: _reordered(r, tune_ev[q], n, w, fusion)
@@ -178,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             mark = " (chosen)" if (n, fusion, w) == (n_best, f_best, w_best) else ""
             print(f"| {n} | {fusion} | {w:.1f}{mark} | {metrics[0]:.4f} | {metrics[1]:.4f} | "
                   f"{metrics[2]:.4f} |")  # fmt: skip
-        for n in N_GRID:  # the best row per N, to see how N matters
+        for n in grid:  # the best row per N, to see how N matters
             m, _, fusion, w = max((r for r in rows if r[1] == n), key=lambda r: r[0][0])
             print(f"| {n} (best of N) | {fusion} | {w:.1f} | {m[0]:.4f} | {m[1]:.4f} | "
                   f"{m[2]:.4f} |")  # fmt: skip

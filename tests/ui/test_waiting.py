@@ -25,12 +25,19 @@ from tests.unit.test_pipeline import (
     FakeVerifier,
     _splitter,
 )
-from verifai_desktop.domain import Answer, Passage
+from verifai_desktop.domain import Answer, Passage, Progress
 from verifai_desktop.errors import Cancelled
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.settings import Settings, VerifySettings
-from verifai_desktop.ui.ask_stages import SEARCHING_CAPTION, previous_kept_note, previous_note
+from verifai_desktop.ui.ask_stages import (
+    CONFLICTS_TEXT,
+    RERANK_TEXT,
+    SEARCHING_CAPTION,
+    previous_kept_note,
+    previous_note,
+    stage_text,
+)
 from verifai_desktop.ui.asking import ANSWER_STATUS
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.tasks import Task
@@ -260,3 +267,13 @@ def test_the_waiting_screen_comes_back_as_left_and_its_first_word_replaces_it_un
         gates.verifier.gate.release()
     qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
     assert window.answer is not None and window.answer.question == "Do cats sleep?"
+
+
+def test_each_stage_of_a_question_has_its_own_status_text() -> None:
+    texts = [
+        stage_text(Progress("rerank", 0, 1, "steps")),
+        stage_text(Progress("retrieve", 0, 1, "steps")),
+        stage_text(Progress("conflicts", 0, 1, "steps")),
+    ]
+    assert texts == [RERANK_TEXT, "Searching your documents…", CONFLICTS_TEXT]
+    assert stage_text(Progress("verify", 1, 3, "sentences")) == "Checking sentence 2 of 3…"

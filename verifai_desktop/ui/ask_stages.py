@@ -2,7 +2,8 @@
 over the sources panel, and the previous answer kept on screen until the new one streams.
 
 The stages are those the ask session reports (:meth:`~verifai_desktop.pipeline.AskSession.ask`),
-in order: ``retrieve`` (with the passages found), ``prompt`` (with the passages given to the
+in order: ``rerank`` (the verifier reading the top passages, when reranking is on),
+``retrieve`` (with the passages found), ``prompt`` (with the passages given to the
 generator), ``read`` (the generator reading the prompt, in tokens), ``generate`` (in reply
 pieces), ``verify`` (in answer sentences checked), ``conflicts`` (the collection-wide search
 for contradictions). No Qt here: :class:`~verifai_desktop.ui.asking.Asking` shows the texts.
@@ -19,6 +20,7 @@ tokenizer sizes the prompt)."""
 BUILDING_PROMPT_TEXT = "Giving the passages to the generator…"
 READING_TEXT = "Reading the passages…"
 CONFLICTS_TEXT = "Searching the collection for conflicts…"
+RERANK_TEXT = "Reading the best passages for evidence…"
 LOADING_GENERATOR_TEXT = "loading the generator (first answer)…"
 """The model status once the models are prepared: the generator loads on its first prompt."""
 MODELS_LOADED_TEXT = "loaded"
@@ -44,7 +46,8 @@ def stage_text(p: Progress, *, first_answer: bool = False) -> str:
     Returns:
         E.g. ``"Searching your documents…"``, ``"Reading the passages… 512 of 1,830
         tokens"``, ``"Writing the answer… 12 tokens"``, ``"Checking sentence 2 of 4…"``,
-        ``"Searching the collection for conflicts…"``; an unknown stage by its name.
+        ``"Searching the collection for conflicts…"``, ``"Reading the best passages for
+        evidence…"``; an unknown stage by its name.
     """
     if p.stage == "retrieve":
         if not p.done:
@@ -65,6 +68,8 @@ def stage_text(p: Progress, *, first_answer: bool = False) -> str:
         return f"Checked {p.done} of {p.total} sentences." if p.total else "Checking the answer…"
     if p.stage == "conflicts":
         return CONFLICTS_TEXT
+    if p.stage == "rerank":
+        return RERANK_TEXT
     return p.stage
 
 

@@ -300,7 +300,9 @@ class Asking(ShownStates):
             self.read_bar.show()
         else:
             self.read_bar.hide()
-        if p.stage in ("retrieve", "prompt", "read") or (p.stage == "generate" and not p.done):
+        if p.stage in ("rerank", "retrieve", "prompt", "read") or (
+            p.stage == "generate" and not p.done
+        ):
             self._show_progress(text)
         if p.stage == "prompt" and not self._models_ready:
             self.model_status.setText(f"Models: {MODELS_LOADED_TEXT}")
