@@ -51,8 +51,8 @@ from verifai_desktop.evaluate.pubmedqa import (  # noqa: E402
     passage_pmid,
 )
 from verifai_desktop.pipeline import AskSession  # noqa: E402
-from verifai_desktop.rerank import RERANK_FUSIONS, evidence_probabilities, fuse  # noqa: E402
-from verifai_desktop.settings import load_settings  # noqa: E402
+from verifai_desktop.rerank import evidence_probabilities, fuse  # noqa: E402
+from verifai_desktop.settings import RERANK_FUSIONS, load_settings  # noqa: E402
 from verifai_desktop.store.collection import Collection  # noqa: E402
 
 CHUNKS = 300

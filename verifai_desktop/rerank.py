@@ -21,21 +21,22 @@ import dataclasses
 import logging
 import time
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.domain import Passage
 from verifai_desktop.retrieve import PassageRetriever
-from verifai_desktop.settings import RetrievalSettings, VerifySettings
+from verifai_desktop.settings import (
+    RERANK_FUSIONS,
+    RerankFusion,
+    RetrievalSettings,
+    VerifySettings,
+)
 from verifai_desktop.verify.check import Verifier
 from verifai_desktop.verify.evidence import verify_evidence
 
 log = logging.getLogger(__name__)
-
-RerankFusion = Literal["linear", "rrf"]
-RERANK_FUSIONS: tuple[RerankFusion, ...] = ("linear", "rrf")
 
 RRF_K = 60
 """RRF's constant (Cormack, Clarke & Buettcher, SIGIR 2009), as in hybrid retrieval."""

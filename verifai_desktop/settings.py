@@ -26,6 +26,9 @@ HOME_ENV = "VERIFAI_HOME"
 
 SearchMode = Literal["hybrid", "rrf", "lexical", "semantic"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "rrf", "lexical", "semantic")
+RerankFusion = Literal["linear", "rrf"]
+RERANK_FUSIONS: tuple[RerankFusion, ...] = ("linear", "rrf")
+"""How evidence-aware reranking fuses rank and evidence (:func:`verifai_desktop.rerank.fuse`)."""
 PremiseGranularity = Literal["passage", "sentences"]
 PREMISES: tuple[PremiseGranularity, ...] = ("passage", "sentences")
 VerifyPreset = Literal["strict", "balanced", "lenient", "custom"]
@@ -85,7 +88,7 @@ class RetrievalSettings:
     # N 5, linear, weight 0.5, gained 0.002 nDCG@10 (benchmarks/rerank.py; README, Measured).
     rerank: bool = False
     rerank_candidates: int = 5
-    rerank_fusion: Literal["linear", "rrf"] = "linear"
+    rerank_fusion: RerankFusion = "linear"
     rerank_weight: float = 0.5
 
 
@@ -487,8 +490,8 @@ def check_retrieval(retrieval: RetrievalSettings) -> None:
         if not isinstance(getattr(r, key), bool):
             raise _bad(f"retrieval.{key}", getattr(r, key), "use true or false")
     _check_whole("retrieval.rerank_candidates", r.rerank_candidates, 1, MAX_RETRIEVAL_DEPTH)
-    if r.rerank_fusion not in ("linear", "rrf"):
-        raise _bad("retrieval.rerank_fusion", r.rerank_fusion, "use linear or rrf")
+    if r.rerank_fusion not in RERANK_FUSIONS:
+        raise _bad("retrieval.rerank_fusion", r.rerank_fusion, f"use {' or '.join(RERANK_FUSIONS)}")
     _check_unit("retrieval.rerank_weight", r.rerank_weight)
 
 
