@@ -10,6 +10,7 @@ skip row-level security, which every search of the PostgreSQL store pays for.
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -92,6 +93,16 @@ def postgres_url(store: str | None) -> Iterator[str]:
         local_server(Path(folder) / "pgdata") as url,
     ):
         yield url
+
+
+def add_store_argument(parser: argparse.ArgumentParser) -> None:
+    """``--store URL``: the PostgreSQL server to use instead of a throw-away local one."""
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="a PostgreSQL server to use (default: a throw-away local one)",
+    )
 
 
 def server_line(url: str) -> str:

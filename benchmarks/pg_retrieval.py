@@ -50,7 +50,14 @@ DEFAULT_BEIR = REPO.parent / "shared" / "data" / "scifact" / "beir"
 if __package__ in (None, ""):
     sys.path.insert(0, str(REPO))
 
-from pg_local import load, postgres_url, server_line, stderr_progress, uptime  # noqa: E402
+from pg_local import (  # noqa: E402
+    add_store_argument,
+    load,
+    postgres_url,
+    server_line,
+    stderr_progress,
+    uptime,
+)
 
 from verifai_desktop.evaluate import retrieval as ev  # noqa: E402
 from verifai_desktop.evaluate.beir import BeirDataset, iter_documents, load_beir  # noqa: E402
@@ -182,12 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="VERIFAI_HOME of the embedded collection (default: a temp folder)",
     )
-    parser.add_argument(
-        "--store",
-        default=None,
-        metavar="URL",
-        help="a PostgreSQL server to use (default: a throw-away local one)",
-    )
+    add_store_argument(parser)
     parser.add_argument(
         "--depth", type=int, default=ev.CHUNK_DEPTH, help="chunks asked of each engine per claim"
     )
