@@ -64,6 +64,7 @@ from verifai_desktop.evaluate.beir import BeirDataset, iter_documents, load_beir
 from verifai_desktop.evaluate.metrics import Qrels, per_query_metrics, recall_at_k  # noqa: E402
 from verifai_desktop.settings import SEARCH_MODES, SearchMode, Settings  # noqa: E402
 from verifai_desktop.store.base import CollectionStore  # noqa: E402
+from verifai_desktop.store.outcomes import Outcome  # noqa: E402
 
 STORES = ("embedded", "postgresql")
 """Row labels, in the order the stores are searched for each mode."""
@@ -96,10 +97,11 @@ def open_postgres(url: str, dataset: BeirDataset, name: str, settings: Settings)
         total=len(dataset.corpus),
         progress=stderr_progress(),
     )
-    indexed = sum(o.chunk_count for o in report.outcomes)
+    written = [o for o in report.outcomes if o.status is not Outcome.SKIPPED]
     print(
-        f"PostgreSQL ingest: {len(report.outcomes)} documents, {indexed} chunks written in "
-        f"{time.perf_counter() - start:.0f} s (load {load()}); {store.num_chunks()} chunks in "
+        f"PostgreSQL ingest: {len(written)} documents, {sum(o.chunk_count for o in written)} "
+        f"chunks written in {time.perf_counter() - start:.0f} s (load {load()}), "
+        f"{len(report.outcomes) - len(written)} unchanged; {store.num_chunks()} chunks in "
         f"collection {name}"
     )
     return store
