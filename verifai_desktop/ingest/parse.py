@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -74,21 +74,6 @@ class FormatParser(Protocol):
     ) -> Document: ...
 
 
-class OcrFormatParser(Protocol):
-    """The parser of a format OCR reads (:data:`OCR_FORMATS`): a :class:`FormatParser` that
-    also takes the OCR options and progress."""
-
-    def __call__(
-        self,
-        path: Path,
-        *,
-        password: str | None = None,
-        deadline: float | None = None,
-        ocr: OcrOptions | None = None,
-        on_page: PageProgress | None = None,
-    ) -> Document: ...
-
-
 PARSERS: dict[DocFormat, tuple[str, str]] = {
     DocFormat.PDF: ("verifai_desktop.ingest.pdf", "parse_pdf"),
     DocFormat.DOCX: ("verifai_desktop.ingest.office", "parse_docx"),
@@ -100,7 +85,8 @@ PARSERS: dict[DocFormat, tuple[str, str]] = {
 """Parser per format as (module, function), imported on first use to keep imports cheap."""
 
 OCR_FORMATS = frozenset({DocFormat.PDF, DocFormat.DOCX, DocFormat.PPTX, DocFormat.EPUB})
-"""Formats whose scanned pages (PDF) or images (DOCX, PPTX, EPUB) OCR reads."""
+"""Formats whose scanned pages (PDF) or images (DOCX, PPTX, EPUB) OCR reads: their parsers
+also take ``ocr`` and ``on_page`` (as :func:`~verifai_desktop.ingest.pdf.parse_pdf`)."""
 
 
 def get_parser(fmt: DocFormat) -> FormatParser:
@@ -146,7 +132,7 @@ def parse_file(
     try:
         if fmt in OCR_FORMATS:
             module, name = PARSERS[fmt]
-            reader: OcrFormatParser = getattr(importlib.import_module(module), name)
+            reader: Callable[..., Document] = getattr(importlib.import_module(module), name)
             return reader(path, password=password, deadline=deadline, ocr=ocr, on_page=on_page)
         return get_parser(fmt)(path, password=password, deadline=deadline)
     except VerifaiError:

@@ -13,6 +13,7 @@ import struct
 import time
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -164,25 +165,25 @@ def test_a_docx_picture_is_read_where_it_is_in_its_section(tmp_path: Path) -> No
 
 
 @needs_tesseract
-def test_a_slide_picture_is_read_on_its_slide(tmp_path: Path) -> None:
-    doc = parse_pptx(pptx_with_scan(tmp_path / "deck.pptx"), ocr=TESSERACT)
-    location, _ = _recognised(doc)
-    assert location == Location(LocationKind.SLIDE, 2, "Scanned abstract")
+@pytest.mark.parametrize(
+    ("build", "parse", "location"),
+    [
+        (pptx_with_scan, parse_pptx, Location(LocationKind.SLIDE, 2, "Scanned abstract")),
+        (epub_with_scan, parse_epub, Location(LocationKind.CHAPTER, 2, "Scanned abstract")),
+    ],
+    ids=["pptx slide", "epub chapter"],
+)
+def test_a_picture_is_read_on_its_slide_or_in_its_chapter(
+    tmp_path: Path,
+    build: Callable[[Path], Path],
+    parse: Callable[..., Document],
+    location: Location,
+) -> None:
+    doc = parse(build(tmp_path / "file"), ocr=TESSERACT)
+    assert _recognised(doc)[0] == location
     assert [(s.location.number, s.ocr is not None) for s in doc.sections] == [
         (1, False),
-        (2, False),
-        (2, True),
-    ]
-
-
-@needs_tesseract
-def test_an_epub_image_is_read_in_its_chapter(tmp_path: Path) -> None:
-    doc = parse_epub(epub_with_scan(tmp_path / "book.epub"), ocr=TESSERACT)
-    location, _ = _recognised(doc)
-    assert location == Location(LocationKind.CHAPTER, 2, "Scanned abstract")
-    assert [(s.location.number, s.ocr is not None) for s in doc.sections] == [
-        (1, False),
-        (2, False),
+        (2, False),  # the slide's or chapter's title and text
         (2, True),
     ]
 
