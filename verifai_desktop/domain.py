@@ -120,8 +120,8 @@ class Section:
         char_start: start offset into ``Document.text``.
         char_end: end offset (exclusive) into ``Document.text``.
         location: where this section is in the original file.
-        ocr: set when the text was recognised from a page image (OCR), word offsets into
-            ``Document.text``; ``None`` for a text layer.
+        ocr: set when the text was recognised from a page image or an embedded image (OCR),
+            word offsets into ``Document.text``; ``None`` for a text layer.
     """
 
     char_start: int
@@ -142,6 +142,9 @@ class Document:
         sections: sections in reading order, non-overlapping, offsets into ``text``.
         unrecognised: ``(page number, reason)`` of each page without a text layer that OCR
             did not read (off, over a limit, unreadable image); its text is missing.
+        unread_images: ``(image, reason)`` of each image placed in a DOCX, PPTX or EPUB,
+            large enough to hold text, that OCR did not read; ``image`` names it in the file
+            and says where it is (``"ppt/media/image2.png on slide 3"``).
     """
 
     path: Path
@@ -150,6 +153,7 @@ class Document:
     text: str
     sections: tuple[Section, ...]
     unrecognised: tuple[tuple[int, str], ...] = ()
+    unread_images: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

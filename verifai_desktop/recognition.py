@@ -1,10 +1,12 @@
 """Provenance of text read by optical character recognition (OCR) from a page image.
 
 A PDF page without a text layer is rendered and recognised at ingest
-(:mod:`verifai_desktop.ingest.ocr`); its section, the chunks cut from it and the passages
-retrieved from them carry a :class:`Recognition`: which engine read it, the engine's mean
-confidence, and where each recognised word sits on the page, so the page view can highlight
-recognised words at their boxes. Stored in the catalog as JSON (:meth:`Recognition.to_json`).
+(:mod:`verifai_desktop.ingest.ocr`), as are the images of DOCX, PPTX and EPUB files
+(:mod:`verifai_desktop.ingest.embedded`, without word boxes); its section, the chunks cut from
+it and the passages retrieved from them carry a :class:`Recognition`: which engine read it, the
+engine's mean confidence, and where each recognised word sits on the page, so the page view can
+highlight recognised words at their boxes. Stored in the catalog as JSON
+(:meth:`Recognition.to_json`).
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ class Recognition:
     Attributes:
         engine: the OCR engine, ``"rapidocr"`` or ``"tesseract"``.
         mean_confidence: mean of the words' confidences, 0..1 (0 when there are none).
-        words: recognised words with their boxes, in text order.
+        words: recognised words with their boxes, in text order; none for an image of a
+            DOCX, PPTX or EPUB (:mod:`verifai_desktop.ingest.embedded`), which has no page to
+            draw them on.
     """
 
     engine: str

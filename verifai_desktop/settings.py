@@ -209,16 +209,19 @@ class IngestSettings:
             with its chunk count, instead of being embedded (a 50 MB one-line text file makes
             about 32,000 chunks and would stall the run for most of an hour on a 2-core CPU).
             10,000 chunks is about 4,000 pages of a paper.
-        ocr_engine: how pages without a text layer (scans) are read: ``"tesseract"``
+        ocr_engine: how pages without a text layer (scans) and the images of DOCX, PPTX and
+            EPUB files (:mod:`verifai_desktop.ingest.embedded`) are read: ``"tesseract"``
             (Tesseract, Debian ``tesseract-ocr``), ``"rapidocr"`` (RapidOCR on ONNX Runtime,
             the ``ocr`` extra) or ``"off"`` (recorded as needing OCR, as ``verifai ingest
             --no-ocr`` does); :mod:`verifai_desktop.ingest.ocr`.
         ocr_dpi: resolution pages are rendered at for OCR, dots per inch.
-        ocr_max_pixels: a page whose embedded image holds more pixels than this is not
-            recognised (a decompression bomb, or a poster); a page that renders larger at
-            ``ocr_dpi`` is rendered at a lower resolution. 50 Mpx is an A4 scan at 600 dpi.
-        ocr_max_pages: a file with more scanned pages than this is not recognised (its
-            scanned pages are recorded as needing OCR, with this reason).
+        ocr_max_pixels: a page whose embedded image holds more pixels than this, or such an
+            image of a DOCX, PPTX or EPUB, is not recognised (a decompression bomb, or a
+            poster); a page that renders larger at ``ocr_dpi`` is rendered at a lower
+            resolution. 50 Mpx is an A4 scan at 600 dpi.
+        ocr_max_pages: a file with more scanned pages than this, or a DOCX, PPTX or EPUB
+            with more images to read, is not recognised (its pages or images are recorded as
+            needing OCR, with this reason).
     """
 
     follow_external_links: bool = False

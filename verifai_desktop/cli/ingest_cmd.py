@@ -79,8 +79,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--no-ocr",
         action="store_true",
-        help="do not recognise scanned PDF pages (they are recorded as needing OCR); "
-        "default: the setting ingest.ocr_engine",
+        help="do not recognise scanned PDF pages or the images of DOCX, PPTX and EPUB files "
+        "(they are recorded as needing OCR); default: the setting ingest.ocr_engine",
     )
     p.add_argument(
         "--ray",
@@ -159,6 +159,8 @@ class _PlainProgress:
             print(f"[{p.done + 1}/{p.total}] {printable(p.message)}", file=sys.stderr, flush=True)
         elif p.stage == "ocr":
             line = f"  recognising {printable(p.message)} ({p.done + 1} of {p.total} scanned)"
+            if p.unit == "images":
+                line = f"  recognising {printable(p.message)} image {p.done + 1} of {p.total}"
             print(line, file=sys.stderr, flush=True)
 
 
@@ -188,7 +190,8 @@ def progress_reporter(quiet: bool) -> Iterator[Callable[[Progress], None] | None
             if p.stage == "files":
                 bar.update(files, completed=p.done, total=p.total, detail=printable(p.message))
             elif p.stage == "ocr":
-                detail = f"recognising {printable(p.message)} ({p.done + 1}/{p.total})"
+                image = "" if p.unit == "pages" else " image"
+                detail = f"recognising {printable(p.message)}{image} ({p.done + 1}/{p.total})"
                 bar.update(files, detail=detail)
             elif p.stage == "embed":
                 bar.update(chunks, completed=p.done)

@@ -8,6 +8,8 @@ Modules (nothing heavy is imported here; import the module you need):
 - ``pdf``, ``office`` (DOCX, PPTX), ``epub``, ``text`` (MD, TXT): one parser per format.
 - ``ocr``: :func:`~verifai_desktop.ingest.ocr.recognise_pages` (PDF pages without a text
   layer, read by Tesseract or RapidOCR in the parser worker).
+- ``embedded``: :func:`~verifai_desktop.ingest.embedded.recognise_embedded` (the images of
+  DOCX, PPTX and EPUB files, read by the same engines where they are shown).
 - ``pdf_layout``: where a PDF page's indexed text is drawn
   (:func:`~verifai_desktop.ingest.pdf_layout.span_rects`, the evidence highlight).
 - ``sentences``: :func:`~verifai_desktop.ingest.sentences.split_sentences` (sentencex).

@@ -1,7 +1,9 @@
 """OCR of PDF pages without a text layer (scans), offline on the CPU, in the parser worker.
 
 :func:`recognise_pages` renders each such page with PyMuPDF and reads it with one engine
-behind :class:`OcrEngine`, picked by name from :data:`ENGINES` (setting ``ingest.ocr_engine``):
+behind :class:`OcrEngine`, picked by name from :data:`ENGINES` (setting ``ingest.ocr_engine``);
+the images a DOCX, PPTX or EPUB places in its text go through the same engines and the same
+loop (:func:`recognise_each`: limits, time, progress) from :mod:`.embedded`:
 
 - ``"tesseract"``: Tesseract 5 (Debian ``tesseract-ocr``, English data) through
   ``pytesseract``'s ``image_to_data``: word boxes and per-word confidences.
@@ -40,9 +42,11 @@ from verifai_desktop.settings import IngestSettings
 
 log = logging.getLogger(__name__)
 
-PageProgress = Callable[[int, int, int], None]
-"""Called before a page is recognised with ``(done, total, page_number)``: pages of the file
-recognised so far, how many it has to recognise, and the 1-based number of the page now read."""
+PageProgress = Callable[[int, int, int, str], None]
+"""Called before a page or image is recognised with ``(done, total, number, unit)``: those of
+the file recognised so far, how many it has to recognise, the 1-based number of the one now
+read (its page number, or its place among the file's images), and ``unit`` (``"pages"`` for
+scanned PDF pages, ``"images"`` for the images of a DOCX, PPTX or EPUB)."""
 
 MIN_DPI = 100
 """Lowest resolution a page is recognised at: below it body text is too small to read."""
@@ -63,7 +67,9 @@ TIME_LIMIT_REASON = "not reached within the time limit per file (verifai ingest 
 """Why the scanned pages left when the time limit drew near were not recognised."""
 PAGE_TIME_MARGIN = 1.5
 """A page is started only with this many times the slowest page's time left."""
-_OVER_PAGES = re.compile(r"(\d+) scanned pages, over the OCR limit")
+_OVER_PAGES = re.compile(r"(\d+) (?:scanned pages|embedded images), over the OCR limit")
+_UNITS = {"pages": ("page", "scanned pages"), "images": ("image", "embedded images")}
+"""What a unit of :data:`PageProgress` counts: one of it, and many in messages."""
 
 
 class PageNotRecognised(Exception):
@@ -318,6 +324,28 @@ def render_page(page: Any, options: OcrOptions) -> tuple[NDArray[np.uint8], floa
     return image, pix.width / float(page.rect.width)
 
 
+def read_image(
+    image: NDArray[np.uint8], scale: float, options: OcrOptions, *, timeout_s: float
+) -> tuple[str, Recognition]:
+    """Read a page image or an embedded image with the engine of ``options``.
+
+    Args:
+        image: uint8 RGB, shape (height, width, 3).
+        scale: image pixels per PDF point of the page (1.0 for an image without a page).
+        options: the engine; not ``"off"``.
+        timeout_s: seconds left for it.
+
+    Returns:
+        Its text (``""`` when the engine found none) and recognition, as
+        :func:`page_text_and_words` joins them.
+
+    Raises:
+        PageNotRecognised: the engine is missing or failed on it.
+    """
+    engine = get_engine(options.engine)
+    return page_text_and_words(engine.read(image, timeout_s=timeout_s), scale, engine.name)
+
+
 def recognise_page(page: Any, options: OcrOptions, *, timeout_s: float) -> tuple[str, Recognition]:
     """Render and read one page.
 
@@ -333,11 +361,9 @@ def recognise_page(page: Any, options: OcrOptions, *, timeout_s: float) -> tuple
         PageNotRecognised: with the reason (see the module docstring).
     """
     image, scale = render_page(page, options)
-    engine = get_engine(options.engine)
-    lines = engine.read(image, timeout_s=timeout_s)
-    text, recognition = page_text_and_words(lines, scale, engine.name)
+    text, recognition = read_image(image, scale, options, timeout_s=timeout_s)
     if not text:
-        raise PageNotRecognised(f"{engine.name} found no text on it")
+        raise PageNotRecognised(f"{recognition.engine} found no text on it")
     return text, recognition
 
 
@@ -350,7 +376,7 @@ def recognise_pages(
     deadline: float | None = None,
     on_page: PageProgress | None = None,
 ) -> tuple[dict[int, tuple[str, Recognition]], list[tuple[int, str]]]:
-    """Recognise the scanned pages of a PDF.
+    """Recognise the scanned pages of a PDF (:func:`recognise_each` of its pages).
 
     Args:
         path: the PDF file, for the error.
@@ -358,66 +384,113 @@ def recognise_pages(
         page_indexes: 0-based indexes of the pages without a text layer that hold images.
         options: engine, resolution and limits.
         deadline: ``time.monotonic()`` value; checked before each page.
-        on_page: progress, called before each page is read.
+        on_page: progress, called before each page is read (unit ``"pages"``).
 
     Returns:
         ``({page index: (text, recognition)}, [(page number, reason), ...])``: the pages
-        read, and the 1-based numbers of those not read with why. When the time left is
-        under :data:`PAGE_TIME_MARGIN` times the slowest page so far, the pages not yet read
-        are left out (:data:`TIME_LIMIT_REASON`), so the file keeps those read.
+        read, and the 1-based numbers of those not read with why.
 
     Raises:
         ParseError: ``deadline`` passed before a page (the page and how many were read).
     """
-    total = len(page_indexes)
+    read, unread = recognise_each(
+        path,
+        [i + 1 for i in page_indexes],
+        lambda number, timeout_s: recognise_page(doc[number - 1], options, timeout_s=timeout_s),
+        options,
+        unit="pages",
+        deadline=deadline,
+        on_page=on_page,
+    )
+    return {number - 1: result for number, result in read.items()}, unread
+
+
+def recognise_each(
+    path: Path,
+    numbers: Sequence[int],
+    read_one: Callable[[int, float], tuple[str, Recognition]],
+    options: OcrOptions,
+    *,
+    unit: str,
+    deadline: float | None = None,
+    on_page: PageProgress | None = None,
+) -> tuple[dict[int, tuple[str, Recognition]], list[tuple[int, str]]]:
+    """Recognise a file's scanned pages or embedded images one by one, within its limits.
+
+    None is read when OCR is off or there are more than ``options.max_pages`` of them (each
+    recorded with that reason); one that ``read_one`` refuses is recorded with its reason.
+
+    Args:
+        path: the file, for the error.
+        numbers: 1-based numbers of those to read (page numbers, or image numbers).
+        read_one: reads one, given its number and the seconds left; raises
+            :class:`PageNotRecognised` with the reason it cannot.
+        options: engine and limits.
+        unit: ``"pages"`` or ``"images"``, for progress and messages.
+        deadline: ``time.monotonic()`` value; checked before each one.
+        on_page: progress, called before each one is read.
+
+    Returns:
+        ``({number: (text, recognition)}, [(number, reason), ...])``: those read, and those
+        not read with why. When the time left is under :data:`PAGE_TIME_MARGIN` times the
+        slowest one so far, those not yet read are left out (:data:`TIME_LIMIT_REASON`), so
+        the file keeps those read.
+
+    Raises:
+        ParseError: ``deadline`` passed before one (which, and how many were read).
+    """
+    one, many = _UNITS[unit]
+    total = len(numbers)
     if options.engine == "off":
-        return {}, [(i + 1, OCR_OFF_REASON) for i in page_indexes]
+        return {}, [(n, OCR_OFF_REASON) for n in numbers]
     if total > options.max_pages:
+        limit = "pages" if unit == "pages" else "pages or images"
         reason = (
-            f"{total} scanned pages, over the OCR limit of {options.max_pages} pages per file "
+            f"{total} {many}, over the OCR limit of {options.max_pages} {limit} per file "
             "(setting ingest.ocr_max_pages)"
         )
-        return {}, [(i + 1, reason) for i in page_indexes]
+        return {}, [(n, reason) for n in numbers]
     read: dict[int, tuple[str, Recognition]] = {}
     unread: list[tuple[int, str]] = []
     slowest_s = 0.0
-    for done, index in enumerate(page_indexes):
+    for done, number in enumerate(numbers):
         left = math.inf if deadline is None else deadline - time.monotonic()
         if left <= 0:
             raise ParseError(
                 path,
-                f"timed out before recognising page {index + 1} ({done} of {total} scanned "
-                "pages read); raise the time limit (verifai ingest --timeout)",
+                f"timed out before recognising {one} {number} ({done} of {total} {many} "
+                "read); raise the time limit (verifai ingest --timeout)",
             )
         if left < PAGE_TIME_MARGIN * slowest_s:
-            # The worker would be killed in the middle of the next page, losing those read.
-            unread.extend((i + 1, TIME_LIMIT_REASON) for i in page_indexes[done:])
+            # The worker would be killed in the middle of the next one, losing those read.
+            unread.extend((n, TIME_LIMIT_REASON) for n in numbers[done:])
             break
         if on_page is not None:
-            on_page(done, total, index + 1)
+            on_page(done, total, number, unit)
         t0 = time.perf_counter()
         try:
-            read[index] = recognise_page(doc[index], options, timeout_s=left)
+            read[number] = read_one(number, left)
         except PageNotRecognised as exc:
-            log.info("page %d not recognised: %s", index + 1, exc.reason)
-            unread.append((index + 1, exc.reason))
+            log.info("%s %d not recognised: %s", one, number, exc.reason)
+            unread.append((number, exc.reason))
             continue
         finally:
             slowest_s = max(slowest_s, time.perf_counter() - t0)
         log.info(
-            "page %d recognised by %s in %.1f s (mean confidence %.2f)",
-            index + 1,
+            "%s %d recognised by %s in %.1f s (mean confidence %.2f)",
+            one,
+            number,
             options.engine,
             time.perf_counter() - t0,
-            read[index][1].mean_confidence,
+            read[number][1].mean_confidence,
         )
     return read, unread
 
 
 def worth_retrying(reason: str, options: OcrOptions | None) -> bool:
-    """Whether an unchanged file whose scanned pages were left out for ``reason`` (its
-    stored status reason) would be read now: OCR was off and is on, or the file had more
-    scanned pages than the page limit then and fits the one in ``options``."""
+    """Whether an unchanged file whose scanned pages or embedded images were left out for
+    ``reason`` (its stored status reason) would be read now: OCR was off and is on, or the
+    file had more of them than the page limit then and fits the one in ``options``."""
     if options is None or options.engine == "off":
         return False
     if OCR_OFF_REASON in reason:
@@ -426,14 +499,24 @@ def worth_retrying(reason: str, options: OcrOptions | None) -> bool:
     return over is not None and int(over.group(1)) <= options.max_pages
 
 
-def unread_summary(unread: Sequence[tuple[int, str]]) -> str:
+def unread_summary(
+    unread: Sequence[tuple[int, str]], images: Sequence[tuple[str, str]] = ()
+) -> str:
     """``"scanned pages 1, 2 not recognised: <reason>; scanned page 5 not recognised:
-    <reason>"``: pages grouped by reason, for a document's status reason (``""`` for none)."""
-    by_reason: dict[str, list[int]] = {}
+    <reason>; embedded image word/media/image1.png not recognised: <reason>"``: pages, then
+    images, grouped by reason, for a document's status reason (``""`` for none).
+
+    Args:
+        unread: ``(page number, reason)`` of the scanned pages not read.
+        images: ``(image, reason)`` of the embedded images not read; ``image`` names it
+            (``Document.unread_images``).
+    """
+    by_reason: dict[tuple[str, str], list[str]] = {}
     for page, reason in unread:
-        by_reason.setdefault(reason, []).append(page)
+        by_reason.setdefault(("scanned page", reason), []).append(str(page))
+    for image, reason in images:
+        by_reason.setdefault(("embedded image", reason), []).append(image)
     return "; ".join(
-        f"scanned page{'s' if len(pages) > 1 else ''} {', '.join(map(str, pages))} "
-        f"not recognised: {reason}"
-        for reason, pages in by_reason.items()
+        f"{what}{'s' if len(names) > 1 else ''} {', '.join(names)} not recognised: {reason}"
+        for (what, reason), names in by_reason.items()
     )

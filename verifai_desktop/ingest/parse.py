@@ -7,8 +7,9 @@ or crashes the worker (e.g. a segfault in a native library); the file then gets 
 The worker also hashes files (:meth:`ParserPool.sha256`), so no read of a file can block the
 ingest run: only regular files are opened (:func:`verifai_desktop.hashing.sha256_file`), and a
 read that stalls (a hung network mount) is stopped by the same time limit as parsing. OCR of
-scanned PDF pages (:mod:`verifai_desktop.ingest.ocr`) runs in the worker too, under the same
-limit; it reports each page it starts through the pipe, and a cancel stops the worker at once,
+scanned PDF pages (:mod:`verifai_desktop.ingest.ocr`) and of the images of DOCX, PPTX and EPUB
+files (:mod:`verifai_desktop.ingest.embedded`) runs in the worker too, under the same limit; it
+reports each page or image it starts through the pipe, and a cancel stops the worker at once,
 in the middle of a page.
 """
 
@@ -23,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -83,6 +84,10 @@ PARSERS: dict[DocFormat, tuple[str, str]] = {
 }
 """Parser per format as (module, function), imported on first use to keep imports cheap."""
 
+OCR_FORMATS = frozenset({DocFormat.PDF, DocFormat.DOCX, DocFormat.PPTX, DocFormat.EPUB})
+"""Formats whose scanned pages (PDF) or images (DOCX, PPTX, EPUB) OCR reads: their parsers
+also take ``ocr`` and ``on_page`` (as :func:`~verifai_desktop.ingest.pdf.parse_pdf`)."""
+
 
 def get_parser(fmt: DocFormat) -> FormatParser:
     """The parser function for a format (imports its module)."""
@@ -106,8 +111,9 @@ def parse_file(
         password: password for an encrypted PDF (ignored for other formats).
         timeout_s: wall-clock budget in seconds, checked cooperatively between pages, slides,
             chapters; a native call that hangs is only stopped by :class:`ParserPool`.
-        ocr: how PDF pages without a text layer are recognised (``None``: not at all).
-        on_page: OCR progress, called before each page is recognised.
+        ocr: how PDF pages without a text layer and the images of DOCX, PPTX and EPUB files
+            are recognised (``None``: not at all).
+        on_page: OCR progress, called before each page or image is recognised.
 
     Returns:
         The parsed Document; a valid file with no text (a deck with no slides) gives text
@@ -116,17 +122,18 @@ def parse_file(
     Raises:
         UnsupportedFormat: not PDF, DOCX, PPTX, EPUB, MD or TXT.
         EncryptedDocument: a PDF needs a password, or the one given is wrong.
-        NeedsOcr: a PDF without a text layer that OCR did not read.
+        NeedsOcr: a PDF without a text layer, or a DOCX, PPTX or EPUB without text but
+            with images, that OCR did not read.
         ParseError: any other failure (damaged, truncated, empty, timed out).
     """
     path = Path(path)
     fmt = detect_format(path)
     deadline = time.monotonic() + timeout_s
     try:
-        if fmt is DocFormat.PDF:
-            from verifai_desktop.ingest.pdf import parse_pdf
-
-            return parse_pdf(path, password=password, deadline=deadline, ocr=ocr, on_page=on_page)
+        if fmt in OCR_FORMATS:
+            module, name = PARSERS[fmt]
+            reader: Callable[..., Document] = getattr(importlib.import_module(module), name)
+            return reader(path, password=password, deadline=deadline, ocr=ocr, on_page=on_page)
         return get_parser(fmt)(path, password=password, deadline=deadline)
     except VerifaiError:
         raise
@@ -167,8 +174,8 @@ def _rebuild_error(state: _ErrorState) -> VerifaiError:
 
 def _worker_main(conn: Connection, parse_fn: ParseFunction, hash_fn: HashFunction) -> None:
     """Worker loop: receive ``("parse" | "hash", path, password, timeout_s, ocr)``, send
-    ``("page", done, total, page_number)`` before each page OCR reads, then back a Document
-    (or a hex digest) or an error."""
+    ``("page", done, total, number, unit)`` before each page or image OCR reads, then back a
+    Document (or a hex digest) or an error."""
     # Ctrl-C in a terminal reaches the whole process group; the parent decides about cancelling,
     # so the worker must not die mid-file and report a crash.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -186,8 +193,8 @@ def _worker_main(conn: Connection, parse_fn: ParseFunction, hash_fn: HashFunctio
             return
         kind, path, password, timeout_s, ocr = job
 
-        def on_page(done: int, total: int, page_number: int) -> None:
-            conn.send(("page", done, total, page_number))
+        def on_page(done: int, total: int, number: int, unit: str) -> None:
+            conn.send(("page", done, total, number, unit))
 
         try:
             if kind == "hash":
@@ -244,8 +251,8 @@ class ParserPool:
         hash_fn: the hash function run in the worker, as ``parse_fn``; defaults to
             :func:`verifai_desktop.hashing.sha256_file`.
         start_method: ``"spawn"`` (default) or ``"forkserver"``; never ``"fork"``.
-        ocr: how PDF pages without a text layer are recognised in the worker (``None``: OCR
-            off), under the same time limit.
+        ocr: how PDF pages without a text layer and the images of DOCX, PPTX and EPUB files
+            are recognised in the worker (``None``: OCR off), under the same time limit.
     """
 
     STARTUP_TIMEOUT_S = 120.0
@@ -329,7 +336,7 @@ class ParserPool:
             path: the file.
             password: password for an encrypted PDF.
             on_page: OCR progress, called here (in the caller's thread) before the worker
-                recognises each page.
+                recognises each page or image.
             cancel: when set, the worker is stopped within :attr:`CANCEL_POLL_S` (in the
                 middle of a page) and restarted for the next file.
 

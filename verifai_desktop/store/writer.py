@@ -137,8 +137,9 @@ def ingest_paths(
         passwords: per-file PDF passwords.
         default_password: password tried for every encrypted PDF without its own.
         progress: called with ``Progress("files", ...)`` per file, ``Progress("ocr", done,
-            total, "pages", "<file name> p. <n>")`` before each scanned page is recognised and
-            ``Progress("embed", ...)`` per batch of chunks embedded.
+            total, "pages", "<file name> p. <n>")`` before each scanned page is recognised,
+            ``Progress("ocr", done, total, "images", "<file name>")`` before each image of a
+            DOCX, PPTX or EPUB is, and ``Progress("embed", ...)`` per batch of chunks embedded.
         cancel: when set, the run stops between files or embedding batches, or in the middle
             of a page being recognised.
         timeout_s: wall-clock limit in seconds for hashing one file, and for parsing it.
@@ -150,7 +151,8 @@ def ingest_paths(
         within: folders the collection follows that ``paths`` are parts of (folder watching):
             a path under one is ingested only when walking that folder would reach it, links
             are judged against them too (:func:`~verifai_desktop.store.walk.expand_paths`).
-        ocr: how scanned PDF pages are recognised, in the parser worker under ``timeout_s``
+        ocr: how scanned PDF pages and the images of DOCX, PPTX and EPUB files are
+            recognised, in the parser worker under ``timeout_s``
             (:mod:`verifai_desktop.ingest.ocr`); ``None``: not at all (``needs_ocr``).
         cluster: read (hash, parse, chunk, embed) the files there, e.g. on Ray
             (:class:`~verifai_desktop.store.spread.RayCluster`); this process still decides,
@@ -384,8 +386,9 @@ def read_file(run: IngestRun, pool: ParserPool, job: FileJob) -> FileOutcome:
             return _skipped(record)
         meta = DocumentMeta(source, path.name, sha, job.size_bytes, job.mtime_ns, None)
 
-        def on_page(done: int, total: int, page: int) -> None:
-            run.report("ocr", done, total, "pages", f"{path.name} p. {page}")
+        def on_page(done: int, total: int, number: int, unit: str) -> None:
+            where = f"{path.name} p. {number}" if unit == "pages" else path.name
+            run.report("ocr", done, total, unit, where)
 
         doc = pool.parse(path, job.password, on_page=on_page, cancel=run.cancel)
     except Cancelled:  # in the middle of a page being recognised
@@ -457,7 +460,7 @@ def _index_document(run: IngestRun, meta: DocumentMeta, doc: Document) -> FileOu
             meta.source, Outcome.EMPTY, reason, 0, sections, doc.format, DocStatus.EMPTY
         )
     vectors = run.embed([c.text for c in chunks], "ingest")
-    reason = unread_summary(doc.unrecognised)  # scanned pages left out, if any
+    reason = unread_summary(doc.unrecognised, doc.unread_images)  # pages, images left out
     run.commit([(meta, DocStatus.INDEXED, reason, chunks, vectors)])
     return FileOutcome(
         meta.source, Outcome.INDEXED, reason, len(chunks), sections, doc.format, DocStatus.INDEXED

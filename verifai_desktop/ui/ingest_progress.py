@@ -83,7 +83,8 @@ class ProgressFrame(QFrame):
 
     def show_progress(self, p: Progress) -> None:
         """Update the files bar (files), the chunks line (chunks embedded) and, while a
-        scanned page is recognised (OCR, unit ``pages``), the line above the bar."""
+        scanned page or an embedded image is recognised (OCR, unit ``pages`` or ``images``), the
+        line above the bar."""
         if p.unit == "files":
             self.files_bar.setRange(0, p.total or 0)
             self.files_bar.setValue(p.done)
@@ -94,6 +95,10 @@ class ProgressFrame(QFrame):
         elif p.unit == "pages":  # OCR: p.message is "file p. N", p.done the scans read so far
             self.label.setText(
                 f"Recognising the text of {p.message} (scanned page {p.done + 1} of {p.total})"
+            )
+        elif p.unit == "images":  # OCR of a DOCX, PPTX or EPUB's images: p.message is "file"
+            self.label.setText(
+                f"Recognising the text of {p.message} image {p.done + 1} of {p.total}"
             )
 
     @Slot()

@@ -241,13 +241,13 @@ def test_a_hash_that_stalls_is_stopped_by_the_time_limit(tmp_path: Path) -> None
 def test_ocr_runs_in_the_worker_and_reports_each_page(tmp_path: Path) -> None:
     """Issue 28: the page being recognised is reported from the worker; the recognised
     document (with its word boxes) comes back whole."""
-    pages: list[tuple[int, int, int]] = []
+    pages: list[tuple[int, int, int, str]] = []
     with ParserPool(timeout_s=120.0, ocr=OcrOptions("tesseract", dpi=200)) as pool:
         doc = pool.parse(
             DOCS_NASTY / "scanned_image_only_jbig2.pdf",
             on_page=lambda *p: pages.append(p),
         )
-    assert pages == [(0, 1, 1)]
+    assert pages == [(0, 1, 1, "pages")]
     assert doc.text.split()[:2] == ["It", "Doesn't"]
     ocr = doc.sections[0].ocr
     assert ocr is not None and ocr.engine == "tesseract" and len(ocr.words) >= 2
