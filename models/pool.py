@@ -294,6 +294,8 @@ def build_stages(
         ValueError: ``stage3_pairs`` given with fewer than three values in ``epochs``, ``lrs``
             or ``max_lens``.
     """
+    if stage3_pairs and min(len(epochs), len(lrs), len(max_lens)) < 3:  # before the work
+        raise ValueError("stage 3 needs a third value in epochs, lrs and max_lens")
     rng = random.Random(seed)
 
     def keep(names: Sequence[str]) -> list[str]:
@@ -322,8 +324,6 @@ def build_stages(
     )  # fmt: skip
     if not stage3_pairs:
         return stages
-    if min(len(epochs), len(lrs), len(max_lens)) < 3:
-        raise ValueError("stage 3 needs a third value in epochs, lrs and max_lens")
     by_source: dict[str, list[PoolPair]] = defaultdict(list)
     for p in stage3_pairs:
         by_source[p.source].append(p)

@@ -13,8 +13,11 @@
 #                       (`pip wheel -w DIR ...`): installed instead of compiling again.
 #   VERIFAI_BUILD_OUT   output folder (default: dist/installers; dist/ is git-ignored).
 #   DEB_COMPRESSION     dpkg-deb compressor (default gzip: every dpkg reads it; zstd needs
-#                       dpkg >= 1.21.18, Debian 12 / Ubuntu 21.10) and DEB_COMPRESSION_LEVEL
-#                       (default 1: the GGUF that is most of the package does not compress).
+#                       dpkg >= 1.21.18, Debian 12 / Ubuntu 21.10; none: no compression, as
+#                       the smoke test builds it) and DEB_COMPRESSION_LEVEL (default 1: the
+#                       GGUF that is most of the package does not compress).
+#   VERIFAI_BUILD_TARBALL  0: no tarball, only the .deb (the smoke test, which never opens the
+#                       tarball, saves its copy and compression); default 1.
 #
 # Needs: python3 (3.11+, with venv), a C/C++ toolchain and cmake for llama.cpp, tar, and
 # dpkg-deb and objdump (Debian: dpkg-dev).
@@ -25,6 +28,7 @@ out=${VERIFAI_BUILD_OUT:-$repo/dist/installers}
 venv=${VERIFAI_BUILD_VENV:-$out/venv}
 compression=${DEB_COMPRESSION:-gzip}
 compression_level=${DEB_COMPRESSION_LEVEL:-1}
+tarball=${VERIFAI_BUILD_TARBALL:-1}
 pyinstaller_version=6.22.3
 llama_version=0.3.36
 # GGML_NATIVE=OFF: a portable build, not one tuned to the build machine's CPU (see README).
@@ -103,16 +107,18 @@ glibc=$({ find "$bundle" -type f \( -name '*.so*' -o -name verifai -o -name veri
 deb_depends="libc6 (>= $glibc), $deb_depends"
 echo "system packages used: $(echo "$needed" | tr '\n' ' ')(glibc >= $glibc)"
 
-step "tarball $name.tar.gz"
 stage=$out/stage
-rm -rf "$stage"
-mkdir -p "$stage/$name"
-cp -a "$bundle/." "$stage/$name/"
-cp "$repo/installers/linux/verifai-desktop.desktop" "$stage/$name/"
-cp "$repo/installers/icons/verifai-desktop-256.png" "$stage/$name/verifai-desktop.png"
-cp "$repo/installers/linux/install-desktop-entry.sh" "$stage/$name/"
-# gzip -1: most of the bundle is the quantised GGUF, which no compressor shrinks.
-tar -C "$stage" -cf - "$name" | gzip -1 > "$out/$name.tar.gz"
+if [ "$tarball" != 0 ]; then
+    step "tarball $name.tar.gz"
+    rm -rf "$stage"
+    mkdir -p "$stage/$name"
+    cp -a "$bundle/." "$stage/$name/"
+    cp "$repo/installers/linux/verifai-desktop.desktop" "$stage/$name/"
+    cp "$repo/installers/icons/verifai-desktop-256.png" "$stage/$name/verifai-desktop.png"
+    cp "$repo/installers/linux/install-desktop-entry.sh" "$stage/$name/"
+    # gzip -1: most of the bundle is the quantised GGUF, which no compressor shrinks.
+    tar -C "$stage" -cf - "$name" | gzip -1 > "$out/$name.tar.gz"
+fi
 
 step "Debian package"
 pkg=$out/deb-root
@@ -156,6 +162,8 @@ rm -rf "$stage" "$pkg"  # two more copies of the bundle; the tarball and the .de
 
 step "done"
 echo "bundle:    $bundle ($(du -sh "$bundle" | cut -f1))"
-echo "tarball:   $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1))"
+if [ "$tarball" != 0 ]; then
+    echo "tarball:   $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1))"
+fi
 echo "deb:       $deb ($(du -h "$deb" | cut -f1), installed size $((installed_kib / 1024)) MiB)"
 echo "total time: $(( SECONDS - step_start )) s"

@@ -152,8 +152,8 @@ def test_stage3_follows_stages_1_and_2_and_replays_stage_2(
     half = pl.build_stages(pool_dir, licensed_only=True, limit_per_source=100,
                            stage3_pairs=pairs, stage3_replay=0.5)  # fmt: skip
     assert len(half[2].pairs) == len(pairs) + round(0.5 * len(pairs))
-    with pytest.raises(ValueError, match="third value"):
-        pl.build_stages(pool_dir, licensed_only=True, limit_per_source=100,
+    with pytest.raises(ValueError, match="third value"):  # before any pool file is read
+        pl.build_stages(pool_dir / "missing", licensed_only=True, limit_per_source=100,
                         stage3_pairs=pairs, epochs=(1, 2))  # fmt: skip
 
 
@@ -169,7 +169,7 @@ def test_a_three_stage_run_resumed_inside_stage_3_ends_on_the_same_weights(
         shared_data, n_per_kind=2, held_out_claim_ids=held_out_ids(shared_data), seed=SEED
     )
     stages = pl.build_stages(pool_dir, licensed_only=True, limit_per_source=16,
-                             max_lens=(48, 64, 64), stage3_pairs=pairs)  # fmt: skip
+                             max_lens=(32, 32, 32), stage3_pairs=pairs)  # fmt: skip
     assert [len(st.pairs) for st in stages] == [32, 21, 28]  # 2 + 2 x 2 + 2 steps of 16
     base = str(tv.base_model_dir())
 
@@ -202,7 +202,7 @@ def test_the_command_runs_stage_3_resumes_inside_it_and_trains_it_alone_on_init(
 
     common = ["--data", str(shared_data), "--licensed-only", "--limit-per-source", "16",
               "--batch-size", "16", "--threads", "1", "--dev-limit", "4",
-              "--max-len", "48", "64", "64"]  # fmt: skip
+              "--max-len", "32", "32", "32"]  # fmt: skip
     run = tmp_path / "run"
     three = [*common, "--out", str(run), "--stage3", "2"]
     assert tv.main([*three, "--stop-after-stage", "2"]) == 0

@@ -83,22 +83,25 @@ def test_resume_from_a_checkpoint_continues_the_same_schedule(
     import train_verifier as tv
     from trainer import CHECKPOINT, Trainer
 
-    fever = pl.balance_source(pl.load_source(pool_dir, "rte_fever")[:40], rng=random.Random(2))
+    # Batches of 8: stage 1 is 3 steps (24 pairs), stage 2 is 2 epochs of 2 steps (15 pairs),
+    # so a stop after 4 steps is inside an epoch of stage 2, with optimiser moments to resume.
+    fever = pl.balance_source(pl.load_source(pool_dir, "rte_fever")[:10], rng=random.Random(2))
+    assert len(fever) == 15
     stages = (
-        pl.Stage("general_nli", tuple(pl.load_source(pool_dir, "cad_snli")[:48]), 1, 5e-5, 48),
+        pl.Stage("general_nli", tuple(pl.load_source(pool_dir, "cad_snli")[:24]), 1, 5e-5, 48),
         pl.Stage("claim_evidence", tuple(fever), 2, 3e-5, 64),
     )
     base = str(tv.base_model_dir())
 
-    straight = Trainer(tmp_path / "a", stages, base=base, batch_size=16, threads=1)
+    straight = Trainer(tmp_path / "a", stages, base=base, batch_size=8, threads=1)
     assert straight.train() is True
 
-    first = Trainer(tmp_path / "b", stages, base=base, batch_size=16, threads=1)
+    first = Trainer(tmp_path / "b", stages, base=base, batch_size=8, threads=1)
     assert first.train(max_steps=4) is False  # stops inside stage 2 (stage 1 = 3 steps)
     assert (
         json.loads((tmp_path / "b" / "progress.jsonl").read_text().splitlines()[-1])["stage"] == 1
     )
-    second = Trainer(tmp_path / "b", stages, base=base, batch_size=16, threads=1)
+    second = Trainer(tmp_path / "b", stages, base=base, batch_size=8, threads=1)
     second.load_checkpoint()
     assert second.pos.global_step == 4
     assert second.train() is True
@@ -112,18 +115,18 @@ def test_resume_from_a_checkpoint_continues_the_same_schedule(
 
     # Stopping at the stage boundary keeps a checkpoint without optimiser moments (the next
     # stage starts a new optimiser), and resuming from it ends on the same weights.
-    staged = Trainer(tmp_path / "c", stages, base=base, batch_size=16, threads=1)
+    staged = Trainer(tmp_path / "c", stages, base=base, batch_size=8, threads=1)
     assert staged.train(stop_after_stage=1) is False
     saved = torch.load(tmp_path / "c" / CHECKPOINT, weights_only=False)
     assert (saved["position"]["stage"], saved["position"]["step"]) == (1, 0)
     assert saved["optimizer"]["state"] == {}
-    third = Trainer(tmp_path / "c", stages, base=base, batch_size=16, threads=1)
+    third = Trainer(tmp_path / "c", stages, base=base, batch_size=8, threads=1)
     third.load_checkpoint()
     assert third.train(stop_after_stage=1) is True  # already past stage 1: runs to the end
     c = third.model.state_dict()
     for key in a:
         torch.testing.assert_close(a[key], c[key], rtol=0, atol=1e-6, msg=key)
 
-    other = Trainer(tmp_path / "b", stages[:1], base=base, batch_size=16, threads=1)
+    other = Trainer(tmp_path / "b", stages[:1], base=base, batch_size=8, threads=1)
     with pytest.raises(ValueError, match="other data or settings"):
         other.load_checkpoint()
