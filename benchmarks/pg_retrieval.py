@@ -8,7 +8,7 @@ query vectors are computed up front, so this is the store's work: each engine as
 
 - the embedded store (SQLite + Tantivy BM25 + usearch HNSW), the collection that
   ``verifai eval retrieval`` builds (``open_beir_collection``; reused when ``--home`` holds it);
-- the PostgreSQL store (``ts_rank_cd`` over an English ``tsvector`` + pgvector HNSW), the same
+- the PostgreSQL store (BM25 in SQL over an English ``tsvector`` + pgvector HNSW), the same
   corpus ingested through the app's real ingest of pre-parsed documents (``ingest_documents``,
   as the embedded one), the same embedder, settings and chunking.
 
@@ -155,20 +155,19 @@ def diagnosis_row(a: ev.ModeResult, b: ev.ModeResult, qrels: Qrels) -> str:
 
 WHY = """\
 Why they can differ, mode by mode:
-- lexical: PostgreSQL ranks the chunks matching any query lexeme by `ts_rank_cd` (cover
-  density: how often and how close together the query's lexemes occur; no inverse document
-  frequency, no length normalisation in the store's query), the embedded store by Tantivy's
-  BM25 (k1 1.2, b 0.75: a rare word weighs more than a common one, long chunks are
-  normalised). Both stem with Snowball English and drop English stop words, but the word
-  splitting and stop lists differ (PostgreSQL's parser keeps hyphenated words and numbers with
-  their parts, e.g. `covid-19`, `covid`, `19`; Tantivy's simple tokenizer splits at every
-  non-alphanumeric), so the matched sets differ too (the "docs ranked" columns).
+- lexical: both rank by BM25 with the same constants and IDF (k1 1.2, b 0.75), but the
+  PostgreSQL store's document length is the chunk's number of distinct lexemes (Tantivy: its
+  token count, quantised to one byte). Both stem with Snowball English and drop English stop
+  words, but the word splitting and stop lists differ (PostgreSQL's parser keeps hyphenated
+  words and numbers with their parts, e.g. `covid-19`, `covid`, `19`; Tantivy's simple
+  tokenizer splits at every non-alphanumeric), so the matched sets and the document
+  frequencies differ too (the "docs ranked" columns).
 - semantic: the same vectors and cosine; only the approximate search differs (usearch HNSW on
   int8 vectors rescored with the float32 cosine, against pgvector HNSW on float32 with
   `hnsw.ef_search` = the depth asked), so small differences are index misses.
 - hybrid: the same fusion code and weights, but the lexical scores are divided by the top
-  lexical score before the weighted sum, so a different lexical score distribution (ts_rank_cd
-  against BM25) shifts the fused order even where the lexical top documents agree.
+  lexical score before the weighted sum, so where the lexical scores differ the fused order
+  shifts even where the lexical top documents agree.
 - rrf: ranks only, so it differs exactly where the lexical ranking does."""
 
 

@@ -18,10 +18,11 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
 - Row-level security filters the HNSW index's candidates after the index search: a role that
   may read a small part of a large collection can get fewer than ``limit`` vector hits
   (pgvector 0.8's iterative index scans lift this; the pgvector of ``pgserver`` is 0.6).
-- Lexical search is PostgreSQL full text (``ts_rank_cd`` over an English ``tsvector``, any
-  query word matching, like the embedded BM25's OR query) -- not BM25, so scores and the order
-  among lexical hits differ from the embedded store's; vector search is pgvector's HNSW with
-  cosine distance (scores: ``1 - distance``, the cosine of the stored float32 vectors).
+- Lexical search is BM25 (k1 1.2, b 0.75, Tantivy's IDF) over an English ``tsvector``, any
+  query word matching, like the embedded BM25's OR query, with N, avgdl and document
+  frequencies counted over the chunks the role may read (:mod:`.queries`); vector search is
+  pgvector's HNSW with cosine distance (scores: ``1 - distance``, the cosine of the stored
+  float32 vectors).
   :meth:`PgStore.hybrid_search` returns both engines' hits in one SQL round trip; fusing them
   stays with the retriever (:func:`verifai_desktop.retrieve.fuse`), the same code and settings
   as for the embedded store.
@@ -267,9 +268,10 @@ class PgStore(Closes):
 
     # -- search --------------------------------------------------------------------------
     def lexical_search(self, query: str, limit: int) -> list[ScoredChunk]:
-        """Full-text top ``limit`` ``(chunk_id, ts_rank_cd)``, best first, ties by ascending
-        chunk id; any English word of ``query`` matches (stop words and punctuation ignored).
-        Scores are ``ts_rank_cd``'s (>= 0), not BM25's."""
+        """BM25 top ``limit`` ``(chunk_id, score)``, best first, ties by ascending chunk id;
+        any English word of ``query`` matches (stop words and punctuation ignored). Scores are
+        BM25's (> 0; k1 1.2, b 0.75, Tantivy's IDF), with N, avgdl and each word's document
+        frequency counted over the chunks this role may read (:mod:`.queries`)."""
         if limit <= 0 or not self._readable:
             return []
         return ranked(self._rows(LEXICAL.format(s=self._schema), {"q": query, "limit": limit}))
