@@ -131,7 +131,8 @@ def read_on_worker(
         job: the file, as :func:`~verifai_desktop.store.writer.ingest_paths` found it.
         embedder_name: the collection's embedder.
         timeout_s: the time limit for hashing the file, and for parsing it.
-        ocr: how scanned pages are recognised (``None``: not at all).
+        ocr: how scanned pages, and pictures in DOCX, PPTX and EPUB files, are recognised
+            (``None``: not at all).
         max_chunks: the chunk limit per file (``None``: none).
 
     Returns:
