@@ -11,7 +11,9 @@ What is measured, per size and store (``--sizes``, default 10000,100000,1000000)
   (``tsvector``) and HNSW (pgvector, cosine) indexes maintained on insert, then ``ANALYZE``
   (timed apart). Making the texts and vectors is not timed. After the searches, PostgreSQL's
   HNSW and GIN indexes are also rebuilt in bulk (``REINDEX``, timed; ``--no-reindex``: not),
-  what a bulk load that creates the indexes last would take.
+  what a bulk load that creates the indexes last would take. ``--pg-build bulk`` builds that
+  way instead: the two indexes dropped, the chunks written, the indexes created (build = both),
+  for sizes where the inserts take hours here (1M).
 - **Search**: p50/p95 milliseconds of ``Retriever.search`` (the app's call: top 10 passages,
   100 candidates per engine, the default settings) in lexical, semantic and hybrid mode, over
   ``--queries`` SciFact claims (test split) whose vectors are computed once, before timing
@@ -296,8 +298,11 @@ def measure_embedded(
     settings: Settings, corpus: Corpus, size: int, args: argparse.Namespace, queries: Queries
 ) -> Measured:
     """Build, measure and delete an embedded collection of ``size`` chunks."""
+    from verifai_desktop.store import ingest_run
     from verifai_desktop.store.collection import Collection
 
+    if args.flush_share is not None:
+        ingest_run.FLUSH_SHARE = args.flush_share
     name = f"scale-{size}"
     before = rss_mb("VmRSS")
     reset_peak_rss()
@@ -354,6 +359,13 @@ def pg_sizes(url: str, schema: str) -> tuple[float, str]:
     return total / MB, ", ".join(f"{k} {v / MB:.0f}" for k, v in shown.items())
 
 
+BULK_INDEXES = {
+    "chunks_tsv": "USING gin (tsv)",
+    "chunks_embedding": "USING hnsw (embedding vector_cosine_ops)",
+}
+"""The indexes ``--pg-build bulk`` drops and creates after writing (``store/pg/schema.py``)."""
+
+
 def measure_postgres(
     url: str,
     pgdata: Path | None,
@@ -368,25 +380,37 @@ def measure_postgres(
 
     name = f"scale_{size}"
     schema = f"verifai_{name}"
+    bulk = args.pg_build == "bulk"
     with psycopg.connect(url, autocommit=True) as admin:
         with fresh_pg(url, name, settings) as store:
+            if bulk:
+                for index in BULK_INDEXES:
+                    admin.execute(f"DROP INDEX {schema}.{index}".encode())
             build_s = build(store, corpus, size, args.doc_chunks, "postgresql")
+            after = f"written in {build_s:.1f}" if bulk else ""
+            if bulk:
+                for index, using in BULK_INDEXES.items():
+                    start = time.perf_counter()
+                    admin.execute(f"CREATE INDEX {index} ON {schema}.chunks {using}".encode())
+                    took = time.perf_counter() - start
+                    build_s += took
+                    after += f"; CREATE INDEX {index} {took:.1f} (load {load()})"
             build_load = load()
             start = time.perf_counter()
             for table in ("documents", "chunks"):
                 admin.execute(f"ANALYZE {schema}.{table}".encode())
-            after = f"ANALYZE {time.perf_counter() - start:.1f}"
+            after += f"{'; ' if after else ''}ANALYZE {time.perf_counter() - start:.1f}"
             timings = search(store, queries, args.warmup)
         pss = server_pss_mb(pgdata) if pgdata is not None else None
         disk, parts = pg_sizes(url, schema)
-        if args.reindex:
+        if args.reindex and not bulk:
             for index in ("chunks_embedding", "chunks_tsv"):
                 start = time.perf_counter()
                 admin.execute(f"REINDEX INDEX {schema}.{index}".encode())
                 after += f"; REINDEX {index} {time.perf_counter() - start:.1f} (load {load()})"
         admin.execute(f"DROP SCHEMA {schema} CASCADE".encode())
     return Measured(
-        "postgresql",
+        "postgresql, bulk" if bulk else "postgresql",
         size,
         "embedder" if corpus.real(size) else "random",
         build_s,
@@ -475,6 +499,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_false",
         help="skip the bulk rebuild of PostgreSQL's HNSW and GIN indexes after each size",
     )
+    parser.add_argument(
+        "--pg-build",
+        choices=("insert", "bulk"),
+        default="insert",
+        help="insert: indexes kept up to date while writing (the store's way); bulk: the "
+        "full-text and HNSW indexes dropped before writing and created after (timed as build)",
+    )
+    parser.add_argument("--flush-share", type=float, help="embedded: FLUSH_SHARE (1.0: old rule)")
     parser.add_argument("--docs", type=Path, default=SHARED / "docs" / "clean")
     return parser.parse_args(argv)
 

@@ -6,12 +6,12 @@ Every SciFact dev pair (claim, cited abstract) and HealthVer dev pair goes once 
 app's verification path (:func:`verifai_desktop.verify.check.verify_pairs`: sentence windows,
 aims left out, the checks, support-first aggregation); the verifier's probabilities are
 memoised, so each candidate threshold costs no further forward pass. For each preset the
-smallest threshold on a 0.05 grid whose SciFact dev precision reaches the preset's target
-(with at least :data:`MIN_SHOWN` pairs shown with that label) is chosen, SUPPORT first (with
-CONTRADICT at 0.5), then CONTRADICT with the SUPPORT threshold chosen; no threshold reaching it
-means the label is never shown under that preset (threshold :data:`NEVER`). SciFact dev
-decides (claim against a scientific abstract is the app's task); HealthVer dev is reported
-beside it. Test splits are not read.
+smallest threshold on a grid (``--step``, 0.05) whose SciFact dev precision reaches the
+preset's target (with at least :data:`MIN_SHOWN` pairs shown with that label) is chosen,
+SUPPORT first (with CONTRADICT at 0.5), then CONTRADICT with the SUPPORT threshold chosen; no
+threshold reaching it means the label is never shown under that preset (threshold
+:data:`NEVER`). SciFact dev decides (claim against a scientific abstract is the app's task);
+HealthVer dev is reported beside it. Test splits are not read.
 
 ``--write`` stores the presets, with their dev precision and coverage, under ``presets`` in
 the card's ``model_card.json`` (and the table in ``MODEL_CARD.md``).
@@ -43,7 +43,18 @@ TARGETS: dict[str, tuple[float, float]] = {
     "lenient": (0.70, 0.40),
 }
 """Preset -> (SUPPORT precision, CONTRADICT precision) it must reach on SciFact dev."""
-GRID = tuple(round(0.4 + 0.05 * i, 2) for i in range(12))  # 0.40 .. 0.95
+STEP = 0.05
+"""Grid step of the thresholds (``--step``). A coarse grid moves a preset a long way when the
+model's probabilities shift: with a prior shift of +1 on SUPPORT, 0.65 and 0.70 stand for
+P(SUPPORT) 0.41 and 0.46 before the shift."""
+
+
+def grid(step: float = STEP) -> tuple[float, ...]:
+    """Candidate thresholds from 0.40 to 0.95, ``step`` apart."""
+    n = round(0.55 / step)
+    return tuple(round(0.4 + step * i, 4) for i in range(n + 1))
+
+
 MIN_SHOWN = 5
 """Fewest pairs shown with a label for its dev precision to count."""
 NEVER = 1.01
@@ -101,17 +112,19 @@ def _precision(report: dict[str, object], label: str) -> tuple[float | None, int
     return per[label]["precision"], int(per[label]["shown"])
 
 
-def choose(verifier: Verifier, dev: Sequence[EvalPair]) -> dict[str, tuple[float, float]]:
+def choose(
+    verifier: Verifier, dev: Sequence[EvalPair], step: float = STEP
+) -> dict[str, tuple[float, float]]:
     """Per preset, ``(support_threshold, contradict_threshold)`` by :data:`TARGETS`."""
     out: dict[str, tuple[float, float]] = {}
     for name, (s_target, c_target) in TARGETS.items():
         support = contradict = NEVER
-        for t in GRID:
+        for t in grid(step):
             precision, shown = _precision(shown_report(verifier, dev, t, 0.5), "SUPPORT")
             if precision is not None and shown >= MIN_SHOWN and precision >= s_target:
                 support = t
                 break
-        for t in GRID:  # with the SUPPORT threshold just chosen (support-first windows)
+        for t in grid(step):  # with the SUPPORT threshold just chosen (support-first windows)
             precision, shown = _precision(shown_report(verifier, dev, support, t), "CONTRADICT")
             if precision is not None and shown >= MIN_SHOWN and precision >= c_target:
                 contradict = t
@@ -125,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--model", default="bundled", help="verifier folder (default: bundled)")
     ap.add_argument("--write", action="store_true", help="store the presets in the card")
     ap.add_argument("--cache", type=Path, default=None, help="memo file of probabilities")
+    ap.add_argument("--step", type=float, default=STEP, help="threshold grid step")
     args = ap.parse_args(argv)
     inner = get_verifier(args.model)
     verifier = Memo(inner, args.cache)
@@ -133,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "healthver_dev": load_healthver(DATA / "healthver" / "healthver_dev.csv"),
     }
     t0 = time.perf_counter()
-    chosen = choose(verifier, sets["scifact_dev"])
+    chosen = choose(verifier, sets["scifact_dev"], args.step)
     presets: dict[str, dict[str, float]] = {}
     print(f"{'preset':<9} {'S thr':>5} {'C thr':>5}  " + "  ".join(
         f"{name}: S prec/cov, C prec/cov, unsure" for name in sets))  # fmt: skip
@@ -166,8 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         card = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
         card["presets"] = presets
         card["presets_rule"] = (
-            "smallest threshold on a 0.05 grid from 0.40 whose SciFact dev precision reaches "
-            f"the preset's target with at least {MIN_SHOWN} pairs shown; targets (SUPPORT, "
+            f"smallest threshold on a {args.step} grid from 0.40 whose SciFact dev precision "
+            f"reaches the preset's target with at least {MIN_SHOWN} pairs shown; targets (SUPPORT, "
             f"CONTRADICT): {TARGETS}; {NEVER} = never shown (models/choose_thresholds.py)"
         )
         path.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")

@@ -39,6 +39,14 @@ S = TypeVar("S")
 FLUSH_INTERVAL_S = 2.0
 """Index flush period: SQLite commits every file; Tantivy/usearch are saved at most this often."""
 
+FLUSH_SHARE = 0.1
+"""Most of a run's time that index flushes may take. Saving the vector index rewrites the whole
+file (usearch), so its cost grows with the collection; after a flush of ``d`` seconds the next
+waits at least ``d * (1 / FLUSH_SHARE - 1)`` seconds, so a large collection is not rewritten
+every :data:`FLUSH_INTERVAL_S` (``benchmarks/scale.py --flush-share 1.0`` builds the old way:
+the same time at 100k chunks). Index files left behind by a crash are rebuilt from the catalog,
+which commits every file (:meth:`Collection.refresh`)."""
+
 
 @dataclass
 class StageTimer:
@@ -78,6 +86,9 @@ class IngestRun:
         self.outcomes: list[FileOutcome] = []
         self.started = time.perf_counter()
         self.last_flush = time.monotonic()
+        self.flush_wait = FLUSH_INTERVAL_S
+        """Seconds from the end of one flush to the next: at least ``FLUSH_INTERVAL_S``, more
+        when flushes are slow (``FLUSH_SHARE``)."""
         self.chunks_done = 0
         self._embedder: Embedder | None = None
         self._counter: CachedTokenCounter | None = None
@@ -138,12 +149,14 @@ class IngestRun:
         self.flush(force=False)
 
     def flush(self, *, force: bool) -> None:
-        if not force and time.monotonic() - self.last_flush < FLUSH_INTERVAL_S:
+        if not force and time.monotonic() - self.last_flush < self.flush_wait:
             return
         t0 = time.perf_counter()
         self.collection.flush()
-        self.timer.index += time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        self.timer.index += took
         self.last_flush = time.monotonic()
+        self.flush_wait = max(FLUSH_INTERVAL_S, took * (1.0 / FLUSH_SHARE - 1.0))
 
     def finish(self) -> IngestReport:
         self.flush(force=True)

@@ -2,7 +2,8 @@
 
 Every file is committed to the catalog in one SQLite transaction holding all its chunks and
 vectors, so a run killed at any moment loses at most the file in flight; already committed files
-are skipped by hash on the next run. Indexes are flushed every couple of seconds and at the end
+are skipped by hash on the next run. Indexes are flushed every couple of seconds, less often
+when a flush is slow (at most a tenth of the run: ``ingest_run.FLUSH_SHARE``), and at the end
 (see :mod:`verifai_desktop.store.indexes` for how they are reconciled after a crash). A run
 of paths also remembers them as the collection's roots (:mod:`verifai_desktop.store.roots`).
 
