@@ -20,6 +20,7 @@ from verifai_desktop.presentation import (
     CHECK_VERDICT_TEXT,
     HELD_BACK,
     LABEL_STYLES,
+    REASON_LEADS,
 )
 from verifai_desktop.private import export_private_texts, export_target
 
@@ -169,9 +170,13 @@ def _shown(verdict: Mapping[str, Any]) -> str:
 
 
 def _flags(verdict: Mapping[str, Any]) -> str:
-    """The checks that held a recorded verdict back, one line each (``"Held back: …"``)."""
+    """The reasons of a recorded verdict, one line each, led as the app leads them
+    (:data:`~verifai_desktop.presentation.REASON_LEADS`: ``"Contradicted: …"`` for a verdict a
+    rule showed red, else ``"Held back: …"``)."""
+    shown = verdict.get("shown")
+    lead = next((v for k, v in REASON_LEADS.items() if k.value == shown), HELD_BACK)
     return "".join(
-        f"<br><em>{html.escape(HELD_BACK)}: {html.escape(flag)}</em>"
+        f"<br><em>{html.escape(lead)}: {html.escape(flag)}</em>"
         for flag in verdict.get("flags", ())
     )
 

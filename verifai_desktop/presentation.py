@@ -28,6 +28,7 @@ from verifai_desktop.domain import (
     NliLabel,
     Passage,
     SentenceLabel,
+    ShownLabel,
     Verdict,
     label_probability,
 )
@@ -213,11 +214,23 @@ def best_guess(verdict: Verdict) -> str:
     return f"best guess: {GUESS_TEXT[verdict.label]}, p {verdict.probability:.2f}"
 
 
+REASON_LEADS: dict[ShownLabel, str] = {
+    ShownLabel.CONTRADICT: "Contradicted",
+    ShownLabel.SUPPORT: "Checked",
+}
+"""What leads a reason of a verdict shown red or green (:func:`flag_lines`): a rule of
+:mod:`verifai_desktop.verify.rules` that shows a sentence red names why ("Contradicted: the
+figure 48 hours: the passage gives 4 hours here ..."); a sentence of several parts lists them
+("Checked: part 1 of 2, ...: supported"). Any other verdict's reasons held it back."""
+
+
 def flag_lines(verdict: Verdict) -> tuple[str, ...]:
-    """One line per check that held ``verdict`` back (:attr:`Verdict.flags`): ``"Held back:
-    the figure 12% is not stated for the same subject in the evidence"``; ``()`` when none
-    did."""
-    return tuple(f"{HELD_BACK}: {flag}" for flag in verdict.flags)
+    """One line per reason of ``verdict`` (:attr:`Verdict.flags`): ``"Held back: the figure 12%
+    is not stated for the same subject in the evidence"``, or, for a verdict shown red or green
+    with reasons, led by :data:`REASON_LEADS` (``"Contradicted: the passage negates it:
+    ..."``); ``()`` without reasons."""
+    lead = HELD_BACK if verdict.shown is None else REASON_LEADS.get(verdict.shown, HELD_BACK)
+    return tuple(f"{lead}: {flag}" for flag in verdict.flags)
 
 
 def deciding_verdict(sentence: AnswerSentence) -> Verdict | None:

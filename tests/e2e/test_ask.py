@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import DOCS_CLEAN
 from verifai_desktop import modelstore
-from verifai_desktop.domain import NliLabel, SentenceLabel, Verdict
+from verifai_desktop.domain import NliLabel, SentenceLabel, Verdict, strip_citations
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.labels import sentence_label
 
@@ -254,3 +254,28 @@ def test_readme_answer_is_pinned(answer: dict[str, Any]) -> None:
     pinned = json.loads((Path(__file__).parent / "readme_answer.json").read_text("utf-8"))
     pinned.pop("_about")
     assert _pinned_view(answer) == pinned
+
+
+def test_ask_and_check_give_a_sentence_one_verdict(
+    env: dict[str, str], collection: str, answer: dict[str, Any]
+) -> None:
+    """Issue 39: one sentence got two verdicts on two paths (red in ``ask``, unsure in
+    ``check``). ``verifai check`` of each answer sentence shows the passage the answer cites
+    with the verdict the answer shows for it, whenever the check reports that passage."""
+    compared = 0
+    for sentence in answer["sentences"]:
+        if not sentence["citations"]:
+            continue
+        claim = strip_citations(sentence["text"])
+        done = _run([*VERIFAI, "check", claim, "--collection", collection, "--json"], env)
+        assert done.returncode == 0, done.stderr
+        check = json.loads(done.stdout)
+        judged = [*check["supporting"], *check["contradicting"]]
+        judged += [d["evidence"] for d in check["documents"]]
+        shown_in_check = {int(e["chunk_id"]): e["verdict"]["shown"] for e in judged}
+        for number, verdict in zip(sentence["citations"], sentence["verdicts"], strict=True):
+            chunk = int(answer["passages"][number - 1]["chunk_id"])
+            if chunk in shown_in_check:
+                assert shown_in_check[chunk] == verdict["shown"], (claim, chunk, check)
+                compared += 1
+    assert compared >= 1

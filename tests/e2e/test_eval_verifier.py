@@ -80,14 +80,16 @@ def test_metrics_are_consistent_with_the_confusion_matrix(report: dict[str, obje
 
 
 def test_what_the_app_shows_agrees_with_the_verifier(report: dict[str, object]) -> None:
-    """Shown SUPPORT / CONTRADICT only where that is the verifier's best guess, and every pair
-    shown exactly once, per gold label (rows as the confusion matrix's)."""
+    """Shown SUPPORT only where that is the verifier's best guess, and every pair shown exactly
+    once, per gold label (rows as the confusion matrix's). CONTRADICT may be shown where it is
+    not the best guess: a rule shows a figure bound to another value, or a negation one side
+    drops, red whatever the verifier guessed (issue 39)."""
     cm, shown = report["confusion"], report["shown_confusion"]
     assert isinstance(cm, list) and isinstance(shown, list)
     assert report["shown_labels"] == ["SUPPORT", "CONTRADICT", "NO_EVIDENCE", "UNSURE"]
     for gold_row, shown_row in zip(cm, shown, strict=True):
         assert sum(shown_row) == sum(gold_row)
-        assert shown_row[0] <= gold_row[0] and shown_row[1] <= gold_row[1]
+        assert shown_row[0] <= gold_row[0]
     per = report["shown_per_label"]
     assert isinstance(per, dict)
     for k, label in enumerate(("SUPPORT", "CONTRADICT", "NO_EVIDENCE")):

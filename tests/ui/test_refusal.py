@@ -1,7 +1,8 @@
 """Abstention by evidence in the app (issue 11): an answer none of whose sentences is supported
 opens on the refusal and the closest evidence; a link shows the generated answer, rendered and
 navigable like any other, and another hides it; status bar, summary line and sources panel say
-why the app declined."""
+why the app declined. The refused answer is kept in the history, and its withheld sentences take
+the reader's marks like any other's (issue 39)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ from tests.ui.conftest import (
 )
 from tests.ui.test_conflicts import _HeldChecks as HeldChecks
 from tests.ui.test_conflicts import _window_with_collection as window_with_collection
-from verifai_desktop.domain import AbstainReason, Answer, SentenceLabel
+from tests.ui.test_history import _action as menu_action
+from tests.ui.test_history import _Session as AnswersAtOnce
+from verifai_desktop.domain import AbstainReason, Answer, NliLabel, SentenceLabel
 from verifai_desktop.presentation import LABEL_STYLES, NOT_FOUND_TEXT, UNSUPPORTED_TEXT
+from verifai_desktop.store.folders import existing_path
+from verifai_desktop.store.history import History
 from verifai_desktop.ui.answer_menu import CHECK_ACTION_TEXT
 from verifai_desktop.ui.answer_render import (
     HIDE_GENERATED_TEXT,
@@ -33,6 +38,7 @@ from verifai_desktop.ui.answer_render import (
 )
 from verifai_desktop.ui.answer_view import AnswerView
 from verifai_desktop.ui.asking import answer_status, answer_summary
+from verifai_desktop.ui.evidence_popup import FEEDBACK_HINT
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.sources_panel import SourcesPanel
 
@@ -347,3 +353,82 @@ def test_back_from_a_sentence_check_keeps_the_generated_answer_shown(
     assert view.check is None and view.generated_shown
     assert view.sentence_labels() == [(s.text, s.label) for s in unsupported_answer.sentences]
     assert window.answer_info.text().startswith("Not supported: 1 contradicted")
+
+
+def _marks_kept(answer_id: int) -> list[tuple[int, int, str, str, NliLabel | None, str]]:
+    with History(existing_path("papers")) as history:
+        return [
+            (f.sentence, f.passage, f.shown, f.verdict, f.label, f.note)
+            for f in history.feedback(answer_id)
+        ]
+
+
+def test_withheld_sentences_take_marks_that_are_kept_and_shown_again_when_reopened(
+    qtbot: QtBot, unsupported_answer: Answer
+) -> None:
+    """Issue 39: a refused answer is kept in the history like any other; with its generated
+    text shown, every sentence offers the feedback actions enabled, the marks given are
+    stored, and they come back when the answer is reopened from History."""
+    window = window_with_collection(qtbot, HeldChecks(unsupported_answer))
+    window._session = AnswersAtOnce(unsupported_answer)  # type: ignore[assignment]
+    task = window.ask("What prevents DVT?")
+    assert task is not None
+    qtbot.waitUntil(lambda: not task.is_running, timeout=30_000)
+    with History(existing_path("papers")) as history:
+        (saved,) = history.answers()
+    refused = dataclasses.replace(unsupported_answer, question="What prevents DVT?")
+    assert saved.answer() == refused and window.answer == refused
+    assert window.history_ref == ("papers", saved.answer_id)
+    view = window.answer_view
+    assert view.history_id == saved.answer_id
+
+    # Hidden, nothing changes: no sentence on screen, no feedback on offer.
+    menu = view.context_menu(_text_point(view, "Heparin increased DVT."))
+    assert [a.objectName() for a in menu.actions() if a.objectName().startswith("feedback")] == []
+    menu.deleteLater()
+
+    with qtbot.waitSignal(view.generated_toggled, timeout=2000) as shown:
+        _click(qtbot, view, SHOW_GENERATED_TEXT)
+    assert shown.args == [True] and view.history_id == saved.answer_id
+    assert view.hover_text(0).endswith(FEEDBACK_HINT)
+    menu = view.context_menu(view.sentence_point(0))  # contradicted by [2]
+    feedback = [a for a in menu.actions() if a.objectName().startswith("feedback")]
+    assert [(a.objectName(), a.isEnabled()) for a in feedback] == [
+        ("feedbackRight2", True),
+        ("feedbackWrong2Action", True),
+        ("feedbackFlag", True),
+    ]
+    support = menu_action(menu, "feedbackWrong2_SUPPORT")
+    assert support.isEnabled()  # type: ignore[attr-defined]
+    support.trigger()  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: len(view.feedback) == 1, timeout=30_000)
+    menu.deleteLater()
+    # The unreferenced sentence has no verdict to judge; it can be flagged.
+    view.ask_note = lambda index: "no source says so"  # type: ignore[method-assign]
+    menu = view.context_menu(view.sentence_point(2))
+    assert [a.objectName() for a in menu.actions() if a.objectName().startswith("feedback")] == [
+        "feedbackFlag"
+    ]
+    menu_action(menu, "feedbackFlag").trigger()  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: len(view.feedback) == 2, timeout=30_000)
+    menu.deleteLater()
+    assert _marks_kept(saved.answer_id) == [
+        (0, 2, "CONTRADICT", "wrong", NliLabel.SUPPORT, ""),
+        (2, 0, "unreferenced", "flagged", None, "no source says so"),
+    ]
+
+    # Reopened from History: withheld again, and the marks are back once it is shown.
+    qtbot.waitUntil(lambda: len(window.history.row_texts()) == 1, timeout=30_000)
+    window.history.list.setCurrentRow(-1)
+    window.history.list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.reopened_note.isVisibleTo(window), timeout=30_000)
+    assert window.answer == refused and not view.generated_shown
+    assert view.sentence_count() == 0
+    with qtbot.waitSignal(view.generated_toggled, timeout=2000) as shown:
+        _click(qtbot, view, SHOW_GENERATED_TEXT)
+    assert shown.args == [True] and view.history_id == saved.answer_id
+    assert "You marked [2] wrong: should be Supports" in view.hover_text(0)
+    assert "You flagged this sentence: no source says so" in view.hover_text(2)
+    menu = view.context_menu(view.sentence_point(0))
+    assert menu_action(menu, "feedbackWrong2_SUPPORT").isChecked()  # type: ignore[attr-defined]
+    menu.deleteLater()

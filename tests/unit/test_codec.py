@@ -48,6 +48,7 @@ from verifai_desktop.presentation import (
     answer_to_html,
     answer_to_markdown,
     document_verdict_note,
+    flag_lines,
     injection_warning,
     ocr_note,
     sentence_css,
@@ -459,3 +460,13 @@ def test_a_recognised_passage_carries_its_ocr_provenance_and_reads_back() -> Non
     assert answer_from_dict(data).passages == answer.passages
     assert ocr_note(scanned) == "recognised text (OCR, tesseract, mean confidence 90%)"
     assert ocr_note(PASSAGES[0]) == ""
+
+
+def test_a_verdict_a_rule_shows_red_names_why_and_is_not_held_back() -> None:
+    reason = 'the figure 493: the passage gives 733 here ("733 per million")'
+    red = Verdict(1, NliLabel.SUPPORT, 0.8, 0.1, 0.1, shown=ShownLabel.CONTRADICT, flags=(reason,))
+    assert flag_lines(red) == (f"Contradicted: {reason}",)
+    held = dataclasses.replace(red, shown=ShownLabel.UNSURE)
+    assert flag_lines(held) == (f"Held back: {reason}",)
+    parts = dataclasses.replace(red, shown=ShownLabel.SUPPORT, flags=("part 1 of 2, ...",))
+    assert flag_lines(parts) == ("Checked: part 1 of 2, ...",)

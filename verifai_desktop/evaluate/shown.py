@@ -93,6 +93,68 @@ def format_shown(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def kind_metrics(
+    kinds: Sequence[str], gold: Sequence[int], shown: Sequence[int]
+) -> dict[str, dict[str, Any]]:
+    """What the app shows per kind of claim (the paraphrase dev set's ``kind`` column).
+
+    Args:
+        kinds: the kind per pair (``""`` rows are counted under ``"(none)"``).
+        gold: gold class index per pair, in :data:`~verifai_desktop.verify.check.LABEL_ORDER`.
+        shown: shown label index per pair, in :data:`SHOWN_ORDER`.
+
+    Returns:
+        Per kind, in order of first appearance: ``gold`` (the kind's gold label when all its
+        rows share one, else ``"mixed"``), ``n``, the shares shown ``green`` (SUPPORT),
+        ``red`` (CONTRADICT), ``unsure`` and ``no_evidence``, and ``right``: for a SUPPORT
+        kind the share *kept* green, for any other kind the share *caught* (not shown green).
+        Then one ``"all <label>"`` row per gold label over every kind.
+
+    Raises:
+        ValueError: the three sequences differ in length.
+    """
+    if not len(kinds) == len(gold) == len(shown):
+        raise ValueError(f"{len(kinds)} kinds, {len(gold)} gold labels, {len(shown)} shown")
+    groups: dict[str, list[int]] = {}
+    for n, kind in enumerate(kinds):
+        groups.setdefault(kind or "(none)", []).append(n)
+    for g in sorted(set(gold)):
+        groups[f"all {LABEL_ORDER[g].value}"] = [n for n in range(len(gold)) if gold[n] == g]
+    out: dict[str, dict[str, Any]] = {}
+    for kind, rows in groups.items():
+        golds = {gold[n] for n in rows}
+        counts = [sum(1 for n in rows if shown[n] == c) for c in range(len(SHOWN_ORDER))]
+        share = [c / len(rows) for c in counts]
+        supported = golds == {0}  # LABEL_ORDER[0] is SUPPORT
+        out[kind] = {
+            "gold": LABEL_ORDER[golds.pop()].value if len(golds) == 1 else "mixed",
+            "n": len(rows),
+            "green": share[0],
+            "red": share[1],
+            "no_evidence": share[2],
+            "unsure": share[3],
+            "right": share[0] if supported else 1.0 - share[0],
+        }
+    return out
+
+
+def format_kinds(report: dict[str, dict[str, Any]]) -> list[str]:
+    """Report lines for :func:`kind_metrics`: one row per kind; ``right`` is *kept* (shown
+    green) for a SUPPORT kind and *caught* (not shown green) for any other."""
+    lines = [
+        "per kind (shares of the kind's pairs; right = kept green for SUPPORT kinds, "
+        "caught = not green otherwise):",
+        f"{'kind':<24} {'gold':<11} {'n':>4} {'right':>6} {'green':>6} {'red':>6} "
+        f"{'unsure':>6} {'no ev.':>6}",
+    ]
+    for kind, m in report.items():
+        lines.append(
+            f"{kind[:24]:<24} {m['gold'][:11]:<11} {m['n']:4d} {m['right']:6.2f} "
+            f"{m['green']:6.2f} {m['red']:6.2f} {m['unsure']:6.2f} {m['no_evidence']:6.2f}"
+        )
+    return lines
+
+
 def verify_in_chunks(
     verifier: Verifier,
     items: Sequence[tuple[str, str]],

@@ -33,7 +33,9 @@ from verifai_desktop.domain import NliLabel, Progress
 from verifai_desktop.errors import EvalDataError
 from verifai_desktop.evaluate.shown import (
     SHOWN_ORDER,
+    format_kinds,
     format_shown,
+    kind_metrics,
     shown_metrics,
     verify_in_chunks,
 )
@@ -66,12 +68,15 @@ class EvalPair:
         hypothesis: the claim.
         label: gold class.
         pair_id: where it came from (``"scifact:12:4983"``, ``"healthver:12813"``, ``"snli:3"``).
+        kind: what kind of claim it is, where the file says (the paraphrase dev set's
+            ``"wrong_subject_figure"``, ``"correct_negative"``, ...); ``""`` otherwise.
     """
 
     premise: str
     hypothesis: str
     label: NliLabel
     pair_id: str
+    kind: str = ""
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -149,7 +154,7 @@ def load_healthver(path: Path) -> list[EvalPair]:
 def load_nli(path: Path) -> list[EvalPair]:
     """An NLI file (SNLI jsonl, TextFooler TSV, SICK txt, FEVER-Symmetric jsonl, or the NLI
     training pool's normalised JSONL: ``premise``, ``hypothesis``, ``label`` in SUPPORT /
-    CONTRADICT / NO_EVIDENCE) as pairs.
+    CONTRADICT / NO_EVIDENCE, optionally ``kind``) as pairs.
 
     SNLI rows without a gold label (``-``) are dropped.
 
@@ -171,15 +176,16 @@ def load_nli(path: Path) -> list[EvalPair]:
                     premise, hypothesis = d["premise"], d["hypothesis"]
                     label = _POOL_LABELS.get(str(d.get("label", "")))
                     pair_id = f"{name}:{d.get('id', n)}"
+                    kind = str(d.get("kind") or "")
                 else:
                     if "claim" in d and "evidence" in d:
                         premise, hypothesis = d["evidence"], d["claim"]
                     else:
                         premise, hypothesis = d.get("sentence1"), d.get("sentence2")
                     label = _NLI_LABELS.get(str(d.get("gold_label", "")).lower())
-                    pair_id = f"{name}:{n}"
+                    pair_id, kind = f"{name}:{n}", ""
                 if label is not None and premise and hypothesis:
-                    pairs.append(EvalPair(premise, hypothesis, label, pair_id))
+                    pairs.append(EvalPair(premise, hypothesis, label, pair_id, kind))
         else:
             first = fh.readline()
             cols = first.rstrip("\n").split("\t")
@@ -314,6 +320,7 @@ class VerifierEval:
         elapsed_s: wall time of classification.
         shown: what the app shows per pair, index into
             :data:`~verifai_desktop.evaluate.shown.SHOWN_ORDER`.
+        kinds: the pairs' kinds (:attr:`EvalPair.kind`), ``""`` where a file gives none.
     """
 
     dataset: str
@@ -326,11 +333,14 @@ class VerifierEval:
     probs: NDArray[np.float32]
     elapsed_s: float
     shown: tuple[int, ...] = ()
+    kinds: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (no per-pair probabilities): the argmax metrics and what the app
-        shows (:func:`~verifai_desktop.evaluate.shown.shown_metrics`)."""
-        return {
+        """JSON-ready summary (no per-pair probabilities): the argmax metrics, what the app
+        shows (:func:`~verifai_desktop.evaluate.shown.shown_metrics`) and, when the pairs carry
+        kinds, what it shows per kind (``per_kind``,
+        :func:`~verifai_desktop.evaluate.shown.kind_metrics`)."""
+        out = {
             "dataset": self.dataset,
             "system": self.system,
             "granularity": self.granularity,
@@ -339,6 +349,9 @@ class VerifierEval:
             **self.metrics.as_dict(),
             **shown_metrics(self.gold, self.shown),
         }
+        if any(self.kinds):
+            out["per_kind"] = kind_metrics(self.kinds, self.gold, self.shown)
+        return out
 
 
 def evaluate_pairs(
@@ -400,6 +413,7 @@ def evaluate_pairs(
         probs=probs,
         elapsed_s=time.perf_counter() - t0,
         shown=tuple(shown),
+        kinds=tuple(p.kind for p in pairs),
     )
 
 
@@ -557,4 +571,6 @@ def format_report(result: VerifierEval) -> str:
         lines.append(f"{lab.value:<12} " + " ".join(f"{v:10d}" for v in row))
     if result.shown:
         lines += format_shown(shown_metrics(result.gold, result.shown))
+    if result.shown and any(result.kinds):
+        lines += format_kinds(kind_metrics(result.kinds, result.gold, result.shown))
     return "\n".join(lines)

@@ -329,9 +329,13 @@ class AnswerView(QTextBrowser):
         return len(self.answer.sentences)
 
     def set_generated_shown(self, shown: bool) -> None:
-        """Show or hide the generated text of an answer refused by evidence."""
+        """Show or hide the generated text of an answer refused by evidence; it stays the
+        same kept answer, so its sentences take the reader's marks (:attr:`history_id`)."""
         if self.answer is not None and self.answer.refused_by_evidence:
+            # show_answer starts afresh (clear_answer): it would forget the history id.
+            history_id, feedback = self.history_id, self.feedback
             self.show_answer(self.answer, show_generated=shown)
+            self.set_history(history_id, feedback)
             self.generated_toggled.emit(self.generated_shown)
 
     def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802 (Qt override)

@@ -5,7 +5,9 @@ The app (:class:`verifai_desktop.pipeline.AskSession`), ``verifai eval verifier`
 :func:`verify_pairs` over one :class:`Verifier` protocol, so a pair gets the same probabilities
 wherever it is scored.
 
-Premise granularity (:mod:`verifai_desktop.verify.premises`): ``"passage"`` checks the claim
+A claim is verified one part at a time (:mod:`verifai_desktop.verify.parts`), each window's
+verdict decided by the rules of :mod:`verifai_desktop.verify.rules` (their flow is written
+there). Premise granularity (:mod:`verifai_desktop.verify.premises`): ``"passage"`` checks the claim
 against the whole passage; ``"sentences"`` against every window of 1..3 consecutive sentences,
 all windows of all items in ONE ``classify`` call (sentence-level premises surface
 contradictions a whole passage hides, Gao et al. 2024). Windows holding a statement of aim or
@@ -31,9 +33,13 @@ from verifai_desktop.domain import Claim, NliLabel, Passage, ShownLabel, Verdict
 from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.settings import PremiseGranularity, VerifySettings
 from verifai_desktop.verify.aims import aim_sentences
-from verifai_desktop.verify.checks import ALL_CHECKS, Checks, held_back
-from verifai_desktop.verify.labels import AIM_FLAG, shown_label
+from verifai_desktop.verify.checks import ALL_CHECKS, Checks
+from verifai_desktop.verify.finding import Effect, Finding
+from verifai_desktop.verify.labels import AIM_FLAG
+from verifai_desktop.verify.negation import positive_pair
+from verifai_desktop.verify.parts import ClaimPart, claim_parts
 from verifai_desktop.verify.premises import sentence_windows
+from verifai_desktop.verify.rules import findings, reasons, shown_with
 
 LABEL_ORDER: tuple[NliLabel, ...] = (NliLabel.SUPPORT, NliLabel.CONTRADICT, NliLabel.NO_EVIDENCE)
 """Column order of every probability array a :class:`Verifier` returns."""
@@ -191,17 +197,26 @@ def _evidence_windows(
 def _decide(
     probs: NDArray[np.float32],
     texts: Sequence[str],
+    passage: str,
     claim: str,
     aims_only: bool,
     thresholds: VerifySettings,
     checks: Checks,
 ) -> tuple[int, tuple[str, ...], ShownLabel, int | None]:
-    """The deciding window of one passage: ``(row, flags, shown label, conflict row)``.
+    """The deciding window of one passage for one claim part: ``(row, reasons, shown label,
+    conflict row)``.
+
+    Each window is judged by its probabilities and the rules' findings
+    (:func:`~verifai_desktop.verify.rules.findings`). With ``support_first``, the strongest
+    window shown SUPPORT decides (a window shown red kept as its conflict); else the strongest
+    window a rule shows red (:attr:`~verifai_desktop.verify.finding.Effect.RED`); else the
+    strongest window (:func:`deciding_window`).
 
     Args:
         probs: float32, shape (n_windows, 3): the passage's windows.
         texts: the windows' texts.
-        claim: the hypothesis.
+        passage: the passage the windows are cut from.
+        claim: the hypothesis (one claim part).
         aims_only: every window states an aim (:data:`AIM_FLAG`).
         thresholds: the per-label thresholds.
         checks: which checks and which window rule.
@@ -209,33 +224,78 @@ def _decide(
     if aims_only:
         best = deciding_window(probs)
         return best, (AIM_FLAG,), ShownLabel.NO_EVIDENCE, None
-    flags: dict[int, tuple[str, ...]] = {}
+    found: dict[int, tuple[Finding, ...]] = {}
     shown: dict[int, ShownLabel] = {}
 
     def judge(row: int) -> ShownLabel:
         if row not in shown:
             p = probs[row]
-            flags[row] = held_back(claim, texts[row], LABEL_ORDER[int(np.argmax(p))], checks)
-            shown[row] = shown_label(float(p[0]), float(p[1]), float(p[2]), flags[row], thresholds)
+            guess = LABEL_ORDER[int(np.argmax(p))]
+            found[row] = findings(claim, texts[row], passage, guess, checks)
+            shown[row] = shown_with(float(p[0]), float(p[1]), float(p[2]), found[row], thresholds)
         return shown[row]
 
+    def red_by_rule(row: int) -> bool:
+        return judge(row) is ShownLabel.CONTRADICT and any(
+            f.effect is Effect.RED for f in found[row]
+        )
+
+    strength = probs[:, :2].max(axis=1)
+    order = [int(r) for r in np.argsort(-strength, kind="stable")]
     if checks.support_first:
         for index in np.argsort(-probs[:, 0], kind="stable"):
             row = int(index)
             if probs[row, 0] < thresholds.support_threshold:
                 break
             if judge(row) is ShownLabel.SUPPORT:
-                contra = [  # only windows that can be shown red are checked
-                    r
-                    for r in range(len(probs))
-                    if probs[r, 1] >= thresholds.contradict_threshold
-                    and judge(r) is ShownLabel.CONTRADICT
-                ]
+                contra = [r for r in order if judge(r) is ShownLabel.CONTRADICT]
                 other = max(contra, key=lambda r: float(probs[r, 1]), default=None)
                 return row, (), ShownLabel.SUPPORT, other
-    best = deciding_window(probs)
+    red = next((r for r in order if red_by_rule(r)), None)
+    best = deciding_window(probs) if red is None else red
     label = judge(best)
-    return best, flags[best], label, None
+    return best, reasons(found[best], label), label, None
+
+
+def _combine(
+    decided: Sequence[tuple[int, tuple[str, ...], ShownLabel, int | None]],
+    parts: Sequence[ClaimPart],
+) -> tuple[int, tuple[str, ...], ShownLabel, int | None, int]:
+    """One passage's verdict on a claim from its parts' verdicts: red when a part is red,
+    green when every part is green, else unsure when a part is unsure, else no evidence.
+
+    Returns:
+        ``(row, reasons, shown label, conflict row, deciding part)``; with more than one part,
+        the reasons list each part with its shown label first.
+    """
+    if len(decided) == 1:
+        return (*decided[0], 0)
+    labels = [d[2] for d in decided]
+    if ShownLabel.CONTRADICT in labels:
+        k = labels.index(ShownLabel.CONTRADICT)
+        label = ShownLabel.CONTRADICT
+    elif all(lab is ShownLabel.SUPPORT for lab in labels):
+        k, label = 0, ShownLabel.SUPPORT
+    elif ShownLabel.UNSURE in labels:
+        k, label = labels.index(ShownLabel.UNSURE), ShownLabel.UNSURE
+    else:
+        k, label = labels.index(ShownLabel.NO_EVIDENCE), ShownLabel.NO_EVIDENCE
+    lines = tuple(
+        f'part {n + 1} of {len(parts)}, "{p.text}": {PART_WORDS[d[2]]}'
+        for n, (p, d) in enumerate(zip(parts, decided, strict=True))
+    )
+    conflict = next((d[3] for d in decided if d[3] is not None), None)
+    row, why = decided[k][0], decided[k][1]
+    return row, lines + why, label, conflict if label is ShownLabel.SUPPORT else None, k
+
+
+PART_WORDS = {
+    ShownLabel.SUPPORT: "supported",
+    ShownLabel.CONTRADICT: "contradicted",
+    ShownLabel.NO_EVIDENCE: "no evidence",
+    ShownLabel.UNSURE: "unsure",
+}
+"""How a claim part's shown label is named in a verdict's reasons."""
 
 
 def verify_pairs(
@@ -267,10 +327,11 @@ def verify_pairs(
     if not items:
         return PairResults(np.zeros((0, 3), dtype=np.float32), ())
     thresholds = thresholds or VerifySettings()
-    owners: list[int] = []
+    owners: list[tuple[int, int]] = []  # (item, part) per batch row
     windows: list[Span] = []
     batch: list[tuple[str, str]] = []
     aims_only: list[bool] = []
+    item_parts: list[tuple[ClaimPart, ...]] = []
     # a passage checked against several claims (re-citation) is split and scanned once
     premises: dict[tuple[str, tuple[Span, ...] | None], tuple[tuple[Span, ...], bool]] = {}
     for n, (text, claim) in enumerate(items):
@@ -280,29 +341,56 @@ def verify_pairs(
             premises[key] = _evidence_windows(text, granularity, spans, checks)
         kept, only_aims = premises[key]
         aims_only.append(only_aims)
-        for start, end in kept:
-            owners.append(n)
-            windows.append((start, end))
-            batch.append((text[start:end], claim))
-    probs = np.asarray(verifier.classify(batch), dtype=np.float32)
-    owner_of = np.asarray(owners)
+        parts = claim_parts(claim) if checks.parts else (ClaimPart(claim, (0, len(claim))),)
+        item_parts.append(parts)
+        for k, part in enumerate(parts):
+            for start, end in kept:
+                owners.append((n, k))
+                windows.append((start, end))
+                batch.append((text[start:end], part.text))
+    probs = _classify(verifier, batch, checks)
     out = np.zeros((len(items), 3), dtype=np.float32)
     chosen: list[Span] = []
     flags: list[tuple[str, ...]] = []
     shown: list[ShownLabel] = []
     conflicts: list[tuple[NDArray[np.float32], Span] | None] = []
-    for n, (_, claim) in enumerate(items):
-        rows = np.flatnonzero(owner_of == n)
-        texts = [batch[int(r)][0] for r in rows]
-        best, why, label, other = _decide(
-            probs[rows], texts, claim, aims_only[n], thresholds, checks
-        )
-        out[n] = probs[rows[best]]
-        chosen.append(windows[int(rows[best])])
+    rows_of: dict[tuple[int, int], list[int]] = {}
+    for r, owner in enumerate(owners):
+        rows_of.setdefault(owner, []).append(r)
+    for n in range(len(items)):
+        decided = []
+        for k, part in enumerate(item_parts[n]):
+            rows = rows_of[(n, k)]
+            texts = [batch[r][0] for r in rows]
+            best, why, label, other = _decide(
+                probs[rows], texts, items[n][0], part.text, aims_only[n], thresholds, checks
+            )
+            decided.append((rows[best], why, label, None if other is None else rows[other]))
+        row, why, label, other, _ = _combine(decided, item_parts[n])
+        out[n] = probs[row]
+        chosen.append(windows[row])
         flags.append(why)
         shown.append(label)
-        conflicts.append(None if other is None else (probs[rows[other]], windows[int(rows[other])]))
+        conflicts.append(None if other is None else (probs[other], windows[other]))
     return PairResults(out, tuple(chosen), tuple(flags), tuple(shown), tuple(conflicts))
+
+
+def _classify(
+    verifier: Verifier, batch: Sequence[tuple[str, str]], checks: Checks
+) -> NDArray[np.float32]:
+    """Probabilities of ``(window, part)`` pairs, float32, shape (len(batch), 3): one
+    ``classify`` call, then one more for the pairs whose part and matching window clause both
+    negate, read in their positive forms (:func:`~verifai_desktop.verify.negation.positive_pair`),
+    whose rows replace the first ones."""
+    probs = np.asarray(verifier.classify(batch), dtype=np.float32).reshape(-1, 3)
+    if not checks.negation:
+        return probs
+    positive = {r: positive_pair(c, w) for r, (w, c) in enumerate(batch)}
+    both = [r for r, pair in positive.items() if pair is not None]
+    if both:
+        pairs = [pair for pair in positive.values() if pair is not None]
+        probs[both] = np.asarray(verifier.classify(pairs), dtype=np.float32).reshape(-1, 3)
+    return probs
 
 
 def verify_claims(

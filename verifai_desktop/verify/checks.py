@@ -1,61 +1,53 @@
-"""Deterministic checks that hold a verdict back: figures and negations.
+"""Which rules the verification path applies, and the word-for-word rule.
 
-A small NLI model decides by lexical overlap, so a sentence that repeats a passage's words with
-the neighbouring item's figure, or without the passage's "not", reads as supported (issue 26:
-45% of perturbed sentences of real documents were shown green). These checks look at the claim
-and one premise window and say, in the user's words, why a SUPPORT must not be shown green:
-
-* a figure of the claim not stated for the same subject in the window
-  (:func:`verifai_desktop.verify.numbers.unstated_numbers`; VerifAI's "numbers and quantities
-  changed" error class, Bojic et al. 2024), or, where the claim follows the window word for
-  word, a figure that differs from the window's figure in the same place, or two items of the
-  window exchanged (:func:`aligned_changes`: a word alignment, Ratcliff/Obershelp as in
-  :mod:`difflib`);
-* a predicate one side negates and the other states plainly
-  (:func:`verifai_desktop.verify.negation.negation_conflict`; NegEx, Chapman et al. 2001).
-
-and why a CONTRADICT must not be shown red:
-
-* a negated claim whose window negates the same predicate too, or never mentions it
-  (:func:`verifai_desktop.verify.negation.negation_ungrounded`): the "not" alone decided;
-* a window that states the claim word for word (:func:`states_verbatim`): the contradiction
-  rests on its other sentences.
-
-:func:`verifai_desktop.verify.check.verify_pairs` runs them on the windows whose best guess is
-SUPPORT or CONTRADICT; a held-back window cannot decide that label and, when it is still the
-strongest one, the verdict is shown *unsure* with these reasons
-(:func:`verifai_desktop.verify.labels.shown_label`).
+:class:`Checks` switches the rules of :mod:`verifai_desktop.verify.rules` one by one (all on in
+the app; ``verifai eval verifier`` and ``models/paraphrase_dev.py`` switch them to show each
+one's effect). The word-for-word rule lives here: a small NLI model decides by lexical overlap,
+so a sentence that repeats a passage sentence with one figure changed, its "not" dropped or two
+items exchanged reads as supported (issue 26: 45% of perturbed sentences of real documents were
+shown green). Where the claim follows the window word for word, :func:`aligned_changes` finds
+such an edit (a word alignment, Ratcliff/Obershelp as in :mod:`difflib`) and
+:func:`aligned_rule` shows the pair red; a window that states the claim word for word
+(:func:`states_verbatim`) cannot show it red, the contradiction resting on its other
+sentences.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import NliLabel
-from verifai_desktop.verify.negation import negation_conflict, negation_ungrounded
-from verifai_desktop.verify.numbers import unstated_numbers
+from verifai_desktop.verify.finding import Effect, Finding
 
 
 @dataclass(frozen=True, slots=True)
 class Checks:
-    """Which checks and which window rule the verification path applies (all on in the app;
+    """Which rules and which window rule the verification path applies (all on in the app;
     ``verifai eval verifier`` switches them one by one to show each one's effect).
 
     Attributes:
         aims: leave premise windows that state an aim or hypothesis out
             (:mod:`verifai_desktop.verify.aims`).
-        numbers: hold back a SUPPORT whose figures the window does not state for the subject.
-        aligned: hold back a SUPPORT that follows the window word for word with a figure, a
-            negation or two items changed (:func:`aligned_changes`), and a CONTRADICT from a
-            window that states the claim word for word (:func:`states_verbatim`).
-        negation: hold back a SUPPORT across a negation only one side makes.
+        numbers: the figures rule (:func:`verifai_desktop.verify.figures.figures_rule`): red
+            for a figure bound to another value of the passage, held back for a figure it
+            does not state for the subject.
+        aligned: the word-for-word rule (:func:`aligned_rule`): red for a figure, a negation
+            or two items changed where the claim follows the window word for word; a
+            CONTRADICT from a window that states the claim word for word held back.
+        negation: the negation rule (:func:`verifai_desktop.verify.negation.negation_rule`),
+            and the positive forms of a claim and clause that both negate.
         support_first: window aggregation: a passage with a window that supports the claim
             (shown SUPPORT) is decided by its strongest such window, a contradicting window of
             the same passage kept beside it as a conflict; off: the window with the highest
             ``max(P(SUPPORT), P(CONTRADICT))`` decides, whatever the other windows say.
+        parts: verify a claim one part at a time (:mod:`verifai_desktop.verify.parts`): green
+            only when every part is, red when one is; off: the whole sentence at once.
+        subject: hold back a CONTRADICT from a window about another subject
+            (:mod:`verifai_desktop.verify.subject`).
     """
 
     aims: bool = True
@@ -63,11 +55,13 @@ class Checks:
     negation: bool = True
     aligned: bool = True
     support_first: bool = True
+    parts: bool = True
+    subject: bool = True
 
 
 ALL_CHECKS = Checks()
 """Every check, support-first windows: what the app applies."""
-NO_CHECKS = Checks(aims=False, numbers=False, negation=False, aligned=False, support_first=False)
+NO_CHECKS = Checks(**{field.name: False for field in dataclasses.fields(Checks)})
 """The verification path as it was before the checks (aggregation by maximum)."""
 
 
@@ -156,44 +150,15 @@ def states_verbatim(claim: str, evidence: str) -> bool:
     return marks(stretch) == marks(b) and not aligned_changes(claim, evidence)
 
 
-def held_back(
-    claim: str, evidence: str, label: NliLabel, checks: Checks = ALL_CHECKS
-) -> tuple[str, ...]:
-    """Why ``evidence`` must not be shown as ``label`` for ``claim``, in the user's words.
-
-    Args:
-        claim: the hypothesis (an answer sentence without citation markers).
-        evidence: one premise window.
-        label: the verifier's best guess for the pair (NO_EVIDENCE is never held back).
-        checks: which checks to run.
-
-    Returns:
-        One reason per failed check (empty when none failed), e.g.
-        ``("the figure 12% is not stated for the same subject in the evidence",)``.
-    """
-    if label is NliLabel.CONTRADICT:
-        reasons = []
-        if checks.negation:
-            reasons.append(negation_ungrounded(claim, evidence))
-        if checks.aligned and states_verbatim(claim, evidence):
-            reasons.append("the evidence states the sentence word for word")
-        return tuple(r for r in reasons if r)
-    if label is not NliLabel.SUPPORT:
-        return ()
-    flags: list[str] = []
-    if checks.aligned:
-        flags += aligned_changes(claim, evidence)
-    if checks.numbers:
-        unstated = unstated_numbers(claim, evidence)
-        if unstated:
-            figures = ", ".join(m.text for m in unstated)
-            noun = "figure" if len(unstated) == 1 else "figures"
-            verb = "is" if len(unstated) == 1 else "are"
-            flags.append(
-                f"the {noun} {figures} {verb} not stated for the same subject in the evidence"
-            )
-    if checks.negation:
-        reason = negation_conflict(claim, evidence)
-        if reason:
-            flags.append(reason)
-    return tuple(flags)
+def aligned_rule(part: str, window: str, passage: str, guess: NliLabel) -> tuple[Finding, ...]:
+    """The word-for-word rule (:data:`~verifai_desktop.verify.finding.Rule`): where ``part``
+    follows ``window`` word for word, a changed figure, a dropped or added negation and two
+    exchanged items are ``RED`` (:func:`aligned_changes`), whatever the verifier guessed; a
+    CONTRADICT guess from a window that states the part word for word is ``HOLD``
+    (:func:`states_verbatim`). ``passage`` is not read: the alignment is with the window."""
+    out = [Finding("aligned", Effect.RED, reason) for reason in aligned_changes(part, window)]
+    if guess is NliLabel.CONTRADICT and not out and states_verbatim(part, window):
+        out.append(
+            Finding("aligned", Effect.HOLD, "the evidence states the sentence word for word")
+        )
+    return tuple(out)

@@ -26,6 +26,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from verifai_desktop.domain import NliLabel
+from verifai_desktop.verify.aims import is_aim
+from verifai_desktop.verify.finding import Effect, Finding
+
 STEM_CHARS = 6
 """Letters a word is cut to before comparing (a crude stemmer; "associated" and
 "association" share "associ")."""
@@ -148,3 +152,197 @@ def negation_ungrounded(claim: str, evidence: str) -> str | None:
         phrase = next(iter(c.negated.values()))
         return f'the evidence does not speak of what the sentence negates ("{phrase}")'
     return None
+
+
+SHARED_WORDS = 0.35
+"""Share of a claim's content words a clause of the window must hold to be the clause the claim
+speaks of (:func:`matching_clause`): only then does its polarity decide."""
+
+RED_SHARE = 0.4
+"""Share of a claim's content words the matching clause must hold for a negation only one side
+makes to show the pair red (a stricter match than :data:`SHARED_WORDS`)."""
+
+_NULL_CUE = re.compile(
+    r"\b(?:similar|unchanged|comparable|disappeared|devoid\s+of|free\s+of|no\s+longer|"
+    r"remained\s+(?:unchanged|stable|the\s+same)|limited\s+to)\b",
+    re.IGNORECASE,
+)
+"""Words that report a null finding without a negation cue ("were similar between cohorts",
+"the difference disappeared"): a claim that negates the finding agrees with them."""
+# "..., but not for X" is no new clause: it negates the clause before it for X
+_CLAUSE_SPLIT = re.compile(
+    r"[.;:]\s+|,?\s+\b(?:but(?!\s+(?:not|no)\b)|whereas|while|however|although|though|yet)\b"
+    r"|\(|\)",
+    re.IGNORECASE,
+)
+_BACKGROUND = re.compile(
+    r"^\s*(?:BACKGROUND|INTRODUCTION|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|DESIGN|SETTING)\b|"
+    r"\b(?:has|have) been (?:found|reported|shown|suggested)\b|\bwere estimated\b",
+)
+"""A clause that reports background or method, not this study's finding."""
+
+
+def negates(text: str) -> bool:
+    """Whether ``text`` carries a negation cue or a null-finding word (:data:`_NULL_CUE`);
+    "without", "with no" and a cue opening a relative clause ("surgeons who did not ...") do not
+    count: they name a group rather than negate what the clause states."""
+    for cue in _CUE_RE.finditer(text):
+        before = text[max(0, cue.start() - 30) : cue.start()].lower()
+        if cue.group().lower() == "without" or before.endswith("with "):
+            continue  # "women without insurance", "genes with no known phenotype"
+        if re.search(r"\b(?:who|that|which)\s+(?:\w+\s+)?$", before):
+            continue  # "the 27 surgeons who did not consider": a relative clause names a group
+        return True
+    return bool(_NULL_CUE.search(text))
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(
+        _stem(w.group())
+        for w in _WORD_RE.finditer(text)
+        if len(w.group()) > 3 and not _CUE_RE.fullmatch(w.group())
+        and w.group().lower() not in _SKIP
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ClauseMatch:
+    """The clause of a text a claim speaks of, and which of the two negate.
+
+    Attributes:
+        clause: the clause ("" when none holds a content word of the claim).
+        share: share of the claim's content words the clause holds, 0..1.
+        claim_negates: the claim negates (:func:`negates`).
+        clause_negates: the clause negates (:func:`negates`). Which predicate each negates is
+            not compared: NegEx heads ("did not *form*", "*devoid* of") are too often another
+            word than the other side's, and comparing them lost more than it caught on dev.
+    """
+
+    clause: str
+    share: float
+    claim_negates: bool
+    clause_negates: bool
+
+
+HEAD_BONUS = 0.25
+"""Added to a clause's share when it speaks of the predicate the claim negates (ranking only)."""
+
+
+def matching_clause(claim: str, text: str) -> ClauseMatch:
+    """The clause of ``text`` that holds the largest share of ``claim``'s content words
+    (clauses end at ``. ; :``, brackets and *but, whereas, while, however, although*; "..., but
+    not for X" stays with its clause), and whether each side negates what the other speaks of.
+
+    A clause stating an aim or hypothesis (:func:`~verifai_desktop.verify.aims.is_aim`), or
+    background or method (:data:`_BACKGROUND`), is never the match: it states no finding of the
+    study. A clause that speaks of the predicate the claim negates
+    ranks :data:`HEAD_BONUS` higher.
+    """
+    words = _content(claim)
+    if not words:
+        return ClauseMatch("", 0.0, False, False)
+    heads = frozenset(polarity(claim).negated)
+    best, rank = ClauseMatch("", 0.0, False, False), 0.0
+    for clause in _CLAUSE_SPLIT.split(text):
+        if not clause.strip() or is_aim(clause) or _BACKGROUND.search(clause):
+            continue
+        theirs = polarity(clause)
+        share = len(words & _content(clause)) / len(words)
+        # a clause that speaks of the predicate the claim negates wins a tie
+        score = share + (HEAD_BONUS if heads & (theirs.plain | theirs.negated.keys()) else 0.0)
+        if share > 0 and score > rank:
+            best, rank = ClauseMatch(clause.strip(), share, negates(claim), negates(clause)), score
+    return best
+
+
+def negation_rule(part: str, window: str, passage: str, guess: NliLabel) -> tuple[Finding, ...]:
+    """The negation rule (:data:`~verifai_desktop.verify.finding.Rule`), read both ways.
+
+    The clause of the passage the part speaks of is :func:`matching_clause` (the whole passage
+    is searched, since the window the verifier found strongest may speak of something else).
+    When exactly one of the part and that clause negates what the other speaks of and the
+    clause holds :data:`RED_SHARE` of the part's content words, the pair is ``RED``: a negation
+    dropped ("mortality differed" against "mortality did not differ") or added ("X did not
+    increase Y" against "X increased Y"). When both negate (:data:`SHARED_WORDS`), the verifier
+    has read their positive forms (:func:`positive_pair`, in
+    :func:`verifai_desktop.verify.check.verify_pairs`), and a CONTRADICT guess from a window
+    without that clause is ``HOLD``. Without such a clause: a predicate one side negates and
+    the other states plainly (:func:`negation_conflict`) is ``HOLD`` of a SUPPORT guess, and a
+    CONTRADICT guess on a negated part whose window negates the same predicate too, or never
+    mentions it (:func:`negation_ungrounded`), is ``HOLD``.
+    """
+    match = matching_clause(part, passage)
+    if match.share >= RED_SHARE and match.claim_negates != match.clause_negates:
+        if match.claim_negates:
+            reason = f'the sentence negates what the passage states: "{match.clause}"'
+        else:
+            reason = f'the passage negates it: "{match.clause}"'
+        return (Finding("negation", Effect.RED, reason),)
+    if match.share >= SHARED_WORDS and match.claim_negates and match.clause_negates:
+        if guess is NliLabel.CONTRADICT and match.clause not in window:
+            reason = (
+                f'the passage negates it too ("{match.clause}"); '
+                "this window speaks of something else"
+            )
+            return (Finding("negation", Effect.HOLD, reason),)
+        return ()
+    conflict = negation_conflict(part, window)
+    if conflict is not None and guess is NliLabel.SUPPORT:
+        return (Finding("negation", Effect.HOLD, conflict),)
+    ungrounded = negation_ungrounded(part, window) if guess is NliLabel.CONTRADICT else None
+    if ungrounded:
+        return (Finding("negation", Effect.HOLD, ungrounded),)
+    return ()
+
+
+def positive_pair(claim: str, window: str) -> tuple[str, str] | None:
+    """``(window, claim)`` in their positive forms when both negate the clause the claim speaks
+    of (:func:`matching_clause`, :func:`negates`), else None. Only that clause of the window is
+    rewritten; a negation elsewhere in the window stays."""
+    match = matching_clause(claim, window)
+    if match.share < SHARED_WORDS or not (match.claim_negates and match.clause_negates):
+        return None
+    return window.replace(match.clause, positive_form(match.clause), 1), positive_form(claim)
+
+
+_POSITIVE = (
+    (r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should|may|might|must)\s+not\b",
+     r"\1"),
+    (r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should)n't\b", r"\1"),
+    (r"\bcan(?:not|'t)\b", "can"),
+    (r"\bwon't\b", "will"),
+    (r"\bno\s+longer\b", "still"),
+    (r"\b(?:absence|lack)\s+of\b", "presence of"),
+    (r"\b(lack(?:s|ed|ing)?)\b", "had"),
+    (r"\bfail(?:s|ed)?\s+to\b", "did"),
+    (r"\bunable\s+to\b", "able to"),
+    (r"\b(?:without|devoid\s+of|free\s+of)\b", "with"),
+    (r"\bnone\s+of\b", "some of"),
+    (r"\bnon-?significant(ly)?\b|\binsignificant(ly)?\b", "significant"),
+    (r"\bunaffected\b", "affected"),
+    (r"\bunrelated\s+to\b", "related to"),
+    (r"\bunassociated\s+with\b", "associated with"),
+    (r"\b(?:similar|comparable)\b", "different"),
+    (r"\bremained\s+(?:unchanged|stable|the\s+same)\b|\bunchanged\b", "changed"),
+    (r"\bdisappeared\b", "remained"),
+    (r"\bneither\s+", ""),
+    (r"\bnor\b", "and"),
+    (r"\b(?:not|never|no)\b\s*", ""),
+)  # fmt: skip
+_POSITIVE_RE = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _POSITIVE)
+
+
+def positive_form(text: str) -> str:
+    """``text`` with its negation cues removed or turned positive ("was not associated with" ->
+    "was associated with", "no difference" -> "difference", "without" -> "with", "were
+    similar" -> "were different").
+
+    Used on a claim and the clause of a window that both negate (:func:`positive_pair`): a
+    small NLI model reads the shared "not" as a contradiction (issue 39: "the method does not
+    need labelled data" shown red against "the method does not need any labelled data"), so
+    the pair is judged on what both say without it.
+    """
+    out = text
+    for pattern, repl in _POSITIVE_RE:
+        out = pattern.sub(repl, out)
+    return re.sub(r"\s{2,}", " ", out).strip()

@@ -52,6 +52,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from verifai_desktop.ingest.sentences import split_sentences
+from verifai_desktop.verify.units import SYMBOL_UNITS as _SYMBOL_UNITS
+from verifai_desktop.verify.units import WORD_UNITS as _WORD_UNITS
 
 Span = tuple[int, int]
 
@@ -77,38 +79,6 @@ class NumberMention:
     value: float
     unit: str
     span: Span
-
-
-# Unit spellings -> normalised unit. Matched case-sensitively (nM is nanomolar, nm nanometres).
-_SYMBOL_UNITS = {
-    "%": "%", "mg": "mg", "g": "g", "kg": "kg", "µg": "µg", "μg": "µg", "ug": "µg",
-    "mcg": "µg", "ng": "ng", "pg": "pg", "ml": "ml", "mL": "ml", "l": "l", "L": "l",
-    "µl": "µl", "μl": "µl", "µL": "µl", "μL": "µl", "ul": "µl", "dl": "dl", "dL": "dl",
-    "mmol": "mmol", "µmol": "µmol", "μmol": "µmol", "nmol": "nmol", "pmol": "pmol",
-    "mol": "mol", "mM": "mmol/l", "µM": "µmol/l", "μM": "µmol/l", "nM": "nmol/l",
-    "pM": "pmol/l", "mm": "mm", "cm": "cm", "m": "m", "km": "km", "µm": "µm", "μm": "µm",
-    "nm": "nm", "mmHg": "mmHg", "mm Hg": "mmHg", "MPa": "MPa", "kPa": "kPa", "GPa": "GPa",
-    "Pa": "Pa", "kDa": "kDa", "Da": "Da", "kb": "kb", "bp": "bp", "Mb": "Mb",
-    "kcal": "kcal", "kJ": "kJ", "Gy": "Gy", "cGy": "cGy", "IU": "IU", "U": "U", "Hz": "Hz",
-    "°C": "°C", "° C": "°C", "ºC": "°C", "h": "hours", "hr": "hours", "hrs": "hours",
-    "min": "minutes", "d": "days", "wk": "weeks", "wks": "weeks", "mo": "months",
-    "yr": "years", "yrs": "years", "s": "seconds", "sec": "seconds", "ms": "ms", "m2": "m2",
-    "m²": "m2",
-}  # fmt: skip
-# Word units, matched case-insensitively; any word for people counted in a study is "patients".
-_WORD_UNITS = {
-    "percent": "%", "per cent": "%", "fold": "fold", "times": "times",
-    "year": "years", "month": "months", "week": "weeks", "day": "days", "hour": "hours",
-    "minute": "minutes", "second": "seconds",
-    "patient": "patients", "participant": "patients", "subject": "patients",
-    "individual": "patients", "person": "patients", "people": "patients",
-    "volunteer": "patients", "women": "women", "woman": "women", "men": "men", "man": "men",
-    "children": "children", "child": "children", "adult": "adults", "infant": "infants",
-    "mice": "mice", "mouse": "mice", "rat": "rats", "cell": "cells", "sample": "samples",
-    "case": "cases", "control": "controls", "study": "studies", "studies": "studies",
-    "trial": "trials", "gene": "genes", "family": "families", "families": "families",
-    "death": "deaths", "event": "events",
-}  # fmt: skip
 
 
 def _alternation(words: list[str]) -> str:
@@ -230,6 +200,8 @@ def find_numbers(text: str) -> tuple[NumberMention, ...]:
         start, end = match.span()
         if text[start - 2 : start - 1].isalpha() and text[start - 1 : start] in ("-", "("):
             continue  # IL-6, COVID-19, GP(3)
+        if re.search(r"(?:19|20)\d\d[-\u2013]$", text[max(0, start - 5) : start]):
+            continue  # the end of a span of years: "born in 1941-60"
         if any(a <= start < b for a, b in skipped):
             continue
         unit_at = _unit_at(text, end)
@@ -304,7 +276,8 @@ _STOP = frozenset((
     "group", "showed", "shown", "found", "observed", "reported", "compared", "versus", "vs",
 )) | frozenset(_WORD_VALUES)  # fmt: skip
 _GROUP_LETTERS = frozenset("ABCDEFGHJKLMOQRSTUVWXYZ")  # not I, nor the statistics' P and N
-_TOKEN = re.compile(r"[^\W\d_][\w]*(?:[-'][\w]+)*")
+# words, and years: a year names a time point, part of a figure's subject ("2009 23.7%")
+_TOKEN = re.compile(r"[^\W\d_][\w]*(?:[-'][\w]+)*|(?<![\w.,])(?:19|20)\d\d(?![\w%]|[.,]\d)")
 _CLAUSE_BREAK = re.compile(
     r"[;,()\[\]:]|\b(?:and|whereas|while|but|respectively|compared\s+(?:with|to)|versus|vs)\b\.?",
     re.IGNORECASE,
@@ -338,8 +311,14 @@ class _Word:
 
 
 @dataclass(frozen=True, slots=True)
-class _Figure:
-    """A mention with its subject words and, for a list member, the words that identify it."""
+class Figure:
+    """A mention with its subject words and, for a list member, the words that identify it.
+
+    Attributes:
+        mention: the figure as found.
+        subject: stems of the content words of its clause (the module docstring's rule).
+        item: for a list member, the stems that tell it from the other members; else empty.
+    """
 
     mention: NumberMention
     subject: frozenset[str]
@@ -356,18 +335,28 @@ def _content_words(sentence: str, mentions: tuple[NumberMention, ...]) -> list[_
             # "group A", "arm B": a capital letter names a group, except the sentence's article
             if token not in _GROUP_LETTERS or not sentence[:start].strip():
                 continue
-        elif token.lower() in _STOP:
-            continue
+        elif token.lower() in _STOP or sentence[max(0, start - 4) : start].lower() == "per ":
+            continue  # "per million": the base of a rate, not a subject
         words.append(_Word(start, _stem(token)))
     return words
 
 
+def subject_words(text: str) -> frozenset[str]:
+    """The stems a figure's subject is made of, for any stretch of text: its content words and
+    years, as :func:`figures` reads them (stopwords and statistics words left out)."""
+    return frozenset(w.key for w in _content_words(text, find_numbers(text)))
+
+
 def _clauses(sentence: str, mentions: tuple[NumberMention, ...]) -> list[int]:
-    """Start offsets of the clauses of ``sentence`` (breaks inside a figure do not count)."""
+    """Start offsets of the clauses of ``sentence`` (breaks inside a figure do not count, nor
+    the "and" of "between 1961 and 1985")."""
     starts = [0]
     for match in _CLAUSE_BREAK.finditer(sentence):
-        if not any(a <= match.start() < b for a, b in (m.span for m in mentions)):
-            starts.append(match.end())
+        if any(a <= match.start() < b for a, b in (m.span for m in mentions)):
+            continue
+        if re.search(r"\bbetween\s+\S+\s*$", sentence[: match.start()], re.IGNORECASE):
+            continue
+        starts.append(match.end())
     return starts
 
 
@@ -414,7 +403,7 @@ def _respectively(
     return {first + j: (item | frame, item) for j, item in enumerate(items)}
 
 
-def _analyse(sentence: str) -> list[_Figure]:
+def _analyse(sentence: str) -> list[Figure]:
     """The figures of one sentence with their subjects (the rule in the module docstring)."""
     mentions = find_numbers(sentence)
     if not mentions:
@@ -479,7 +468,7 @@ def _analyse(sentence: str) -> list[_Figure]:
     for i, (subject, item) in _respectively(sentence, mentions, words).items():
         subjects[i], items[i] = subject, item
     return [
-        _Figure(mentions[i], subjects[i], items[i] if subjects[i] else frozenset())
+        Figure(mentions[i], subjects[i], items[i] if subjects[i] else frozenset())
         for i in range(len(mentions))
     ]
 
@@ -514,18 +503,19 @@ def _list_items(
     return items
 
 
-def _figures(text: str) -> list[_Figure]:
-    """The figures of every sentence of ``text``, spans offset into ``text``."""
+def figures(text: str) -> list[Figure]:
+    """The figures of every sentence of ``text`` with their subjects, spans offset into
+    ``text`` (the subject rule of the module docstring, sentence by sentence)."""
     out = []
     for start, end in split_sentences(text):
         for fig in _analyse(text[start:end]):
             m = fig.mention
             shifted = NumberMention(m.text, m.value, m.unit, (m.span[0] + start, m.span[1] + start))
-            out.append(_Figure(shifted, fig.subject, fig.item))
+            out.append(Figure(shifted, fig.subject, fig.item))
     return out
 
 
-def _states(evidence: _Figure, claim: _Figure) -> bool:
+def _states(evidence: Figure, claim: Figure) -> bool:
     """Whether the evidence figure states the claim figure for the same subject."""
     if not same_value(evidence.mention.value, claim.mention.value):
         return False
@@ -536,14 +526,16 @@ def _states(evidence: _Figure, claim: _Figure) -> bool:
     return bool(claim.subject & (evidence.item or evidence.subject))
 
 
-def _fit(claim: _Figure, evidence: _Figure) -> tuple[int, float]:
+def _fit(claim: Figure, evidence: Figure) -> tuple[int, float]:
     """How well an evidence figure's subject fits a claim figure's: shared words, Jaccard."""
     shared = len(claim.subject & evidence.subject)
     union = len(claim.subject | evidence.subject)
     return shared, shared / union if union else 0.0
 
 
-def _is_stated(claim: _Figure, evidence: list[_Figure]) -> bool:
+def is_stated(claim: Figure, evidence: list[Figure]) -> bool:
+    """Whether a figure of ``evidence`` states ``claim``'s value for its subject (and no figure
+    with another value fits that subject strictly better; the module docstring's rule)."""
     holders = [e for e in evidence if _states(e, claim)]
     if not holders or not claim.subject:
         return bool(holders)
@@ -578,8 +570,8 @@ def unstated_numbers(claim: str, evidence: str) -> tuple[NumberMention, ...]:
         The unstated mentions, in claim order, spans offset into ``claim``; () when the claim
         has no figures.
     """
-    claimed = _figures(claim)
+    claimed = figures(claim)
     if not claimed:
         return ()
-    stated = _figures(evidence)
-    return tuple(c.mention for c in claimed if not _is_stated(c, stated))
+    stated = figures(evidence)
+    return tuple(c.mention for c in claimed if not is_stated(c, stated))

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from verifai_desktop.evaluate.shown import SHOWN_ORDER, format_shown, shown_metrics
+from verifai_desktop.domain import NliLabel
+from verifai_desktop.evaluate.shown import (
+    SHOWN_ORDER,
+    format_kinds,
+    format_shown,
+    kind_metrics,
+    shown_metrics,
+)
+from verifai_desktop.evaluate.verifier import load_nli
 
 
 def test_matrix_precision_and_coverage() -> None:
@@ -34,3 +45,42 @@ def test_a_label_never_shown_has_no_precision() -> None:
 def test_lengths_must_match() -> None:
     with pytest.raises(ValueError, match="2 gold labels but 1 shown"):
         shown_metrics([0, 1], [0])
+
+
+def test_per_kind_table_counts_what_each_kind_is_shown() -> None:
+    # kinds: two right figures (S), three wrong figures (C), one row without a kind
+    kinds = ["correct_figure", "correct_figure", "wrong_figure", "wrong_figure", "wrong_figure", ""]
+    gold = [0, 0, 1, 1, 1, 2]
+    shown = [0, 3, 0, 1, 3, 2]  # S U | S C U | N
+    report = kind_metrics(kinds, gold, shown)
+    assert list(report) == [
+        "correct_figure", "wrong_figure", "(none)",
+        "all SUPPORT", "all CONTRADICT", "all NO_EVIDENCE",
+    ]  # fmt: skip
+    right = report["correct_figure"]
+    assert right["gold"] == "SUPPORT" and right["n"] == 2
+    assert right["right"] == 0.5 and right["green"] == 0.5 and right["unsure"] == 0.5
+    wrong = report["wrong_figure"]
+    assert wrong["gold"] == "CONTRADICT" and wrong["n"] == 3
+    assert wrong["right"] == pytest.approx(2 / 3)  # caught: not shown green
+    assert wrong["red"] == pytest.approx(1 / 3) and wrong["green"] == pytest.approx(1 / 3)
+    assert report["(none)"]["no_evidence"] == 1.0
+    lines = format_kinds(report)
+    assert lines[2].split() == ["correct_figure", "SUPPORT", "2", "0.50", "0.50", "0.00",
+                                "0.50", "0.00"]  # fmt: skip
+    with pytest.raises(ValueError):
+        kind_metrics(kinds[:2], gold, shown)
+
+
+def test_nli_rows_keep_their_kind(tmp_path: Path) -> None:
+    path = tmp_path / "dev.jsonl"
+    rows = [
+        {"premise": "P.", "hypothesis": "H.", "label": "SUPPORT", "kind": "correct_plain"},
+        {"premise": "P.", "hypothesis": "H2.", "label": "CONTRADICT"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    pairs = load_nli(path)
+    assert [(p.kind, p.label) for p in pairs] == [
+        ("correct_plain", NliLabel.SUPPORT),
+        ("", NliLabel.CONTRADICT),
+    ]

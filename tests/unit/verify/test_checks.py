@@ -18,11 +18,12 @@ from verifai_desktop.verify.checks import (
     ALL_CHECKS,
     NO_CHECKS,
     aligned_changes,
-    held_back,
     states_verbatim,
 )
+from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.labels import AIM_FLAG, shown_label
-from verifai_desktop.verify.nli import OnnxVerifier, get_verifier
+from verifai_desktop.verify.nli import OnnxVerifier
+from verifai_desktop.verify.rules import findings
 
 T = VerifySettings(support_threshold=0.6, contradict_threshold=0.7)
 
@@ -48,18 +49,23 @@ def test_shown_label(
     assert shown_label(*probs, flags, T) is expected
 
 
-def test_held_back_names_the_figure_and_the_negation() -> None:
+def test_the_rules_name_the_figure_and_the_negation() -> None:
     window = (
         "Tensile strength was 320 MPa for steel, 110 MPa for titanium and 45 MPa for aluminium."
     )
-    (reason,) = held_back("Titanium had a tensile strength of 320 MPa.", window, NliLabel.SUPPORT)
-    assert "320 MPa" in reason and "not stated for the same subject" in reason
-    assert held_back("Titanium had a tensile strength of 110 MPa.", window, NliLabel.SUPPORT) == ()
+    claim = "Titanium had a tensile strength of 320 MPa."
+    (red,) = findings(claim, window, window, NliLabel.SUPPORT)
+    assert red.effect is Effect.RED and red.rule == "figures"
+    assert red.reason.startswith("the figure 320 MPa: the passage gives 110 MPa here")
+    right = "Titanium had a tensile strength of 110 MPa."
+    assert findings(right, window, window, NliLabel.SUPPORT) == ()
     claim = "Smoking increases the risk of stroke."
     window = "Smoking did not increase the risk of stroke."
-    assert held_back(claim, window, NliLabel.SUPPORT)
-    assert held_back(claim, window, NliLabel.SUPPORT, NO_CHECKS) == ()
-    assert held_back(claim, window, NliLabel.NO_EVIDENCE) == ()
+    (red,) = findings(claim, window, window, NliLabel.SUPPORT)
+    assert red.effect is Effect.RED and red.rule == "negation"
+    assert findings(claim, window, window, NliLabel.SUPPORT, NO_CHECKS) == ()
+    # a rule that shows red does so whatever the verifier guessed
+    assert findings(claim, window, window, NliLabel.NO_EVIDENCE) == (red,)
 
 
 def test_a_sentence_that_follows_the_window_word_for_word_is_checked_where_it_differs() -> None:
@@ -101,10 +107,10 @@ def test_a_window_stating_the_sentence_word_for_word_is_not_red() -> None:
         "signal into a triplet-loss pretraining objective."
     )
     assert states_verbatim(claim, window)
-    assert held_back(claim, window, NliLabel.CONTRADICT) == (
-        "the evidence states the sentence word for word",
+    assert findings(claim, window, window, NliLabel.CONTRADICT) == (
+        Finding("aligned", Effect.HOLD, "the evidence states the sentence word for word"),
     )
-    assert held_back(claim, window, NliLabel.CONTRADICT, NO_CHECKS) == ()
+    assert findings(claim, window, window, NliLabel.CONTRADICT, NO_CHECKS) == ()
     changed = "Statins were associated with AKI."
     assert not states_verbatim(changed, "Statins were not associated with AKI.")
 
@@ -139,13 +145,6 @@ def test_windows_holding_an_aim_are_not_evidence() -> None:
     whole = verify_pairs(verifier, [(text, "Dogs bark.")], granularity="sentences",
                          sentence_spans=[spans], thresholds=T, checks=NO_CHECKS)  # fmt: skip
     assert whole.shown == (ShownLabel.SUPPORT,)  # without the check the aim decided
-
-
-@pytest.fixture(scope="module")
-def bundled() -> OnnxVerifier:
-    verifier = get_verifier("bundled")
-    verifier.load()
-    return verifier
 
 
 def _abstract(doc_id: int) -> str:

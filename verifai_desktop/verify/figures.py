@@ -1,0 +1,434 @@
+"""Figures bound to their subject: which clause of the evidence states each figure of a claim.
+
+:func:`verifai_desktop.verify.numbers.unstated_numbers` says which figures of a claim the
+evidence does not state for the same subject. A generated answer is a paraphrase, so this
+module also accepts the forms a paraphrase writes a stated figure in, and, when a figure is not
+stated, looks for the value the evidence does give for the claim's subject:
+
+* **equivalent forms** (:func:`equivalent`): rounding to the precision the claim writes ("62.9"
+  -> "63", "0.557" -> "0.56"), a hedged figure within :data:`HEDGE_TOL` ("about 60%" for
+  "58.7%"), a unit conversion within one dimension ("10,395 nM" = "10.4 uM", "1,500 mg" = "1.5
+  g", "48 hours" = "2 days"), a share of two counts the evidence states ("88 of 122" ->
+  "72%"), and a sum of two counts of one unit ("45 men and 77 women" -> "122 patients");
+* **the value the evidence gives instead** (:func:`bind`): when a figure of the evidence of
+  the same quantity and another value shares the claim figure's subject words better than the
+  figure holding the claim's value does (the words that tell the two apart point to it), the
+  claim's figure is *bound to another value*: the app shows the sentence red and quotes the
+  evidence's clause with its value ("the figure 48 hours: the passage gives 4 hours here (...)").
+  So is the claim's value in another unit of the same dimension (:func:`_scaled`), and a
+  whole group where the evidence counts part of it ("all 680 families" against "327/680",
+  :func:`_part_of`). Confidence limits, ranges and P values inside brackets, the base of a rate
+  ("per 100 beats") and number words are never the other value (:func:`_rivals`).
+
+The subject of a figure is :mod:`~verifai_desktop.verify.numbers`' rule (the content words and
+years of its clause, the list frame and the item of a list member), with the frame of its
+sentence (:func:`_framed`: a fronted "For people born in 1941-60," or "In 2008,"); "Of the 1,200
+patients, 312 ..." makes 1,200 a total (:func:`_totals`). Chosen on the paraphrase dev set
+(``models/paraphrase_dev.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from verifai_desktop.domain import NliLabel
+from verifai_desktop.ingest.sentences import split_sentences
+from verifai_desktop.verify.finding import Effect, Finding
+from verifai_desktop.verify.numbers import (
+    Figure,
+    NumberMention,
+    compatible_units,
+    figures,
+    find_numbers,
+    is_stated,
+    same_value,
+    subject_words,
+)
+from verifai_desktop.verify.units import COUNT_UNITS as _COUNT_UNITS
+from verifai_desktop.verify.units import PEOPLE
+from verifai_desktop.verify.units import SCALES as _SCALES
+
+HEDGE_TOL = 0.05
+"""Relative tolerance of a hedged claim figure ("about", "approximately", "nearly", "roughly",
+"around", "almost", "over", "more than", "some", "~")."""
+
+MIN_SHARED = 2
+"""Subject words a rival figure must share with the claim figure for the claim's figure to be
+bound to the rival's value (fewer when the claim figure's subject has fewer words)."""
+
+_HEDGE = re.compile(
+    r"(?:about|approximately|approx\.?|nearly|roughly|around|almost|over|more\s+than|"
+    r"less\s+than|under|some|~|≈|close\s+to|just\s+(?:over|under))\s*$",
+    re.IGNORECASE,
+)
+
+
+def _decimals(mention: NumberMention) -> int:
+    """Digits written after the decimal point of a mention's numeral (0 for "63", "1,200")."""
+    match = re.search(r"\d[.·](\d+)", mention.text)
+    return len(match.group(1)) if match else 0
+
+
+def hedged(claim: str, mention: NumberMention) -> bool:
+    """Whether ``claim`` hedges ``mention`` ("about 60%", "nearly 1,200 patients")."""
+    return _HEDGE.search(claim[: mention.span[0]]) is not None
+
+
+def _close(claimed: float, stated: float, decimals: int, hedge: bool) -> bool:
+    """Whether ``stated`` written at ``decimals`` digits gives ``claimed`` (or is within the
+    hedge tolerance)."""
+    if math.isclose(round(stated, decimals), claimed, rel_tol=1e-9, abs_tol=1e-12):
+        return True
+    return hedge and math.isclose(stated, claimed, rel_tol=HEDGE_TOL)
+
+
+def _converted(claimed: Figure, stated: Figure, decimals: int, hedge: bool) -> bool:
+    """Whether ``stated`` in its unit is ``claimed`` in another unit of the same dimension."""
+    a, b = _SCALES.get(claimed.mention.unit), _SCALES.get(stated.mention.unit)
+    if a is None or b is None or a[0] != b[0] or a[1] == b[1]:
+        return False
+    value = stated.mention.value * b[1] / a[1]
+    if _close(claimed.mention.value, value, decimals, hedge):
+        return True
+    # "48 hours" against "2 days": significant figures, not decimals, after a conversion
+    digits = max(1, len(re.sub(r"\D", "", f"{claimed.mention.value:g}")))
+    return math.isclose(float(f"{value:.{digits}g}"), claimed.mention.value, rel_tol=1e-9)
+
+
+def _addable(a: str, b: str, total: str) -> bool:
+    """Whether counts in units ``a`` and ``b`` add up to a count in unit ``total`` ("169 men
+    and 88 women" to "257 patients")."""
+    if compatible_units(a, b) and compatible_units(a or b, total):
+        return True
+    return {a, b} <= PEOPLE and total in PEOPLE | {""}
+
+
+def _shares_subject(claimed: Figure, stated: Figure) -> bool:
+    return not claimed.subject or bool(claimed.subject & (stated.item or stated.subject))
+
+
+def equivalent(claim: str, claimed: Figure, evidence: list[Figure]) -> Figure | None:
+    """The evidence figure that states ``claimed`` in an equivalent form, or None.
+
+    Args:
+        claim: the claim text ``claimed`` was found in (for its hedges).
+        claimed: one figure of the claim.
+        evidence: the figures of the evidence (:func:`~verifai_desktop.verify.numbers.figures`).
+
+    Returns:
+        The evidence figure (for a share or a sum, its first term) whose subject shares a word
+        with the claim figure's (any word, when the claim figure's subject is empty).
+    """
+    decimals = _decimals(claimed.mention)
+    hedge = hedged(claim, claimed.mention)
+    unit = claimed.mention.unit
+    for e in evidence:
+        if not _shares_subject(claimed, e):
+            continue
+        if same_value(e.mention.value, claimed.mention.value):
+            continue  # the same value is stated or not by the subject rule, not as a variant
+        if compatible_units(unit, e.mention.unit) and _close(
+            claimed.mention.value, e.mention.value, decimals, hedge
+        ):
+            return e
+        if _converted(claimed, e, decimals, hedge):
+            return e
+    counts = [e for e in evidence if e.mention.unit in _COUNT_UNITS and e.mention.value > 0]
+    for i, part in enumerate(counts):
+        for whole in counts:
+            if whole is part or whole.mention.value <= part.mention.value:
+                continue
+            if unit == "%" and _shares_subject(claimed, part):
+                share = 100.0 * part.mention.value / whole.mention.value
+                if _close(claimed.mention.value, share, decimals, hedge) or math.isclose(
+                    share, claimed.mention.value, abs_tol=0.5
+                ):
+                    return part
+        if unit in _COUNT_UNITS:
+            for other in counts[i + 1 :]:
+                if not _addable(part.mention.unit, other.mention.unit, unit):
+                    continue
+                total = part.mention.value + other.mention.value
+                if math.isclose(total, claimed.mention.value, rel_tol=1e-9):
+                    return part
+    return None
+
+
+def _words(e: Figure) -> frozenset[str]:
+    return e.subject | e.item
+
+
+def _same_quantity(claimed: Figure, e: Figure) -> bool:
+    """Whether ``e`` can give another value of the quantity ``claimed`` names: the same unit
+    (a bare figure only against a bare figure), and not a bare count against a bare ratio."""
+    if e.mention.unit != claimed.mention.unit:
+        return False
+    return (
+        bool(e.mention.unit) or e.mention.value.is_integer() == claimed.mention.value.is_integer()
+    )
+
+
+def bind(claimed: Figure, evidence: list[Figure], holder: Figure | None) -> Figure | None:
+    """The evidence figure the claim figure's subject belongs to when it has another value.
+
+    A rival is a figure of the same quantity (:func:`_same_quantity`) with another value whose
+    subject shares at least :data:`MIN_SHARED` of the claim figure's subject words, more of them
+    than the ``holder`` does, and, of the words that tell the two apart, at least one with the
+    rival and none with the holder, or at least twice as many (and two) with the rival:
+    "prevalence ... for people born in 1941-60: 493" where 493 is the overall prevalence and
+    733 the 1941-60 one.
+
+    Args:
+        claimed: one figure of the claim.
+        evidence: the figures of the evidence.
+        holder: the evidence figure with the claim figure's value that shares the most of its
+            subject words (it may share none), or None when no evidence figure has the value.
+
+    Returns:
+        The rival sharing the most words, or None.
+    """
+    if not claimed.subject:
+        return None
+    ours = frozenset() if holder is None else claimed.subject & _words(holder)
+    best: tuple[int, Figure] | None = None
+    for e in evidence:
+        if same_value(e.mention.value, claimed.mention.value) or not _same_quantity(claimed, e):
+            continue
+        if e.item and not claimed.subject & e.item:
+            continue
+        theirs = claimed.subject & _words(e)
+        if len(theirs) < MIN_SHARED or len(theirs) <= len(ours):
+            continue
+        only_theirs, only_ours = len(theirs - ours), len(ours - theirs)
+        if not (only_theirs and not only_ours) and not (only_theirs >= 2 * max(only_ours, 1)):
+            continue  # the words that tell the two apart do not point to the rival
+        if best is None or len(theirs) > best[0]:
+            best = (len(theirs), e)
+    return None if best is None else best[1]
+
+
+def _scaled(claimed: Figure, evidence: list[Figure]) -> Figure | None:
+    """An evidence figure with the claim figure's value in another unit of the same dimension
+    (or a share where the claim writes a bare figure, and back), sharing a subject word: the
+    claim's unit is wrong ("5.4 grams" where the passage gives "5.4 kg")."""
+    a = _SCALES.get(claimed.mention.unit)
+    for e in evidence:
+        if not same_value(e.mention.value, claimed.mention.value):
+            continue
+        b = _SCALES.get(e.mention.unit)
+        scaled = a is not None and b is not None and a[0] == b[0] and a[1] != b[1]
+        percent = "%" in (e.mention.unit, claimed.mention.unit) and e.mention.unit != (
+            claimed.mention.unit
+        )
+        if (scaled or percent) and claimed.subject & _words(e):
+            return e
+    return None
+
+
+_TOTAL = re.compile(r"(?:^|[.;:]\s*)(?:of|among|in)\s+(?:the|these|all|those)?\s*$", re.I)
+
+
+_PER = re.compile(r"\bper\s*$|/\s*$", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+_QUALIFIER = re.compile(
+    r"(?:\bto|[-\u2013,;±:]|\+/-)\s*$|\b(?:CI|confidence|range|IQR|SD|SE|p\s*[=<>])", re.IGNORECASE
+)
+
+
+def _rivals(text: str, found: list[Figure]) -> list[Figure]:
+    """The figures of ``text`` that can give a subject's value: not the base of a rate ("per
+    100 beats", "/1000"), not a number word ("two cell lines" counts the text's own items), and
+    not a figure inside brackets that qualifies the one before it (a confidence interval, a
+    range, a P value: "(95% CI 0.56 to 0.84)", "(733 per million, 269 to 1596 per million)")."""
+    out = []
+    for f in found:
+        start = f.mention.span[0]
+        if _PER.search(text[max(0, start - 6) : start]) or not _DIGIT.match(f.mention.text):
+            continue
+        opened = text.rfind("(", 0, start)
+        inside = text[opened:start] if opened > text.rfind(")", 0, start) else ""
+        if _DIGIT.search(inside) and _QUALIFIER.search(inside):
+            continue
+        out.append(f)
+    return out
+
+
+def _totals(text: str, found: list[Figure]) -> list[Figure]:
+    """``found`` with the figure of "Of the 1,200 patients, 312 ..." as a total (no subject):
+    it counts the group the next figure is a part of."""
+    return [
+        Figure(f.mention, frozenset(), frozenset())
+        if _TOTAL.search(text[max(0, f.mention.span[0] - 40) : f.mention.span[0]])
+        else f
+        for f in found
+    ]
+
+
+_YEAR = re.compile(r"(?<![\w.,])(?:19|20)\d\d(?![\w%]|[.,]\d)")
+_FRONTED = re.compile(
+    r"(?:In|Among|For|At|After|Before|During|Within|Under|Over|By|Compared\s+with)\b[^,;]*,",
+)
+
+
+def _framed(text: str, found: list[Figure]) -> list[Figure]:
+    """``found`` with the frame of each figure's sentence in its subject: the words of a
+    fronted clause without figures ("For people born in 1941-60, ...", "In men, ...", "Among
+    the 27 surgeons ...,") and the year of a sentence that names one year ("In 2008, before
+    the campaigns, 23.7% of respondents ..."): they scope over every figure of the sentence,
+    though a comma parts them from its clause."""
+    out = []
+    for start, end in split_sentences(text):
+        sentence = text[start:end]
+        frame: frozenset[str] = frozenset()
+        fronted = _FRONTED.match(sentence.lstrip())
+        if fronted and not find_numbers(fronted.group()):
+            frame = subject_words(fronted.group())
+        years = frozenset(_YEAR.findall(sentence))
+        if len(years) == 1:
+            frame |= years
+        for f in found:
+            if start <= f.mention.span[0] < end:
+                out.append(Figure(f.mention, f.subject | frame, f.item) if f.subject else f)
+    return out
+
+
+_ALL = re.compile(r"\b(?:all|each\s+of|every\s+one\s+of|every)\s+(?:of\s+)?(?:the\s+)?$", re.I)
+_PART_OF = re.compile(r"\s*(?:(?:out\s+)?of(?:\s+the|\s+all)?|/)\s*$", re.I)
+
+
+def _part_of(claim: str, claimed: Figure, evidence: str, found: list[Figure]) -> Figure | None:
+    """For a claim figure read as a whole group ("all 680 families", "each of the 151
+    patients"), the evidence figure that counts only part of that group: a smaller count
+    written as "327 of 680", "327/680" or "of the 680 ..., 327", or None."""
+    if not _ALL.search(claim[: claimed.mention.span[0]]) or not claimed.mention.value.is_integer():
+        return None
+    for n, e in enumerate(found):
+        if not same_value(e.mention.value, claimed.mention.value):
+            continue
+        for other in found[max(0, n - 2) : n + 3]:
+            if other is e or not 0 < other.mention.value < e.mention.value:
+                continue
+            if not other.mention.value.is_integer() or other.mention.unit not in _COUNT_UNITS:
+                continue
+            gap = evidence[other.mention.span[1] : e.mention.span[0]]
+            if _PART_OF.fullmatch(gap) or (
+                not e.subject and e.mention.span[1] < other.mention.span[0]
+            ):
+                return other
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FigureFinding:
+    """What the evidence says of one figure of a claim.
+
+    Attributes:
+        claimed: the claim's figure.
+        stated: the evidence figure that states it (directly or in an equivalent form), or
+            None.
+        rival: the evidence figure the claim's subject belongs to with another value, or the
+            claim's value in another unit (:func:`bind`); None when the evidence gives no
+            other value for it.
+        clause: the evidence's clause holding ``rival`` (for the user), "" without one.
+    """
+
+    claimed: NumberMention
+    stated: NumberMention | None
+    rival: NumberMention | None
+    clause: str
+
+
+def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
+    """Each figure of ``claim`` against ``evidence``: stated, bound to another value, or
+    unstated.
+
+    Args:
+        claim: the claim (a sentence or part of one, without citation markers).
+        evidence: the evidence (a passage: a figure's rival may stand in another sentence).
+
+    Returns:
+        One finding per figure of the claim, in claim order; () when the claim has no figures.
+    """
+    claimed = _framed(claim, figures(claim))
+    if not claimed:
+        return ()
+    stated = _totals(evidence, _framed(evidence, figures(evidence)))
+    rivals = _rivals(evidence, stated)
+    out = []
+    for c in claimed:
+        if _PER.search(claim[max(0, c.mention.span[0] - 6) : c.mention.span[0]]):
+            out.append(FigureFinding(c.mention, c.mention, None, ""))  # a rate's base
+            continue
+        same = [
+            e for e in stated
+            if same_value(e.mention.value, c.mention.value)
+            and compatible_units(e.mention.unit, c.mention.unit)
+        ]  # fmt: skip
+        holder = max(same, key=lambda e: len(c.subject & _words(e)), default=None)
+        stated_by = holder if holder is not None and is_stated(c, stated) else None
+        stated_by = stated_by or equivalent(claim, c, stated)
+        rival = bind(c, rivals, stated_by or holder) or _part_of(claim, c, evidence, stated)
+        if rival is None and stated_by is None and holder is None:
+            rival = _scaled(c, stated)
+        if rival is not None:
+            out.append(
+                FigureFinding(c.mention, None, rival.mention, _clause(evidence, rival.mention))
+            )
+        else:
+            mention = None if stated_by is None else stated_by.mention
+            out.append(FigureFinding(c.mention, mention, None, ""))
+    return tuple(out)
+
+
+_CLAUSE_EDGE = re.compile(r"[;:()\[\]]|,\s|\.\s|\b(?:whereas|while|but|compared)\b")
+
+
+def _clause(text: str, mention: NumberMention) -> str:
+    """The stretch of ``text`` around ``mention`` between clause edges, at most 160 chars."""
+    start, end = mention.span
+    left = max((m.end() for m in _CLAUSE_EDGE.finditer(text, 0, start)), default=0)
+    right = next((m.start() for m in _CLAUSE_EDGE.finditer(text, end)), len(text))
+    left = max(left, start - 100)
+    right = min(right, end + 60)
+    return text[left:right].strip(" ,.;")
+
+
+def figures_rule(part: str, window: str, passage: str, guess: NliLabel) -> tuple[Finding, ...]:
+    """The figures rule (:data:`~verifai_desktop.verify.finding.Rule`).
+
+    The figures of ``part`` are read against the whole ``passage``, not only ``window``: the
+    value a claim's subject really has often stands in the sentence next to the one that
+    repeats the claim's figure. A figure bound to another value (:func:`bind`), or written in
+    another unit (:func:`_scaled`), is ``RED``, with the passage's clause and value quoted,
+    whatever the verifier guessed; a figure the passage states neither directly nor in an
+    equivalent form, for no rival value, is ``HOLD`` of a SUPPORT guess.
+
+    Returns:
+        At most one finding per figure of ``part``, e.g. ``Finding("figures", Effect.RED,
+        'the figure 48 hours: the passage gives 4 hours here ("on copper for 4 hours")')``.
+    """
+    out: list[Finding] = []
+    unstated: list[str] = []
+    for f in figure_findings(part, passage):
+        if f.stated is not None:
+            continue
+        if f.rival is not None:
+            out.append(Finding(
+                "figures",
+                Effect.RED,
+                f'the figure {f.claimed.text}: the passage gives {f.rival.text} here '
+                f'("{f.clause}")',
+            ))  # fmt: skip
+        else:
+            unstated.append(f.claimed.text)
+    if unstated and guess is NliLabel.SUPPORT:
+        noun, verb = ("figure", "is") if len(unstated) == 1 else ("figures", "are")
+        out.append(Finding(
+            "figures",
+            Effect.HOLD,
+            f"the {noun} {', '.join(unstated)} {verb} not stated for the same subject in the "
+            "evidence",
+        ))  # fmt: skip
+    return tuple(out)
