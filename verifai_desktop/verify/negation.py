@@ -176,10 +176,12 @@ _CLAUSE_SPLIT = re.compile(
     re.IGNORECASE,
 )
 _BACKGROUND = re.compile(
-    r"^\s*(?:BACKGROUND|INTRODUCTION|OBJECTIVES?|AIMS?|PURPOSE|METHODS?|DESIGN|SETTING)\b|"
-    r"\b(?:has|have) been (?:found|reported|shown|suggested)\b|\bwere estimated\b",
+    r"^\s*(?i:background|introduction|objectives?|aims?|purpose|methods?|design|setting)\b|"
+    r"\b(?:has|have) been (?:found|reported|shown|suggested)\b|\bwere estimated\b|"
+    r"^\s*(?i:if)\b|\b(?i:no studies)\b|\b(?:remains?|is) (?:unknown|unclear)\b",
 )
-"""A clause that reports background or method, not this study's finding."""
+"""A clause that reports background, method or a hypothesis ("If such an association exists,
+...", "no studies have evaluated whether ..."), not this study's finding."""
 
 
 def negates(text: str) -> bool:
@@ -228,6 +230,22 @@ HEAD_BONUS = 0.25
 """Added to a clause's share when it speaks of the predicate the claim negates (ranking only)."""
 
 
+_BUT_NOT = re.compile(r",?\s*\bbut\s+not\b([^,;]*)", re.IGNORECASE)
+
+
+def _negates(clause: str, words: frozenset[str]) -> bool:
+    """Whether ``clause`` negates what a claim with content ``words`` speaks of: "X, but not Y"
+    negates Y only, so it negates for a claim that names a word of Y the rest lacks, and counts
+    as plain for a claim about X."""
+    contrast = _BUT_NOT.search(clause)
+    if contrast is None:
+        return negates(clause)
+    rest = clause[: contrast.start()] + clause[contrast.end() :]
+    if negates(rest):
+        return True
+    return bool(words & _content(contrast.group(1)) - _content(rest))
+
+
 def matching_clause(claim: str, text: str) -> ClauseMatch:
     """The clause of ``text`` that holds the largest share of ``claim``'s content words
     (clauses end at ``. ; :``, brackets and *but, whereas, while, however, although*; "..., but
@@ -251,7 +269,10 @@ def matching_clause(claim: str, text: str) -> ClauseMatch:
         # a clause that speaks of the predicate the claim negates wins a tie
         score = share + (HEAD_BONUS if heads & (theirs.plain | theirs.negated.keys()) else 0.0)
         if share > 0 and score > rank:
-            best, rank = ClauseMatch(clause.strip(), share, negates(claim), negates(clause)), score
+            best, rank = (
+                ClauseMatch(clause.strip(), share, negates(claim), _negates(clause, words)),
+                score,
+            )
     return best
 
 

@@ -15,9 +15,11 @@ from verifai_desktop.domain import NliLabel
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.numbers import subject_words
 
-SUBJECT_SHARE = 0.5
-"""Share of the claim's subject words a window must hold for its CONTRADICT to be shown
-(chosen on the paraphrase dev set, ``models/paraphrase_dev.py``)."""
+SUBJECT_SHARE = 0.25
+"""Share of the claim's subject words a window must hold for its CONTRADICT to be shown. Chosen
+on SciFact dev (red precision 0.52 at coverage 0.37, against 0.51 / 0.38 without the rule and
+0.48 / 0.27 at 0.5); the paraphrase dev set, whose claims are all on the passage's subject, moves
+by at most 0.01 between 0.3 and 0.5."""
 
 
 def subject_share(part: str, window: str) -> float:
