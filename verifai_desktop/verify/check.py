@@ -257,19 +257,28 @@ def _decide(
     return best, reasons(found[best], label), label, None
 
 
+PART_WORDS = {
+    ShownLabel.SUPPORT: "supported",
+    ShownLabel.CONTRADICT: "contradicted",
+    ShownLabel.NO_EVIDENCE: "no evidence",
+    ShownLabel.UNSURE: "unsure",
+}
+"""How a claim part's shown label is named in a verdict's reasons."""
+
+
 def _combine(
     decided: Sequence[tuple[int, tuple[str, ...], ShownLabel, int | None]],
     parts: Sequence[ClaimPart],
-) -> tuple[int, tuple[str, ...], ShownLabel, int | None, int]:
+) -> tuple[int, tuple[str, ...], ShownLabel, int | None]:
     """One passage's verdict on a claim from its parts' verdicts: red when a part is red,
     green when every part is green, else unsure when a part is unsure, else no evidence.
 
     Returns:
-        ``(row, reasons, shown label, conflict row, deciding part)``; with more than one part,
-        the reasons list each part with its shown label first.
+        ``(row, reasons, shown label, conflict row)`` of the deciding part; with more than one
+        part, the reasons list each part with its shown label first.
     """
     if len(decided) == 1:
-        return (*decided[0], 0)
+        return decided[0]
     labels = [d[2] for d in decided]
     if ShownLabel.CONTRADICT in labels:
         k = labels.index(ShownLabel.CONTRADICT)
@@ -286,16 +295,7 @@ def _combine(
     )
     conflict = next((d[3] for d in decided if d[3] is not None), None)
     row, why = decided[k][0], decided[k][1]
-    return row, lines + why, label, conflict if label is ShownLabel.SUPPORT else None, k
-
-
-PART_WORDS = {
-    ShownLabel.SUPPORT: "supported",
-    ShownLabel.CONTRADICT: "contradicted",
-    ShownLabel.NO_EVIDENCE: "no evidence",
-    ShownLabel.UNSURE: "unsure",
-}
-"""How a claim part's shown label is named in a verdict's reasons."""
+    return row, lines + why, label, conflict if label is ShownLabel.SUPPORT else None
 
 
 def verify_pairs(
@@ -366,7 +366,7 @@ def verify_pairs(
                 probs[rows], texts, items[n][0], part.text, aims_only[n], thresholds, checks
             )
             decided.append((rows[best], why, label, None if other is None else rows[other]))
-        row, why, label, other, _ = _combine(decided, item_parts[n])
+        row, why, label, other = _combine(decided, item_parts[n])
         out[n] = probs[row]
         chosen.append(windows[row])
         flags.append(why)

@@ -29,6 +29,7 @@ patients, 312 ..." makes 1,200 a total (:func:`_totals`). Chosen on the paraphra
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -340,6 +341,7 @@ class FigureFinding:
     clause: str
 
 
+@functools.lru_cache(maxsize=1024)
 def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
     """Each figure of ``claim`` against ``evidence``: stated, bound to another value, or
     unstated.
@@ -350,6 +352,7 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
 
     Returns:
         One finding per figure of the claim, in claim order; () when the claim has no figures.
+        Memoised: the figures rule asks for the same (part, passage) once per window.
     """
     claimed = _framed(claim, figures(claim))
     if not claimed:

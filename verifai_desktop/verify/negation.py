@@ -23,6 +23,7 @@ plainly is ambiguous and never reported.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -246,6 +247,7 @@ def _negates(clause: str, words: frozenset[str]) -> bool:
     return bool(words & _content(contrast.group(1)) - _content(rest))
 
 
+@functools.lru_cache(maxsize=1024)
 def matching_clause(claim: str, text: str) -> ClauseMatch:
     """The clause of ``text`` that holds the largest share of ``claim``'s content words
     (clauses end at ``. ; :``, brackets and *but, whereas, while, however, although*; "..., but
@@ -254,7 +256,8 @@ def matching_clause(claim: str, text: str) -> ClauseMatch:
     A clause stating an aim or hypothesis (:func:`~verifai_desktop.verify.aims.is_aim`), or
     background or method (:data:`_BACKGROUND`), is never the match: it states no finding of the
     study. A clause that speaks of the predicate the claim negates
-    ranks :data:`HEAD_BONUS` higher.
+    ranks :data:`HEAD_BONUS` higher. Memoised: the negation rule asks for the same (part,
+    passage) once per window.
     """
     words = _content(claim)
     if not words:
