@@ -32,6 +32,7 @@ from verifai_desktop.domain import (
     Verdict,
     label_probability,
 )
+from verifai_desktop.verify.parts import PART_REASON_PREFIX
 
 CONFLICT_GLYPH = "\u21c4"  # ⇄ after a sentence with conflicting evidence
 CONFLICT_TITLE = "Conflicting evidence in your documents"
@@ -220,17 +221,21 @@ REASON_LEADS: dict[ShownLabel, str] = {
 }
 """What leads a reason of a verdict shown red or green (:func:`flag_lines`): a rule of
 :mod:`verifai_desktop.verify.rules` that shows a sentence red names why ("Contradicted: the
-figure 48 hours: the passage gives 4 hours here ..."); a sentence of several parts lists them
-("Checked: part 1 of 2, ...: supported"). Any other verdict's reasons held it back."""
+figure 48 hours: the passage gives 4 hours here ..."). Any other verdict's reasons held it
+back."""
 
 
 def flag_lines(verdict: Verdict) -> tuple[str, ...]:
     """One line per reason of ``verdict`` (:attr:`Verdict.flags`): ``"Held back: the figure 12%
     is not stated for the same subject in the evidence"``, or, for a verdict shown red or green
     with reasons, led by :data:`REASON_LEADS` (``"Contradicted: the passage negates it:
-    ..."``); ``()`` without reasons."""
+    ..."``); a claim part's line stands without a lead (``'Part 1 of 2, "...": supported'``);
+    ``()`` without reasons."""
     lead = HELD_BACK if verdict.shown is None else REASON_LEADS.get(verdict.shown, HELD_BACK)
-    return tuple(f"{lead}: {flag}" for flag in verdict.flags)
+    return tuple(
+        f"P{flag[1:]}" if flag.startswith(PART_REASON_PREFIX) else f"{lead}: {flag}"
+        for flag in verdict.flags
+    )
 
 
 def deciding_verdict(sentence: AnswerSentence) -> Verdict | None:
@@ -264,9 +269,16 @@ def sentence_probability(sentence: AnswerSentence) -> float | None:
     :func:`verifai_desktop.domain.label_probability`: e.g. the weakest P(SUPPORT)
     of a supported sentence, the strongest P(CONTRADICT) of a contradicted one).
 
-    Returns ``None`` for a sentence without verdicts (unreferenced).
+    Returns ``None`` for a sentence without verdicts (unreferenced), and for one a rule showed
+    red (:mod:`verifai_desktop.verify.rules`: no verdict shown CONTRADICT has CONTRADICT as the
+    verifier's best guess): the verifier's P(CONTRADICT) does not back that label, the reasons
+    do.
     """
     if not sentence.verdicts:
+        return None
+    red = [v for v in sentence.verdicts if v.shown is ShownLabel.CONTRADICT]
+    rule_red = red and all(v.label is not NliLabel.CONTRADICT for v in red)
+    if sentence.label is SentenceLabel.CONTRADICTED and rule_red:
         return None
     return label_probability(sentence.label, sentence.verdicts)
 

@@ -52,6 +52,7 @@ from verifai_desktop.presentation import (
     injection_warning,
     ocr_note,
     sentence_css,
+    sentence_probability,
     unsure_guess,
 )
 from verifai_desktop.recognition import Recognition, WordBox
@@ -468,5 +469,10 @@ def test_a_verdict_a_rule_shows_red_names_why_and_is_not_held_back() -> None:
     assert flag_lines(red) == (f"Contradicted: {reason}",)
     held = dataclasses.replace(red, shown=ShownLabel.UNSURE)
     assert flag_lines(held) == (f"Held back: {reason}",)
-    parts = dataclasses.replace(red, shown=ShownLabel.SUPPORT, flags=("part 1 of 2, ...",))
-    assert flag_lines(parts) == ("Checked: part 1 of 2, ...",)
+    parts = dataclasses.replace(red, flags=('part 2 of 2, "it fails": contradicted', reason))
+    assert flag_lines(parts) == ('Part 2 of 2, "it fails": contradicted', f"Contradicted: {reason}")
+    # red by a rule: the verifier's P(CONTRADICT) does not back the label, so none is shown
+    sentence = AnswerSentence("S [1].", 0, 6, (1,), (red,), SentenceLabel.CONTRADICTED)
+    assert sentence_probability(sentence) is None
+    by_guess = dataclasses.replace(red, label=NliLabel.CONTRADICT, p_contradict=0.8, p_support=0.1)
+    assert sentence_probability(dataclasses.replace(sentence, verdicts=(by_guess,))) == 0.8

@@ -21,7 +21,7 @@ from verifai_desktop.cli.common import (
     print_json,
 )
 from verifai_desktop.codec import answer_to_dict
-from verifai_desktop.domain import Answer, Progress, SentenceLabel, label_probability
+from verifai_desktop.domain import Answer, Progress, SentenceLabel
 from verifai_desktop.evaluate.answer_tables import format_comparison, format_report
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa
 from verifai_desktop.generate.openai_server import leaves_machine_warning
@@ -35,6 +35,7 @@ from verifai_desktop.presentation import (
     flag_lines,
     ocr_note,
     recitation_note,
+    sentence_probability,
     unsure_guess,
 )
 from verifai_desktop.settings import Settings, load_settings
@@ -343,12 +344,12 @@ def render_answer(answer: Answer, settings: Settings) -> None:
         console.print(legend)
         console.print()
         for i, s in enumerate(answer.sentences, start=1):
-            prob = label_probability(s.label, s.verdicts)
+            prob = sentence_probability(s)
             head = Text(f"{i}. ")
             head.append(LABEL_TEXT[s.label], style=LABEL_STYLE[s.label])
             if unsure_guess(s):
                 head.append(f" ({unsure_guess(s)})")
-            elif s.verdicts:
+            elif prob is not None:
                 head.append(f" (p={prob:.2f})")
             head.append(f"  {s.text}")
             console.print(head)

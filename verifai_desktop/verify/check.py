@@ -37,7 +37,7 @@ from verifai_desktop.verify.checks import ALL_CHECKS, Checks
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.labels import AIM_FLAG
 from verifai_desktop.verify.negation import positive_pair
-from verifai_desktop.verify.parts import ClaimPart, claim_parts
+from verifai_desktop.verify.parts import PART_REASON_PREFIX, ClaimPart, claim_parts
 from verifai_desktop.verify.premises import sentence_windows
 from verifai_desktop.verify.rules import findings, reasons, shown_with
 
@@ -290,7 +290,7 @@ def _combine(
     else:
         k, label = labels.index(ShownLabel.NO_EVIDENCE), ShownLabel.NO_EVIDENCE
     lines = tuple(
-        f'part {n + 1} of {len(parts)}, "{p.text}": {PART_WORDS[d[2]]}'
+        f'{PART_REASON_PREFIX}{n + 1} of {len(parts)}, "{p.text}": {PART_WORDS[d[2]]}'
         for n, (p, d) in enumerate(zip(parts, decided, strict=True))
     )
     conflict = next((d[3] for d in decided if d[3] is not None), None)

@@ -23,6 +23,10 @@ from dataclasses import dataclass
 MIN_PART_WORDS = 4
 """Words (runs of letters or digits) each side of a cut must have; shorter sides stay joined."""
 
+PART_REASON_PREFIX = "part "
+"""How a verdict's reason that names a claim part and its label begins (``'part 1 of 2,
+"...": supported'``, written by :func:`verifai_desktop.verify.check.verify_pairs`)."""
+
 MAX_PARTS = 4
 """At most this many parts per sentence (each costs one verifier pass over the windows)."""
 
