@@ -376,6 +376,10 @@ class Evidence:
         return max(self.verdict.p_support, self.verdict.p_contradict)
 
 
+TOKEN_COUNTS = ("prompt_tokens", "generated_tokens")
+"""``Answer.timings_ms`` keys counting tokens read (chat template included) and sampled."""
+
+
 @dataclass(frozen=True, slots=True)
 class AnswerSentence:
     """One sentence of a generated answer.
@@ -456,7 +460,8 @@ class Answer:
         sentences: the answer split into sentences, offsets into ``text``.
         passages: the passages given to the generator, ``passages[i]`` is citation ``[i + 1]``.
         abstained: True when the app declines to answer (``abstain_reason`` says why).
-        timings_ms: wall time per stage in milliseconds (``retrieve``, ``generate``, ``verify``).
+        timings_ms: wall time per stage in milliseconds (``retrieve``, ``generate``, ``verify``),
+            and the token counts of :data:`TOKEN_COUNTS` (tokens, not milliseconds).
         models: identity of each model used (role -> name and sha256).
         generated_text: the answer as generated when re-citation changed its citation
             markers (``text`` carries the corrected ones); ``None`` when unchanged.

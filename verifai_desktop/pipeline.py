@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from verifai_desktop import modelstore
 from verifai_desktop.contradictions import add_conflicts, check_claim
 from verifai_desktop.domain import (
+    TOKEN_COUNTS,
     AbstainReason,
     Answer,
     CheckResult,
@@ -519,6 +520,7 @@ class AskSession:
             - settings.models.max_answer_tokens
             - PROMPT_MARGIN_TOKENS,
             passage_budget_tokens=budget,
+            quote_first=settings.generation.quote_first,
         )
         log.info(
             "prompt: %d of %d passages, %d passage tokens (budget %d), %d cut, %d tokens in all",
@@ -549,8 +551,10 @@ class AskSession:
             self._check(cancel)
         text = "".join(pieces).strip()
         timings["generate"] = (time.perf_counter() - t0) * 1000
-        timings["first_token"] = (
-            first_token_ms if first_token_ms is not None else timings["generate"]
+        timings["first_token"] = timings["generate"] if first_token_ms is None else first_token_ms
+        read, wrote = (getattr(generator, f"last_{k}", 0) for k in TOKEN_COUNTS)
+        timings.update(
+            prompt_tokens=read or prompt.prompt_tokens, generated_tokens=wrote or len(pieces)
         )
 
         # -- verify --------------------------------------------------------------------

@@ -106,6 +106,10 @@ class ModelSettings:
         lora_path: optional LoRA adapter for the generator.
         context_tokens: upper bound on the generator context (it is sized to the prompt).
         max_answer_tokens: generation limit.
+        n_threads: CPU threads the generator reads the prompt and decodes with; 0 (the
+            default): the machine's physical cores, at least 2 where there are 2 logical CPUs
+            (:func:`verifai_desktop.hardware.generator_threads`). llama-cpp-python's own
+            default, half the logical CPUs, decodes on one thread of two (issue 40).
     """
 
     embedder: str = "all-MiniLM-L6-v2"
@@ -115,6 +119,7 @@ class ModelSettings:
     lora_path: str = ""
     context_tokens: int = 8192
     max_answer_tokens: int = 512
+    n_threads: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,10 +136,14 @@ class GenerationSettings:
         prompt_passage_tokens: passage budget when the generator runs on the CPU.
         prompt_passage_tokens_gpu: passage budget when llama.cpp offloads layers to a GPU,
             where prompt reading is one to two orders of magnitude faster.
+        quote_first: quote the passages' sentences that bear most on the question before it,
+            and ask for every figure as written there with the group it belongs to
+            (:mod:`verifai_desktop.generate.quote`; issue 39).
     """
 
     prompt_passage_tokens: int = 1500
     prompt_passage_tokens_gpu: int = 4000
+    quote_first: bool = True
 
     def passage_budget(self, *, gpu: bool) -> int:
         """The passage token budget for a generator on the GPU (``gpu``) or the CPU."""
@@ -440,9 +449,11 @@ def check_models(models: ModelSettings) -> None:
         SettingsError: names the key, the value and what is allowed: ``n_gpu_layers`` a
             whole number from -1 (all) to :data:`MAX_GPU_LAYERS`, ``context_tokens`` from
             :data:`MIN_CONTEXT_TOKENS` to :data:`MAX_CONTEXT_TOKENS`, ``max_answer_tokens``
-            from 1 to :data:`MAX_ANSWER_TOKENS`.
+            from 1 to :data:`MAX_ANSWER_TOKENS`, ``n_threads`` from 0 (the physical cores) to
+            :data:`MAX_THREADS`.
     """
     _check_whole("models.n_gpu_layers", models.n_gpu_layers, -1, MAX_GPU_LAYERS)
+    _check_whole("models.n_threads", models.n_threads, 0, MAX_THREADS)
     _check_whole(
         "models.context_tokens",
         models.context_tokens,
@@ -498,6 +509,9 @@ def check_retrieval(retrieval: RetrievalSettings) -> None:
     _check_unit("retrieval.rerank_weight", r.rerank_weight)
 
 
+MAX_THREADS = 1024
+"""Most generator threads ``models.n_threads`` may ask for."""
+
 MIN_PROMPT_PASSAGE_TOKENS = 128
 """Smallest passage budget: one passage's source line and a few sentences."""
 MAX_PROMPT_PASSAGE_TOKENS = MAX_CONTEXT_TOKENS
@@ -510,7 +524,7 @@ def check_generation(generation: GenerationSettings) -> None:
     Raises:
         SettingsError: names the key, the value and what is allowed: both passage budgets are
             whole numbers from :data:`MIN_PROMPT_PASSAGE_TOKENS` to
-            :data:`MAX_PROMPT_PASSAGE_TOKENS` tokens.
+            :data:`MAX_PROMPT_PASSAGE_TOKENS` tokens; ``quote_first`` is true or false.
     """
     for key in ("prompt_passage_tokens", "prompt_passage_tokens_gpu"):
         _check_whole(
@@ -520,6 +534,8 @@ def check_generation(generation: GenerationSettings) -> None:
             MAX_PROMPT_PASSAGE_TOKENS,
             " tokens",
         )
+    if not isinstance(generation.quote_first, bool):
+        raise _bad("generation.quote_first", generation.quote_first, "use true or false")
 
 
 MAX_CHUNKS_PER_FILE = 1_000_000

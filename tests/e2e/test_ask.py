@@ -137,6 +137,11 @@ def test_answer_json_schema(answer: dict[str, Any]) -> None:
     for key in ("sentences", "passages", "timings_ms", "models", "label_counts", "thresholds"):
         assert key in answer
     assert set(answer["timings_ms"]) >= {"retrieve", "generate", "first_token", "verify", "total"}
+    # issue 40: the tokens read (the three passages and the chat template) and written
+    read, wrote = answer["timings_ms"]["prompt_tokens"], answer["timings_ms"]["generated_tokens"]
+    shown = sum(len(p["text"].split()) for p in answer["passages"])
+    assert read == int(read) and read > shown
+    assert wrote == int(wrote) and 0 < wrote <= 512 and wrote >= len(answer["sentences"])
     gen = answer["models"]["generator"]
     assert gen["name"] == modelstore.BUNDLED_GENERATOR
     assert gen["sha256"] == modelstore.BUNDLED_GENERATOR_SHA256

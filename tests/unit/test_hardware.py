@@ -80,3 +80,33 @@ def test_models_hardware_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert (data["n_gpu_layers_setting"], data["n_gpu_layers"]) == (-1, hw.n_gpu_layers)
     assert main(["models", "hardware"]) == 0
     assert capsys.readouterr().out.splitlines() == list(hw.lines())
+
+
+@pytest.mark.parametrize(
+    ("physical", "logical", "expected"),
+    [(2, 2, 2), (1, 2, 2), (4, 8, 4), (None, 1, 1), (None, None, 1), (16, 32, 16)],
+)
+def test_the_generator_decodes_on_the_physical_cores_at_least_two_of_two(
+    monkeypatch: pytest.MonkeyPatch, physical: int | None, logical: int | None, expected: int
+) -> None:
+    import psutil
+
+    def cpu_count(logical: bool = True) -> int | None:
+        return logical_n if logical else physical
+
+    logical_n = logical
+    monkeypatch.setattr(psutil, "cpu_count", cpu_count)
+    assert hardware.generator_threads() == expected
+    assert hardware.generator_threads(3) == 3  # the setting overrides the hardware
+
+
+def test_the_bundled_generator_loads_with_the_chosen_threads() -> None:
+    pytest.importorskip("llama_cpp")
+    from verifai_desktop import modelstore
+    from verifai_desktop.generate.llama import LlamaGenerator
+
+    path = modelstore.ensure_bundled_generator()
+    chosen = LlamaGenerator(path, ModelSettings(context_tokens=512)).load()
+    assert chosen.n_threads == hardware.generator_threads()
+    asked = LlamaGenerator(path, ModelSettings(context_tokens=512, n_threads=1)).load()
+    assert asked.n_threads == 1

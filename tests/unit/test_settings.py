@@ -81,6 +81,10 @@ def test_bad_settings_raise_clear_error(tmp_path: Path, body: str) -> None:
             "generation.prompt_passage_tokens_gpu: 0; use a whole number of 128 tokens or more",
         ),
         (
+            "[generation]\nquote_first = 'yes'\n",
+            "invalid setting settings.generation.quote_first: expected bool, got 'yes'",
+        ),
+        (
             "[generation]\nprompt_passage_tokens = 1500.5\n",
             "settings.generation.prompt_passage_tokens: expected int, got 1500.5",
         ),

@@ -21,7 +21,7 @@ from verifai_desktop.cli.common import (
     print_json,
 )
 from verifai_desktop.codec import answer_to_dict
-from verifai_desktop.domain import Answer, Progress, SentenceLabel
+from verifai_desktop.domain import TOKEN_COUNTS, Answer, Progress, SentenceLabel
 from verifai_desktop.evaluate.answer_tables import format_comparison, format_report
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa
 from verifai_desktop.generate.openai_server import leaves_machine_warning
@@ -382,7 +382,14 @@ def render_answer(answer: Answer, settings: Settings) -> None:
         console.print(
             f"[{n}] {printable(p.source_label())}  (score {p.fused_score:.3f}){ocr}", markup=False
         )
-    timings = ", ".join(f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items())
+    timings = ", ".join(
+        f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items() if k not in TOKEN_COUNTS
+    )
+    counts = [
+        f"{k.replace('_', ' ')} {v:,.0f}" for k, v in answer.timings_ms.items() if k in TOKEN_COUNTS
+    ]
+    if counts:
+        timings += "; " + ", ".join(counts)
     console.print(Text(timings, style="dim"))
 
 

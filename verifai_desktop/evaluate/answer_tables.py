@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from verifai_desktop.domain import SentenceLabel
+from verifai_desktop.domain import TOKEN_COUNTS, SentenceLabel
 from verifai_desktop.evaluate.answer_metrics import AnswersReport
 
 ANCHORS: tuple[tuple[str, float, float, float | None], ...] = (
@@ -38,7 +38,8 @@ def format_report(report: AnswersReport) -> str:
         "sentence labels (%): " + ", ".join(f"{k} {v:.1f}" for k, v in report.label_pct.items()),
         "sentences shown (%): " + shown_colours(report),
         "decisions: " + ", ".join(f"{k} {v}" for k, v in report.decision_counts.items()),
-        "mean time per stage (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in report.mean_ms.items()),
+        "mean time per stage (ms): "
+        + ", ".join(f"{k} {v:.0f}" for k, v in report.mean_ms.items() if k not in TOKEN_COUNTS),
         "",
         f"{'anchor':<36}{'coverage':>10}{'support':>10}{'contradict':>12}",
     ]

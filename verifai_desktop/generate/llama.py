@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import Cancelled, GenerationError, ModelLoadError
 from verifai_desktop.generate.prompt import ChatMessage
+from verifai_desktop.hardware import generator_threads
 from verifai_desktop.settings import ModelSettings
 
 if TYPE_CHECKING:
@@ -181,7 +182,8 @@ class LlamaGenerator:
         model_path: the GGUF file.
         settings: ``n_gpu_layers``, ``context_tokens``, ``max_answer_tokens``.
         lora_path: optional LoRA adapter (GGUF) applied on load.
-        n_threads: CPU threads; llama.cpp's default when None.
+        n_threads: CPU threads; ``settings.n_threads`` when None (0 there: the physical
+            cores, :func:`~verifai_desktop.hardware.generator_threads`).
         n_batch: prompt tokens evaluated per batch (one progress report each); llama.cpp's
             default (512) when None.
     """
@@ -202,6 +204,10 @@ class LlamaGenerator:
         self.n_batch = n_batch
         self._llm: Llama | None = None
         self._n_ctx = 0
+        self.last_prompt_tokens = 0
+        """Tokens of the last prompt read, chat template included."""
+        self.last_generated_tokens = 0
+        """Tokens the last reply sampled (so far, while it streams)."""
         self._lock = threading.Lock()
 
     # -- loading --------------------------------------------------------------------------
@@ -220,8 +226,7 @@ class LlamaGenerator:
             "seed": SEED,
             "verbose": False,
         }
-        if self.n_threads:
-            kwargs["n_threads"] = self.n_threads
+        kwargs["n_threads"] = self.n_threads or generator_threads(self.settings.n_threads)
         if self.n_batch:
             kwargs["n_batch"] = self.n_batch
         if self.lora_path is not None:
@@ -319,6 +324,8 @@ class LlamaGenerator:
                 raise ValueError(
                     f"the prompt has {len(prompt.tokens)} tokens, the context {llm.n_ctx()}"
                 )
+            self.last_prompt_tokens = len(prompt.tokens)
+            self.last_generated_tokens = 0
             read_prompt(llm, prompt.tokens, progress=progress, cancel=cancel)
             chunks = llm.create_completion(
                 prompt=list(prompt.tokens),
@@ -335,6 +342,7 @@ class LlamaGenerator:
                 if cancel is not None and cancel.is_set():
                     raise Cancelled("generation")
                 piece = chunk["choices"][0]["text"]  # type: ignore[index]
+                self.last_generated_tokens += 1  # llama-cpp-python streams one token a chunk
                 if piece:
                     yield str(piece)
         except (Cancelled, GenerationError):

@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import Passage
+from verifai_desktop.generate.numbered import NumberedSentence, number_sentences
 from verifai_desktop.generate.passages import MIN_PART_TOKENS, truncate_passage
+from verifai_desktop.generate.quote import KEEP_FIGURES, quote_block
 from verifai_desktop.ingest.injection import neutralise_control_tokens
 from verifai_desktop.names import printable
 
@@ -63,7 +65,10 @@ class AnswerPrompt:
         truncated: how many given passages were cut (by the passage budget or the context).
         prompt_tokens: token count of all message contents (without the chat template).
         left_out: passages offered but not given, because the passage budget was used up.
-        passage_tokens: tokens the given passages take (source lines included).
+        passage_tokens: tokens the given passages take (source lines included; before
+            numbering).
+        sentences: with ``quote_first``, every sentence of the given passages (the quoted
+            ones among them); empty otherwise.
     """
 
     messages: tuple[ChatMessage, ...]
@@ -73,6 +78,7 @@ class AnswerPrompt:
     prompt_tokens: int
     left_out: int = 0
     passage_tokens: int = 0
+    sentences: tuple[NumberedSentence, ...] = ()
 
 
 def _head(number: int, passage: Passage) -> str:
@@ -82,6 +88,8 @@ def _head(number: int, passage: Passage) -> str:
     source = neutralise_control_tokens(printable(passage.source_label()))
     return f"[{number}] (source: {source})\n"
 
+
+ANSWER_CUE = "Answer:"
 
 _BLOCK_SEPARATOR_TOKENS = 2  # the blank line between two passage blocks
 
@@ -129,6 +137,7 @@ def build_answer_prompt(
     max_prompt_tokens: int,
     passage_budget_tokens: int | None = None,
     system_prompt: str = SYSTEM_PROMPT,
+    quote_first: bool = False,
 ) -> AnswerPrompt:
     """Build the chat messages for answering ``question`` from ``passages``.
 
@@ -147,12 +156,15 @@ def build_answer_prompt(
         passage_budget_tokens: tokens the passages may take, source lines included
             (``GenerationSettings.passage_budget``); None gives every passage.
         system_prompt: the instruction.
+        quote_first: after the passages, quote the sentences that bear most on the question
+            and ask for figures as written there (:mod:`.quote`); the quotes are not counted
+            in the budgets (:data:`~.quote.QUOTED` sentences).
 
     Returns:
         The prompt with the passages as given and shown.
     """
     header = "Passages:\n\n"
-    footer = f"\nQuestion: {neutralise_control_tokens(question.strip())}\nAnswer:"
+    footer = f"\nQuestion: {neutralise_control_tokens(question.strip())}\n{ANSWER_CUE}"
     fixed = count_tokens(system_prompt) + count_tokens(header) + count_tokens(footer)
     offered = len(passages)
     truncated = 0
@@ -181,8 +193,14 @@ def build_answer_prompt(
                 )
                 lengths[i] = count_tokens(texts[i])
                 truncated += i not in cut_already
+    sentences: tuple[NumberedSentence, ...] = ()
+    quotes = ""
+    if quote_first:
+        sentences = number_sentences(texts)
+        quotes = "\n" + quote_block(question, sentences)
+        footer = f"{footer[: -len(ANSWER_CUE)]}{KEEP_FIGURES}\n{ANSWER_CUE}"
     blocks = [head + text.strip() for head, text in zip(heads, texts, strict=True)]
-    user = header + "\n\n".join(blocks) + "\n" + footer
+    user = header + "\n\n".join(blocks) + "\n" + quotes + footer
     messages = (ChatMessage("system", system_prompt), ChatMessage("user", user))
     tokens = count_tokens(system_prompt) + count_tokens(user)
     return AnswerPrompt(
@@ -193,6 +211,7 @@ def build_answer_prompt(
         tokens,
         left_out=offered - len(passages),
         passage_tokens=head_tokens + sum(lengths),
+        sentences=sentences,
     )
 
 

@@ -1,0 +1,129 @@
+"""Quote before paraphrasing: the sentences that bear most on the question, quoted before the
+question, with the instruction to keep their figures as written (issue 39, item 9).
+
+A small generator asked to answer from whole passages often writes the neighbouring figure:
+the control arm's value for the treated arm, the total for a sub-group. With
+``generation.quote_first`` the prompt quotes, after the passages, the :data:`QUOTED` sentences
+of the given passages that share the most rare words with the question (:func:`rank_sentences`),
+each with its passage number, and asks for every figure as written there with the group, time
+point or measure it belongs to.
+
+Tried first, as the issue proposed: the generator chooses the sentences by their numbers under
+a grammar, then writes from them in a second turn. The bundled 0.5B chose sentence ``1.1`` (the
+first shown) for each of the first 3 figure questions whatever the question, and when asked
+to choose among ranked candidates its writing turn went on listing numbers; so the choice is
+made here, by the question's words, and the generator writes in one turn
+(``benchmarks/quote_first.py`` has the measurements).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from verifai_desktop.generate.numbered import NumberedSentence
+
+QUOTED = 3
+"""Sentences quoted before the question."""
+
+QUOTE_HEAD = "The sentences of the passages that bear most on the question:"
+
+KEEP_FIGURES = (
+    "Keep every figure exactly as the passages write it, with the group, time point or "
+    "measure it belongs to."
+)
+
+_WORD = re.compile(r"[a-z][a-z0-9-]+")
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "many",
+        "much",
+        "of",
+        "on",
+        "or",
+        "than",
+        "that",
+        "the",
+        "their",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "with",
+    ]
+)
+"""Words that never count as shared with the question (English function words and question
+words)."""
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS}
+
+
+def rank_sentences(
+    question: str, sentences: Sequence[NumberedSentence]
+) -> tuple[NumberedSentence, ...]:
+    """``sentences`` ordered by the rare words they share with ``question``, best first.
+
+    A sentence scores the sum over the question's words it contains of
+    ``log(1 + n / (1 + df))``, ``n`` the number of sentences and ``df`` how many contain the
+    word (an IDF over the prompt's own sentences, so a word every passage repeats counts
+    little). Ties keep the prompt's order. Words are lower-cased runs of letters, digits and
+    hyphens starting with a letter, without :data:`STOP_WORDS`.
+
+    Returns:
+        Every sentence, reordered; sentences sharing no word come last, in prompt order.
+    """
+    question_words = _words(question)
+    words = [_words(s.text) for s in sentences]
+    n = len(sentences)
+    df = {w: sum(w in ws for ws in words) for w in question_words}
+    scores = [sum(math.log(1 + n / (1 + df[w])) for w in question_words & ws) for ws in words]
+    order = sorted(range(n), key=lambda i: (-scores[i], i))
+    return tuple(sentences[i] for i in order)
+
+
+def quote_block(question: str, sentences: Sequence[NumberedSentence]) -> str:
+    """The quoted sentences for the prompt: :data:`QUOTE_HEAD`, then the best
+    :data:`QUOTED` of :func:`rank_sentences`, one a line, each ending with its passage number
+    (``"... 45% in the treated arm. [2]"``), in the order they rank. Empty without sentences."""
+    best = [s for s in rank_sentences(question, sentences)[:QUOTED]]
+    if not best:
+        return ""
+    lines = "\n".join(f'"{s.text}" [{s.passage}]' for s in best)
+    return f"{QUOTE_HEAD}\n{lines}\n"
