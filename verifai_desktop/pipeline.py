@@ -31,13 +31,7 @@ from verifai_desktop.domain import (
     Progress,
     strip_citations,
 )
-from verifai_desktop.errors import (
-    Cancelled,
-    EmptyClaim,
-    ModelNotFound,
-    SettingsError,
-    StoreUnavailable,
-)
+from verifai_desktop.errors import Cancelled, EmptyClaim, ModelNotFound, SettingsError
 from verifai_desktop.generate import Generator, make_generator, uses_gpu
 from verifai_desktop.generate.grammar import citation_grammar
 from verifai_desktop.generate.passages import dedupe_passages
@@ -334,8 +328,7 @@ class AskSession:
         batch per sentence, at ``settings.verify.premise`` granularity, label the sentences and
         re-cite those their citations do not support (``settings.verify.recite``,
         :mod:`verifai_desktop.verify.answer`); search the whole collection for passages that
-        contradict each sentence (``settings.verify.conflict_search``; a server store lost by
-        then leaves the answer without it, with a logged warning); abstain by evidence
+        contradict each sentence (``settings.verify.conflict_search``); abstain by evidence
         (``AbstainReason.UNSUPPORTED``) when no sentence is supported
         (``settings.verify.abstain_unsupported``). ``Answer.passages`` are the passages given,
         numbered as in the prompt.
@@ -579,16 +572,7 @@ class AskSession:
             report("conflicts", 0, 1, "steps", "searching the collection for contradictions")
             self._check(cancel)
             # the verifier loads only if the search finds candidates
-            try:
-                sentences = add_conflicts(retriever, verifier, sentences, passages, thresholds)
-            except StoreUnavailable as exc:
-                # The answer is written and verified against its passages: it is not lost
-                # because the server went away after the search (a team collection).
-                log.warning(
-                    "no search of the collection for conflicting passages (%s); the answer "
-                    "is shown without it",
-                    exc,
-                )
+            sentences = add_conflicts(retriever, verifier, sentences, passages, thresholds)
         timings["verify"] = (time.perf_counter() - t0) * 1000
         timings["total"] = (time.perf_counter() - t_start) * 1000
         unsupported = settings.verify.abstain_unsupported and not supported_anywhere(
