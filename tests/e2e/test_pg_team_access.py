@@ -154,6 +154,11 @@ def test_roles_differing_only_in_case_read_only_their_own(pg: Server, notes: Pat
         }
     with pytest.raises(StoreUnavailable, match="not a member of 'Finance'"):
         PgStore.open(pg.url("fin_lower"), "cases", acl="Finance")
+    with pytest.raises(StoreUnavailable) as err:
+        PgStore.open(pg.url("vowner"), "cases", acl="FINANCE")
+    assert err.value.reason == (
+        "no role named 'FINANCE'; role names are case-sensitive, there is Finance and finance"
+    )
     labels = pg.rows(
         "SELECT DISTINCT d.title, c.acl_group::text FROM verifai_cases.documents d"
         " JOIN verifai_cases.chunks c USING (doc_id) ORDER BY 1"

@@ -239,15 +239,24 @@ class PgStore(Closes):
 
         Raises:
             StoreUnavailable: kind ``permission``: no such role (a name given in quotes is
-                told to be given without them), or this role is not a member of it.
+                told to be given without them, the roles of that name in another case are
+                named), or this role is not a member of it.
         """
         if not self._role_exists(group):
             bare = group.strip('"')
-            hint = (
-                f"; give the role's name without quotes, as it is: {bare}"
-                if bare != group and bare and self._role_exists(bare)
-                else ""
-            )
+            alike = [
+                str(r[0])
+                for r in self._rows(
+                    "SELECT rolname FROM pg_roles WHERE lower(rolname) = lower(%s)"
+                    " ORDER BY rolname",
+                    (bare,),
+                )
+            ]
+            hint = ""
+            if bare != group and bare in alike:
+                hint = f"; give the role's name without quotes, as it is: {bare}"
+            elif alike:
+                hint = f"; role names are case-sensitive, there is {' and '.join(alike)}"
             raise StoreUnavailable(self.store, "permission", f"no role named {group!r}{hint}")
         if not self._one(
             "SELECT pg_has_role(current_user, to_regrole(%s), 'MEMBER')", (self._group,)
