@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from verifai_desktop.audit import (
     CheckReport,
@@ -32,7 +33,8 @@ from verifai_desktop.errors import (
     InvalidCollectionName,
     StoreUnavailable,
 )
-from verifai_desktop.names import name_json, names_json, printable
+from verifai_desktop.names import name_from_json, name_json, names_json, printable
+from verifai_desktop.store.base import CollectionStore
 from verifai_desktop.store.folders import collection_history
 from verifai_desktop.store.history import (
     Feedback,
@@ -328,6 +330,7 @@ def run_audit_check(args: argparse.Namespace) -> int:
         return BAD_RECORD_EXIT
     catalog = None
     saved = None
+    stored = None
     note = "not compared (--no-collection)"
     name = record["collection"]
     if not args.no_collection:
@@ -335,6 +338,7 @@ def run_audit_check(args: argparse.Namespace) -> int:
         try:
             with common.open_store(target, reconcile=False) as collection:
                 catalog = {d.source: d.sha256 for d in collection.documents()}
+                stored = _stored_text(collection, record)
             with _history(target) as history:
                 saved = history.get(record["answer_id"])
             note = f"answer {record['answer_id']} is no longer in the history of {name!r}"
@@ -344,7 +348,12 @@ def run_audit_check(args: argparse.Namespace) -> int:
         except (HistoryCorrupt, BadRecord, StoreUnavailable) as exc:
             note = f"not compared: {exc}{error_hint(exc)}"
     report = check_record(
-        record, catalog_sha256=catalog, saved=saved, history_note=note, require_key=required
+        record,
+        catalog_sha256=catalog,
+        saved=saved,
+        history_note=note,
+        require_key=required,
+        stored_text=stored,
     )
     if args.json:
         print_json(
@@ -355,6 +364,7 @@ def run_audit_check(args: argparse.Namespace) -> int:
                 "history": report.history,
                 "quotes_checked": report.quotes_checked,
                 "documents_checked": report.documents_checked,
+                "notes": list(report.notes),
                 "problems": [
                     {
                         "kind": p.kind,
@@ -371,6 +381,26 @@ def run_audit_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _stored_text(
+    collection: CollectionStore, record: Mapping[str, Any]
+) -> dict[str, list[tuple[int, int, str]]]:
+    """Path -> ``(char_start, char_end, text)`` of the chunks ``collection`` stored for each
+    document the record quotes, when it holds the version quoted (same sha256)."""
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    for q in record["quotes"]:
+        path = name_from_json(q, "path")
+        if path in found:
+            continue
+        held = collection.document(path)
+        if held is None or not q["sha256"] or held.sha256 != q["sha256"]:
+            continue
+        chunks = collection.chunks(collection.document_chunk_ids(held.doc_id))
+        found[path] = [
+            (r.chunk.char_start, r.chunk.char_end, r.chunk.text) for r in chunks.values()
+        ]
+    return found
+
+
 def _print_report(report: CheckReport) -> None:
     if report.ok:
         print(
@@ -379,6 +409,8 @@ def _print_report(report: CheckReport) -> None:
             f"{report.documents_checked} documents read the same, in documents with the same "
             "sha256"
         )
+        for n in report.notes:
+            print(f"  note: {printable(n)}")
         return
     print(f"changed: {len(report.problems)} finding(s)")
     signer = f"{report.signer}'s key {report.public_key}" if report.signer != "nobody" else "nobody"
@@ -387,3 +419,5 @@ def _print_report(report: CheckReport) -> None:
         where = f" ({p.quote_id})" if p.quote_id else ""
         path = f" {printable(p.path)}{where}:" if p.path else ""
         print(f"  {p.kind}:{path} {printable(p.detail)}")
+    for n in report.notes:
+        print(f"  note: {printable(n)}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -124,6 +125,10 @@ class OcrEngine(Protocol):
 
     name: str
 
+    def version(self) -> str:
+        """The engine's version (``"5.3.0"``), ``""`` when it is not installed."""
+        ...
+
     def read(self, image: NDArray[np.uint8], *, timeout_s: float) -> list[list[Token]]:
         """Read a page image.
 
@@ -146,6 +151,20 @@ class TesseractEngine:
 
     name = "tesseract"
     LANGUAGE = "eng"
+
+    def version(self) -> str:
+        """See :meth:`OcrEngine.version` (``tesseract --version``, read once per process)."""
+        try:
+            import pytesseract
+        except ImportError:
+            return ""
+        tess: Any = pytesseract
+        if shutil.which(tess.pytesseract.tesseract_cmd) is None:  # the version is cached
+            return ""
+        try:
+            return str(tess.get_tesseract_version())
+        except (tess.TesseractNotFoundError, OSError, SystemExit):  # SystemExit: odd output
+            return ""
 
     def read(self, image: NDArray[np.uint8], *, timeout_s: float) -> list[list[Token]]:
         """See :meth:`OcrEngine.read`."""
@@ -192,6 +211,15 @@ class RapidOcrEngine:
     def __init__(self) -> None:
         self._ocr: Any = None
 
+    def version(self) -> str:
+        """See :meth:`OcrEngine.version` (the ``rapidocr-onnxruntime`` package's)."""
+        from importlib import metadata
+
+        try:
+            return metadata.version("rapidocr-onnxruntime")
+        except metadata.PackageNotFoundError:
+            return ""
+
     def read(self, image: NDArray[np.uint8], *, timeout_s: float) -> list[list[Token]]:
         """See :meth:`OcrEngine.read`."""
         if self._ocr is None:
@@ -237,7 +265,7 @@ def get_engine(name: str) -> OcrEngine:
 
 
 def page_text_and_words(
-    lines: Sequence[Sequence[Token]], scale: float, engine: str
+    lines: Sequence[Sequence[Token]], scale: float, engine: str, version: str = ""
 ) -> tuple[str, Recognition]:
     """Join what an engine read into clean page text with word boxes in PDF points.
 
@@ -245,6 +273,7 @@ def page_text_and_words(
         lines: text lines in reading order, as :meth:`OcrEngine.read` returns them.
         scale: rendered pixels per PDF point (dpi / 72).
         engine: the engine's name.
+        version: the engine's version (:meth:`OcrEngine.version`).
 
     Returns:
         The page text (tokens joined by a space, lines by a newline; already
@@ -268,7 +297,7 @@ def page_text_and_words(
             length += len(text)
             first = False
     mean = sum(w.confidence for w in words) / len(words) if words else 0.0
-    return "".join(parts), Recognition(engine, mean, tuple(words))
+    return "".join(parts), Recognition(engine, mean, tuple(words), version)
 
 
 def _check_images(page: Any, max_pixels: int) -> None:
@@ -343,7 +372,8 @@ def read_image(
         PageNotRecognised: the engine is missing or failed on it.
     """
     engine = get_engine(options.engine)
-    return page_text_and_words(engine.read(image, timeout_s=timeout_s), scale, engine.name)
+    lines = engine.read(image, timeout_s=timeout_s)
+    return page_text_and_words(lines, scale, engine.name, engine.version())
 
 
 def recognise_page(page: Any, options: OcrOptions, *, timeout_s: float) -> tuple[str, Recognition]:

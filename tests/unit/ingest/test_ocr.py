@@ -227,6 +227,9 @@ class _SlowEngine:
 
     name = "slow"
 
+    def version(self) -> str:
+        return "1.0"
+
     def read(self, image: Any, *, timeout_s: float) -> list[list[Token]]:
         time.sleep(1.0)
         return [[Token("page", (0, 0, 10, 10), 0.9)]]
