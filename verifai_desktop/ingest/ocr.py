@@ -65,7 +65,9 @@ _DEFAULTS = IngestSettings()
 OCR_OFF_REASON = "OCR is off (setting ingest.ocr_engine, or --no-ocr)"
 """Why a scanned page was not recognised when the engine is ``"off"``."""
 TIME_LIMIT_REASON = "not reached within the time limit per file (verifai ingest --timeout)"
-"""Why the scanned pages left when the time limit drew near were not recognised."""
+"""Why the scanned pages left when the time limit drew near were not recognised (in the parser
+worker, which does not know the limit; the ingest records :func:`time_limit_reason`)."""
+_CUT_BY_LIMIT = re.compile(r"not reached within the time limit of ([0-9.e+]+) s per file")
 PAGE_TIME_MARGIN = 1.5
 """A page is started only with this many times the slowest page's time left."""
 _OVER_PAGES = re.compile(r"(\d+) (?:scanned pages|embedded images), over the OCR limit")
@@ -517,13 +519,28 @@ def recognise_each(
     return read, unread
 
 
-def worth_retrying(reason: str, options: OcrOptions | None) -> bool:
+def time_limit_reason(timeout_s: float) -> str:
+    """Why pages or images were left out when the per-file time limit drew near, as the
+    ingest records it: the limit it had (seconds), so a run with a larger one reads them
+    (:func:`worth_retrying`); the file is indexed in part until then."""
+    return (
+        f"not reached within the time limit of {timeout_s:g} s per file; indexed in part: "
+        "ingest it again with a larger --timeout to read them"
+    )
+
+
+def worth_retrying(reason: str, options: OcrOptions | None, timeout_s: float | None = None) -> bool:
     """Whether an unchanged file whose scanned pages or embedded images were left out for
-    ``reason`` (its stored status reason) would be read now: OCR was off and is on, or the
-    file had more of them than the page limit then and fits the one in ``options``."""
+    ``reason`` (its stored status reason) would be read now: OCR was off and is on, the file
+    had more of them than the page limit then and fits the one in ``options``, or the time
+    limit per file cut OCR short (:func:`time_limit_reason`) and ``timeout_s`` (seconds) is
+    larger now."""
     if options is None or options.engine == "off":
         return False
     if OCR_OFF_REASON in reason:
+        return True
+    cut = _CUT_BY_LIMIT.search(reason)
+    if cut is not None and timeout_s is not None and timeout_s > float(cut.group(1)):
         return True
     over = _OVER_PAGES.search(reason)
     return over is not None and int(over.group(1)) <= options.max_pages
