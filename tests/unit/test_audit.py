@@ -29,6 +29,7 @@ from tests.conftest import needs_tesseract
 from tests.unit.ingest.test_ocr import scanned_top_of_paper
 from tests.unit.ingest.test_ocr_images import pptx_with_scan
 from verifai_desktop.audit import MAX_RECORD_BYTES, key_path, sign_record
+from verifai_desktop.audit.signing import fingerprint, known_keys, known_keys_path
 from verifai_desktop.cli import main
 from verifai_desktop.domain import (
     Answer,
@@ -390,7 +391,7 @@ def test_a_record_re_signed_with_another_key_still_differs_from_the_history(
     code, found = _check(capsys, record_path)
     assert code == 1
     assert found["signed_by"] == "another install"
-    assert _kinds(found) == {"history_differs"}
+    assert _kinds(found) == {"history_differs", "unknown_key"}
     assert found["history"] == "differs from answer 1 in the collection's history"
     assert _details(found, "history_differs")[0].startswith(
         'the answer text (answer): "Aspirin cures everything [1]." in the record, '
@@ -644,3 +645,84 @@ def test_a_record_quoting_ocr_text_checks_ok_and_says_how_it_was_read(
     shown = capsys.readouterr().out.splitlines()
     assert shown[0].startswith("ok: signed by this install's key")
     assert shown[1].startswith(f"  note: {scan}: the file is unchanged (same sha256)")
+
+
+def test_a_record_re_signed_with_an_unknown_key_is_not_verified(
+    record_path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Issue 41 row 12: an edited record re-signed with another key, checked without the
+    collection's history, read "ok: signed by another install's key"."""
+    record = _load(record_path)
+    record["answer"] = record["answer_record"]["answer"] = "Aspirin cures everything [1]."
+    monkeypatch.setenv("VERIFAI_HOME", str(tmp_path / "forger"))
+    forged = sign_record(record)
+    monkeypatch.setenv("VERIFAI_HOME", str(tmp_path / "verifai_home"))
+    _save(record_path, forged)
+    code, found = _check(capsys, record_path, "--no-collection")
+    assert code == 1
+    assert _kinds(found) == {"unknown_key"}
+    [detail] = _details(found, "unknown_key")
+    assert detail.startswith(
+        f"not verified: it is signed by a key this install does not know (fingerprint "
+        f"{fingerprint(forged['public_key'])}); the signature holds"
+    )
+    assert main(["audit", "check", str(record_path), "--no-collection"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [
+        f"not verified: unknown key {forged['public_key']}",
+        f"  signed by: an unknown key {forged['public_key']}; history: not compared "
+        "(--no-collection)",
+    ]
+    # Trusted by name (the exporting machine's `verifai audit key`): the signature holds.
+    code, found = _check(capsys, record_path, "--no-collection", "--key", forged["public_key"])
+    assert code == 0 and found["signed_by"] == "another install", found
+
+
+def test_a_deleted_key_is_replaced_with_a_warning_and_its_records_still_check(
+    record_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41 row 12: the key file deleted was silently made anew, and the records it had
+    signed then read as another install's."""
+    old_key = _load(record_path)["public_key"]
+    key_path().unlink()
+    capsys.readouterr()
+    again = record_path.with_name("again.json")
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(again)]) == 0
+    err = capsys.readouterr().err
+    new_key = _load(again)["public_key"]
+    assert new_key != old_key
+    assert err == (
+        f"warning: the audit signing key {key_path()} was missing (deleted?); a new key was "
+        f"made (fingerprint {fingerprint(new_key)}). Earlier key(s) {fingerprint(old_key)} "
+        f"stay listed in {known_keys_path()}, so records they signed still check as this "
+        "install's; if you did not delete it, find out who did\n"
+    )
+    assert known_keys() == (old_key, new_key)
+    assert stat.S_IMODE(known_keys_path().stat().st_mode) == 0o600
+    code, found = _check(capsys, record_path)
+    assert code == 0 and found["signed_by"] == "this install (earlier key)", found
+    assert main(["audit", "check", str(record_path)]) == 0
+    assert capsys.readouterr().out.startswith(f"ok: signed by this install's earlier key {old_key}")
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(again)]) == 0
+    assert capsys.readouterr().err == ""  # said once
+
+
+def test_a_private_key_other_users_may_read_is_refused_for_signing(
+    record_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41 row 12: a 0644 private key was used without a word."""
+    key_path().chmod(0o644)
+    capsys.readouterr()
+    out = record_path.with_name("again.json")
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(out)]) == 1
+    assert capsys.readouterr().err.startswith(
+        f"error: cannot use the audit signing key {key_path()}: its mode is 0644: other users "
+        f"may read it, and anyone who did can sign records as this install. If no one else "
+        f"could, make it private (chmod 600 {key_path()}); otherwise move it away"
+    )
+    assert not out.exists()
+    code, found = _check(capsys, record_path)  # checking signs nothing: it still works
+    assert code == 0, found
+    key_path().chmod(0o600)
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(out)]) == 0

@@ -35,7 +35,9 @@ from verifai_desktop.audit.documents import Problem, ProblemKind, check_document
 from verifai_desktop.audit.record import unsigned_record
 from verifai_desktop.audit.signing import (
     PUBLIC_KEY_FIELD,
+    fingerprint,
     install_public_key,
+    known_keys,
     signature_holds,
 )
 from verifai_desktop.audit.validate import validate_record
@@ -46,7 +48,7 @@ from verifai_desktop.store.sources import is_file_source
 
 __all__ = ["CheckReport", "Problem", "ProblemKind", "Signer", "check_record"]
 
-Signer = Literal["this install", "another install", "nobody"]
+Signer = Literal["this install", "this install (earlier key)", "another install", "nobody"]
 
 _NOT_COMPARED = ("exported_at", "exported_by_version", "public_key", "signature")
 _MAX_DIFFS = 12
@@ -158,7 +160,24 @@ def _check_signature(
         )
     else:
         own = install_public_key(create=False)
-        signer = "this install" if public_key == own else "another install"
+        if public_key == own:
+            signer = "this install"
+        elif public_key in known_keys():
+            signer = "this install (earlier key)"
+        else:
+            signer = "another install"
+            if require_key is None:
+                problems.append(
+                    Problem(
+                        "unknown_key",
+                        "",
+                        f"not verified: it is signed by a key this install does not know "
+                        f"(fingerprint {fingerprint(public_key)}); the signature holds, but "
+                        "anyone can sign an edited record with a key of their own. Check it "
+                        "with --key and the public key of the install that exported it "
+                        "(`verifai audit key` there)",
+                    )
+                )
     if require_key is not None and public_key != require_key:
         problems.append(
             Problem(

@@ -32,6 +32,7 @@ ProblemKind = Literal[
     "unsigned",
     "signature_invalid",
     "wrong_key",
+    "unknown_key",
     "edited",
     "quotes_missing",
     "no_hash",
@@ -52,7 +53,9 @@ class Problem:
     Attributes:
         kind: ``unsigned`` (no signature), ``signature_invalid`` (the content was changed
             after signing), ``wrong_key`` (signed by another key than the one required),
-            ``edited`` (a field disagrees with the answer the record holds),
+            ``unknown_key`` (the signature holds, but the key is neither this install's
+            nor the one ``--key`` names: not verified), ``edited`` (a field disagrees with
+            the answer the record holds),
             ``quotes_missing`` (verdicts cite quotes the record does not hold), ``no_hash``
             (a document recorded without its sha256), ``history_differs`` (a field differs
             from the collection's history of the answer), ``missing`` (the file is gone),

@@ -14,6 +14,7 @@ from verifai_desktop.audit import (
     CheckReport,
     build_record,
     check_record,
+    ensure_key,
     install_public_key,
     key_path,
     parse_public_key,
@@ -294,6 +295,9 @@ def run_audit_export(args: argparse.Namespace) -> int:
     """Write the audit record of a kept answer or claim check as JSON plus an HTML view."""
     with _history(args) as history:
         saved = _saved(history, args.collection, None if args.last else args.id)
+    replaced = ensure_key()
+    if replaced:
+        print(f"warning: {printable(replaced)}", file=sys.stderr)
     record = build_record(saved, collection=args.collection)
     json_path, html_path = write_record(record, args.output)
     print(
@@ -310,6 +314,9 @@ for a record that was edited or no longer matches its documents)."""
 
 def run_audit_key(args: argparse.Namespace) -> int:
     """Print this install's public key (made on first use)."""
+    replaced = ensure_key()
+    if replaced:
+        print(f"warning: {printable(replaced)}", file=sys.stderr)
     public_key = install_public_key()
     print(public_key)
     print(f"(private key: {printable(str(key_path()))})", file=sys.stderr)
@@ -401,10 +408,21 @@ def _stored_text(
     return found
 
 
+def _signed_by(report: CheckReport) -> str:
+    """Whose key signed the record, for people."""
+    if report.signer == "nobody":
+        return "nobody"
+    if report.signer == "this install (earlier key)":
+        return f"this install's earlier key {report.public_key}"
+    if report.signer == "another install" and any(p.kind == "unknown_key" for p in report.problems):
+        return f"an unknown key {report.public_key}"
+    return f"{report.signer}'s key {report.public_key}"
+
+
 def _print_report(report: CheckReport) -> None:
     if report.ok:
         print(
-            f"ok: signed by {report.signer}'s key {report.public_key}; history: "
+            f"ok: signed by {_signed_by(report)}; history: "
             f"{printable(report.history)}; {report.quotes_checked} quoted spans in "
             f"{report.documents_checked} documents read the same, in documents with the same "
             "sha256"
@@ -412,9 +430,11 @@ def _print_report(report: CheckReport) -> None:
         for n in report.notes:
             print(f"  note: {printable(n)}")
         return
-    print(f"changed: {len(report.problems)} finding(s)")
-    signer = f"{report.signer}'s key {report.public_key}" if report.signer != "nobody" else "nobody"
-    print(f"  signed by: {signer}; history: {printable(report.history)}")
+    if {p.kind for p in report.problems} == {"unknown_key"}:
+        print(f"not verified: unknown key {report.public_key}")
+    else:
+        print(f"changed: {len(report.problems)} finding(s)")
+    print(f"  signed by: {_signed_by(report)}; history: {printable(report.history)}")
     for p in report.problems:
         where = f" ({p.quote_id})" if p.quote_id else ""
         path = f" {printable(p.path)}{where}:" if p.path else ""
