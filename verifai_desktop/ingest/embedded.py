@@ -218,7 +218,9 @@ def recognise_embedded(
         pixels = decode_image(images[number - 1].blob, options.max_pixels)
         left = timeout_s - (time.perf_counter() - t0)
         text, recognition = read_image(pixels, 1.0, options, timeout_s=left)
-        return text, Recognition(recognition.engine, recognition.mean_confidence)
+        return text, Recognition(
+            recognition.engine, recognition.mean_confidence, version=recognition.version
+        )
 
     read, unread = recognise_each(
         path,

@@ -31,7 +31,13 @@ from typing import TYPE_CHECKING, Protocol
 from verifai_desktop.domain import Chunk, DocStatus, Document
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.hashing import not_regular_reason, os_error_reason
-from verifai_desktop.ingest.ocr import OcrOptions, unread_summary, worth_retrying
+from verifai_desktop.ingest.ocr import (
+    TIME_LIMIT_REASON,
+    OcrOptions,
+    time_limit_reason,
+    unread_summary,
+    worth_retrying,
+)
 from verifai_desktop.ingest.parse import ParserPool
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta
 from verifai_desktop.store.ingest_run import IngestRun, lookahead
@@ -84,6 +90,18 @@ def _fits_now(record: DocumentRecord | None, limit: int | None) -> bool:
     return m is not None and (limit is None or int(m.group(1).replace(",", "")) <= limit)
 
 
+_TIMED_OUT = re.compile(r"^timed out after ([0-9.e+]+) s")
+
+
+def _longer_limit_now(record: DocumentRecord | None, timeout_s: float | None) -> bool:
+    """Whether a file that failed because the time limit per file stopped it (the parser
+    worker's ``"timed out after N s"``) would get a longer limit now (``timeout_s``)."""
+    if record is None or record.status is not DocStatus.FAILED or timeout_s is None:
+        return False
+    m = _TIMED_OUT.match(record.reason)
+    return m is not None and timeout_s > float(m.group(1))
+
+
 def _unchanged(record: DocumentRecord | None, size: int, mtime_ns: int) -> bool:
     return record is not None and record.size_bytes == size and record.mtime_ns == mtime_ns
 
@@ -122,8 +140,10 @@ def ingest_paths(
     its old chunks in every index; a file gone from a folder given here is removed. Failed,
     encrypted, scanned and empty files are recorded with their status and reason, and retried
     only when they change (encrypted ones also when a password is now given, files with scanned
-    pages left out also when OCR, off then or over its page limit, would now read them:
-    :func:`~verifai_desktop.ingest.ocr.worth_retrying`). Only regular files are read: FIFOs,
+    pages left out also when OCR, off then or over its page limit, would now read them, or
+    when the time limit per file cut their OCR short and ``timeout_s`` is larger now:
+    :func:`~verifai_desktop.ingest.ocr.worth_retrying`; files the time limit stopped also
+    when it is larger now). Only regular files are read: FIFOs,
     sockets and devices are recorded as failed, never opened. A folder
     that cannot be listed gets a failed outcome (not stored in the catalog) and the files
     catalogued under it are kept as they are. A symbolic link found in a folder is followed
@@ -179,7 +199,7 @@ def ingest_paths(
         def check(path: Path) -> tuple[FileOutcome | _Refusal | FileJob, object]:
             link = None if follow_external_links else walk.external.get(path)
             password = _password_for(path, passwords, default_password)
-            checked = _check_file(run, path, password, link=link, ocr=ocr)
+            checked = _check_file(run, path, password, link=link, ocr=ocr, timeout_s=timeout_s)
             return checked, reader.start(checked) if isinstance(checked, FileJob) else None
 
         for done, (path, (checked, started)) in enumerate(lookahead(files, check, reader.ahead)):
@@ -314,6 +334,7 @@ def _check_file(
     *,
     link: Path | None = None,
     ocr: OcrOptions | None = None,
+    timeout_s: float | None = None,
 ) -> FileOutcome | _Refusal | FileJob:
     """What to do with one file, decided from its stat and catalog entry; nothing written.
 
@@ -325,6 +346,8 @@ def _check_file(
             to be followed.
         ocr: the run's OCR options (a file left unread by OCR is retried when they would now
             read it).
+        timeout_s: the run's time limit per file, seconds (a file it cut short before, OCR
+            or parsing, is retried when it is larger now).
 
     Returns:
         The outcome when it is settled already (unchanged: skipped; stat failed), a
@@ -350,7 +373,8 @@ def _check_file(
         retry = (
             (record is not None and record.status is DocStatus.ENCRYPTED and password is not None)
             or _fits_now(record, run.max_chunks)
-            or (record is not None and worth_retrying(record.reason, ocr))
+            or (record is not None and worth_retrying(record.reason, ocr, timeout_s))
+            or _longer_limit_now(record, timeout_s)
         )
         if record is not None and _unchanged(record, st.st_size, st.st_mtime_ns) and not retry:
             return _skipped(record)
@@ -406,7 +430,7 @@ def read_file(run: IngestRun, pool: ParserPool, job: FileJob) -> FileOutcome:
         run.commit([(meta, status, reason, (), None)])
         return FileOutcome(source, Outcome.written(status), reason, stored_status=status)
     run.timer.parse += time.perf_counter() - t0
-    return _index_document(run, meta, doc)
+    return _index_document(run, meta, doc, pool.timeout_s)
 
 
 def _refuse(run: IngestRun, path: Path, reason: str) -> FileOutcome:
@@ -437,7 +461,9 @@ def _skipped(record: DocumentRecord) -> FileOutcome:
     )
 
 
-def _index_document(run: IngestRun, meta: DocumentMeta, doc: Document) -> FileOutcome:
+def _index_document(
+    run: IngestRun, meta: DocumentMeta, doc: Document, timeout_s: float | None = None
+) -> FileOutcome:
     meta = DocumentMeta(
         meta.source,
         doc.title or meta.title,
@@ -462,6 +488,8 @@ def _index_document(run: IngestRun, meta: DocumentMeta, doc: Document) -> FileOu
         )
     vectors = run.embed([c.text for c in chunks], "ingest")
     reason = unread_summary(doc.unrecognised, doc.unread_images)  # pages, images left out
+    if timeout_s is not None:  # cut short: a run with a larger limit reads the rest
+        reason = reason.replace(TIME_LIMIT_REASON, time_limit_reason(timeout_s))
     run.commit([(meta, DocStatus.INDEXED, reason, chunks, vectors)])
     return FileOutcome(
         meta.source, Outcome.INDEXED, reason, len(chunks), sections, doc.format, DocStatus.INDEXED

@@ -97,11 +97,15 @@ def test_a_rendered_page_is_recognised_with_its_words_where_the_text_layer_has_t
 
 
 def test_rapidocr_reads_the_jbig2_scan() -> None:
-    pytest.importorskip("rapidocr_onnxruntime")  # the optional ``ocr`` extra
+    """Runs wherever the ``test`` extra is installed: it pulls the ``ocr`` extra in (issue 41
+    row 17: it skipped without it, so RapidOCR had no running test)."""
+    from importlib import metadata
+
     doc = parse_pdf(JBIG2, ocr=OcrOptions("rapidocr"))
     assert doc.text.split()[:2] == ["It", "Doesn't"]
     ocr = doc.sections[0].ocr
     assert ocr is not None and ocr.engine == "rapidocr" and ocr.mean_confidence > 0.5
+    assert ocr.version == metadata.version("rapidocr-onnxruntime")
     assert doc.unrecognised == ()
 
 
@@ -226,6 +230,9 @@ class _SlowEngine:
     """Takes 1 s a page (control flow only: the time limit, not recognition)."""
 
     name = "slow"
+
+    def version(self) -> str:
+        return "1.0"
 
     def read(self, image: Any, *, timeout_s: float) -> list[list[Token]]:
         time.sleep(1.0)
