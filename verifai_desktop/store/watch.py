@@ -5,10 +5,11 @@
 ``debounce_s`` seconds, and hands the batch to :func:`sync_changes`, which re-ingests added and
 changed files and removes deleted ones through the collection's single writer
 (:meth:`Collection.add_paths`, :meth:`Collection.remove_sources`), incrementally: an unchanged
-file is skipped by size and mtime, or sha256. A changed path is taken in only when an ingest of
-its folder would take it in (:func:`~verifai_desktop.store.walk.reached_by_walk`: no hidden
-folders such as ``.Trash-1000``, the same file kinds, links out of the followed folders refused
-unless ``follow_external_links``).
+file is skipped by its sha256, which is computed even when its size and mtime are as
+catalogued (an edit can keep both; ``verifai ingest`` trusts them). A changed path is taken in
+only when an ingest of its folder would take it in
+(:func:`~verifai_desktop.store.walk.reached_by_walk`: no hidden folders such as ``.Trash-1000``,
+the same file kinds, links out of the followed folders refused unless ``follow_external_links``).
 
 A root that cannot be reached (:func:`~verifai_desktop.store.roots.unavailable_reason`) is
 reported as unavailable and nothing under it is removed: a vanished folder is never taken for
@@ -151,7 +152,12 @@ def sync_changes(
     within = [r.path for r in ok if r.is_folder]
     report = (
         collection.add_paths(
-            to_ingest, progress=progress, cancel=cancel, within=within, **ingest_options
+            to_ingest,
+            progress=progress,
+            cancel=cancel,
+            within=within,
+            check_content=True,
+            **ingest_options,
         )
         if to_ingest
         else None

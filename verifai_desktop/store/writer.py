@@ -133,10 +133,12 @@ def ingest_paths(
     within: Sequence[Path] = (),
     ocr: OcrOptions | None = None,
     cluster: Cluster | None = None,
+    check_content: bool = False,
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
-    An unchanged file (same size and mtime, or same sha256) is skipped; a changed one replaces
+    An unchanged file (same size and mtime, or same sha256; with ``check_content``, same
+    sha256 only) is skipped; a changed one replaces
     its old chunks in every index; a file gone from a folder given here is removed. Failed,
     encrypted, scanned and empty files are recorded with their status and reason, and retried
     only when they change (encrypted ones also when a password is now given, files with scanned
@@ -178,6 +180,8 @@ def ingest_paths(
         cluster: read (hash, parse, chunk, embed) the files there, e.g. on Ray
             (:class:`~verifai_desktop.store.spread.RayCluster`); this process still decides,
             writes and reports every file, in the same order. ``None``: in this process.
+        check_content: hash files whose size and mtime are as catalogued too: an edit that
+            kept both (``cp -p``, ``rsync -t``, 2 s mtimes) is taken in (folder watching).
 
     Returns:
         The per-file (and per-unreadable-folder) outcomes and stage timings.
@@ -199,7 +203,10 @@ def ingest_paths(
         def check(path: Path) -> tuple[FileOutcome | _Refusal | FileJob, object]:
             link = None if follow_external_links else walk.external.get(path)
             password = _password_for(path, passwords, default_password)
-            checked = _check_file(run, path, password, link=link, ocr=ocr, timeout_s=timeout_s)
+            checked = _check_file(
+                run, path, password, link=link, ocr=ocr, timeout_s=timeout_s,
+                check_content=check_content,
+            )  # fmt: skip
             return checked, reader.start(checked) if isinstance(checked, FileJob) else None
 
         for done, (path, (checked, started)) in enumerate(lookahead(files, check, reader.ahead)):
@@ -335,6 +342,7 @@ def _check_file(
     link: Path | None = None,
     ocr: OcrOptions | None = None,
     timeout_s: float | None = None,
+    check_content: bool = False,
 ) -> FileOutcome | _Refusal | FileJob:
     """What to do with one file, decided from its stat and catalog entry; nothing written.
 
@@ -348,6 +356,7 @@ def _check_file(
             read it).
         timeout_s: the run's time limit per file, seconds (a file it cut short before, OCR
             or parsing, is retried when it is larger now).
+        check_content: never skip a file by its size and mtime: :func:`read_file` hashes it.
 
     Returns:
         The outcome when it is settled already (unchanged: skipped; stat failed), a
@@ -376,7 +385,8 @@ def _check_file(
             or (record is not None and worth_retrying(record.reason, ocr, timeout_s))
             or _longer_limit_now(record, timeout_s)
         )
-        if record is not None and _unchanged(record, st.st_size, st.st_mtime_ns) and not retry:
+        same_stat = record is not None and _unchanged(record, st.st_size, st.st_mtime_ns)
+        if record is not None and same_stat and not retry and not check_content:
             return _skipped(record)
         return FileJob(path, password, record, retry, st.st_size, st.st_mtime_ns)
     finally:
