@@ -376,6 +376,28 @@ def test_a_quote_moved_to_another_real_span_is_reported(
     ), found
 
 
+def test_a_quote_that_reads_differently_shows_where_the_versions_differ(
+    record_path: Path, docs: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41, row 16: both versions were cut to the same 79 characters, which the edit
+    (past them) left alike; the finding now shows each around the first difference."""
+    path, text = docs["aspirin.txt"]
+    path.write_text(ASPIRIN.replace("sixty-five", "seventy"), encoding="utf-8")
+    start, end = _span(
+        text,
+        "The weather was mild during the trial. Aspirin lowered stroke risk in women over "
+        "sixty-five.",
+    )
+    code, found = _check(capsys, record_path)
+    assert code == 1
+    assert _kinds(found) == {"hash_changed", "text_changed"}
+    assert _details(found, "text_changed") == [
+        f"the passage at characters {start}-{end} differs from character {start + 82} on: it "
+        "now reads “…ed stroke risk in women over seventy. Bl”, was “…ed stroke risk in women "
+        "over sixty-five.”"
+    ]
+
+
 def test_a_record_re_signed_with_another_key_still_differs_from_the_history(
     record_path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

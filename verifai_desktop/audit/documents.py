@@ -327,16 +327,54 @@ def _compare(
             )
         if found != expected:
             # the evidence lies inside the passage: one finding per quote
+            first, now, was = differing_windows(found, expected)
             return Problem(
                 "text_changed",
                 path,
-                f"the {what} at characters {start}-{end}{where} now reads "
-                f"“{_short(found)}”, was “{_short(expected)}”",
+                f"the {what} at characters {start}-{end}{where} differs from character "
+                f"{start + first} on: it now reads “{now}”, was “{was}”",
                 quote["id"],
             )
     return None
 
 
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+DIFF_CONTEXT_BEFORE = 30
+"""Characters shown before the first difference of a quote that reads differently."""
+DIFF_CONTEXT_AFTER = 50
+"""Characters shown from the first difference on (more where the two differ longer)."""
+
+
+def differing_windows(now: str, was: str) -> tuple[int, str, str]:
+    """Where two versions of a span first differ, and each version around that place.
+
+    Each window starts :data:`DIFF_CONTEXT_BEFORE` characters before the first difference
+    and runs :data:`DIFF_CONTEXT_AFTER` characters past it, or to the common ending of the
+    two when the differing part is longer (at most twice that); text cut off is marked
+    "…", line breaks and tabs are shown as ``\\n`` and ``\\t``.
+
+    Args:
+        now: the span as it reads now.
+        was: the span as the record quotes it; differs from ``now``.
+
+    Returns:
+        ``(offset, now_window, was_window)``: the offset of the first differing character
+        into both spans (the length of the shorter when one begins the other), and the
+        windows.
+    """
+    first = next(
+        (i for i, (a, b) in enumerate(zip(now, was, strict=False)) if a != b),
+        min(len(now), len(was)),
+    )
+    common_end = 0  # characters both end with, after the first difference
+    limit = min(len(now), len(was)) - first
+    while common_end < limit and now[-1 - common_end] == was[-1 - common_end]:
+        common_end += 1
+    start = max(0, first - DIFF_CONTEXT_BEFORE)
+
+    def window(text: str) -> str:
+        differing = len(text) - common_end - first
+        end = first + min(max(DIFF_CONTEXT_AFTER, differing + 10), 2 * DIFF_CONTEXT_AFTER)
+        shown = text[start:end].replace("\n", "\\n").replace("\t", "\\t")
+        return ("…" if start > 0 else "") + shown + ("…" if end < len(text) else "")
+
+    return first, window(now), window(was)
