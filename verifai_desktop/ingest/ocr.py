@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from verifai_desktop.errors import ParseError
 from verifai_desktop.ingest.formats import clean_text
+from verifai_desktop.ingest.unread import unread_summary as unread_summary
 from verifai_desktop.recognition import Recognition, WordBox
 from verifai_desktop.settings import IngestSettings
 
@@ -544,26 +545,3 @@ def worth_retrying(reason: str, options: OcrOptions | None, timeout_s: float | N
         return True
     over = _OVER_PAGES.search(reason)
     return over is not None and int(over.group(1)) <= options.max_pages
-
-
-def unread_summary(
-    unread: Sequence[tuple[int, str]], images: Sequence[tuple[str, str]] = ()
-) -> str:
-    """``"scanned pages 1, 2 not recognised: <reason>; scanned page 5 not recognised:
-    <reason>; embedded image word/media/image1.png not recognised: <reason>"``: pages, then
-    images, grouped by reason, for a document's status reason (``""`` for none).
-
-    Args:
-        unread: ``(page number, reason)`` of the scanned pages not read.
-        images: ``(image, reason)`` of the embedded images not read; ``image`` names it
-            (``Document.unread_images``).
-    """
-    by_reason: dict[tuple[str, str], list[str]] = {}
-    for page, reason in unread:
-        by_reason.setdefault(("scanned page", reason), []).append(str(page))
-    for image, reason in images:
-        by_reason.setdefault(("embedded image", reason), []).append(image)
-    return "; ".join(
-        f"{what}{'s' if len(names) > 1 else ''} {', '.join(names)} not recognised: {reason}"
-        for (what, reason), names in by_reason.items()
-    )
