@@ -26,15 +26,19 @@ cost: ``budget`` passages x about 3 windows per sentence of each.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import Sequence
 
 from verifai_desktop.domain import AnswerSentence, CheckResult, Evidence, Passage
+from verifai_desktop.errors import StoreUnavailable
 from verifai_desktop.retrieve import Fused, PassageRetriever
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import Verifier, verify_pairs
 from verifai_desktop.verify.evidence import document_verdicts, verify_evidence
 from verifai_desktop.verify.labels import contradicts, supports
+
+log = logging.getLogger(__name__)
 
 RRF_K = 60
 """Reciprocal rank fusion constant (Cormack, Clarke & Buettcher, SIGIR 2009)."""
@@ -226,17 +230,27 @@ def add_conflicts(
     """Add to each answer sentence the passages elsewhere in the collection that contradict it
     (:func:`find_conflicts`, one verifier batch; ``passages``, the ones the answer was given,
     left out) under the ``thresholds`` the answer was verified with; a sentence without a
-    letter or digit is not searched for."""
+    letter or digit is not searched for. When a server store cannot be used by then (a team
+    collection's connection lost while the answer was written), the sentences are returned as
+    given and a warning is logged: the answer outlives the search."""
     claims = [s.claim for s in sentences]
     todo = [i for i, claim in enumerate(claims) if any(ch.isalnum() for ch in claim)]
-    found = find_conflicts(
-        retriever,
-        verifier,
-        [claims[i] for i in todo],
-        thresholds,
-        budget=thresholds.conflict_budget,
-        skip=frozenset(int(p.chunk_id) for p in passages),
-    )
+    try:
+        found = find_conflicts(
+            retriever,
+            verifier,
+            [claims[i] for i in todo],
+            thresholds,
+            budget=thresholds.conflict_budget,
+            skip=frozenset(int(p.chunk_id) for p in passages),
+        )
+    except StoreUnavailable as exc:
+        log.warning(
+            "no search of the collection for conflicting passages (%s); the answer is shown "
+            "without it",
+            exc,
+        )
+        return tuple(sentences)
     out = list(sentences)
     for i, extra in zip(todo, found, strict=True):
         if extra:

@@ -136,14 +136,50 @@ def passages_given_text(answer: Answer) -> str:
     return f"{n} passage{'s' if n != 1 else ''} given"
 
 
-def injection_warning(passage: Passage) -> str:
-    """The warning shown next to a passage that reads as instructions to an AI (prompt
-    injection), naming the first cue; ``""`` for an ordinary passage."""
+def instructions_note(passage: Passage) -> str:
+    """``This passage reads as instructions to an AI (“<first cue>”)`` for a passage flagged
+    as prompt injection (:attr:`Passage.instruction_cues`); ``""`` for an ordinary passage."""
     if not passage.instruction_cues:
         return ""
     return (
-        "This passage reads as instructions to an AI "
-        f"(\u201c{passage.instruction_cues[0]}\u201d); it was given to the model as text only."
+        f"This passage reads as instructions to an AI (\u201c{passage.instruction_cues[0]}\u201d)"
+    )
+
+
+def injection_warning(passage: Passage) -> str:
+    """The warning shown next to a passage of an answer that reads as instructions to an AI
+    (prompt injection), naming the first cue; ``""`` for an ordinary passage."""
+    if not passage.instruction_cues:
+        return ""
+    return f"{instructions_note(passage)}; it was given to the model as text only."
+
+
+def instructed_support(answer: Answer, sentence: AnswerSentence) -> tuple[int, ...]:
+    """The 1-based numbers of the passages flagged as instructions to an AI that a sentence
+    shown supported or partially supported (green) cites in its verdicts; ``()`` for any other
+    sentence. Such a sentence may repeat what a document told the model to say."""
+    if sentence.label not in (SentenceLabel.SUPPORTED, SentenceLabel.PARTIALLY_SUPPORTED):
+        return ()
+    numbers = dict.fromkeys(v.passage_number for v in sentence.verdicts)
+    return tuple(
+        n
+        for n in numbers
+        if 1 <= n <= len(answer.passages) and answer.passages[n - 1].instruction_cues
+    )
+
+
+def instructed_support_note(answer: Answer, sentence: AnswerSentence) -> str:
+    """Why a green sentence resting on a passage flagged as instructions to an AI must be read
+    with care (:func:`instructed_support`); ``""`` when it rests on none."""
+    numbers = instructed_support(answer, sentence)
+    if not numbers:
+        return ""
+    cue = answer.passages[numbers[0] - 1].instruction_cues[0]
+    cited = ", ".join(f"[{n}]" for n in numbers)
+    return (
+        f"Shown {LABEL_STYLES[sentence.label].title.lower()} by passage {cited}, which reads "
+        f"as instructions to an AI (\u201c{cue}\u201d): the document may be telling the model "
+        "what to say; read it before trusting this sentence."
     )
 
 

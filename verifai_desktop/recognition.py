@@ -54,11 +54,15 @@ class Recognition:
         words: recognised words with their boxes, in text order; none for an image of a
             DOCX, PPTX or EPUB (:mod:`verifai_desktop.ingest.embedded`), which has no page to
             draw them on.
+        version: the engine's version (``"5.3.0"``; ``""`` for text recognised before
+            versions were kept): the same engine of another version may read a page
+            differently, so an audit check re-reads with it in mind.
     """
 
     engine: str
     mean_confidence: float
     words: tuple[WordBox, ...] = ()
+    version: str = ""
 
     def shifted(self, offset: int) -> Recognition:
         """The same recognition with every word offset moved by ``offset`` characters."""
@@ -74,7 +78,7 @@ class Recognition:
             )
             for w in self.words
         )
-        return Recognition(self.engine, self.mean_confidence, words)
+        return Recognition(self.engine, self.mean_confidence, words, self.version)
 
     def within(self, char_start: int, char_end: int) -> Recognition:
         """The words inside ``[char_start, char_end)``, offsets shifted by ``-char_start``,
@@ -84,18 +88,21 @@ class Recognition:
             self.engine,
             self.mean_confidence,
             tuple(w for w in self.words if w.char_start >= char_start and w.char_end <= char_end),
+            self.version,
         ).shifted(-char_start)
         if not inside.words:
             return inside
         mean = sum(w.confidence for w in inside.words) / len(inside.words)
-        return Recognition(self.engine, mean, inside.words)
+        return Recognition(self.engine, mean, inside.words, self.version)
 
     def as_dict(self) -> dict[str, object]:
-        """JSON-ready form: ``{"engine", "confidence", "words": [[start, end, x0, y0, x1, y1,
-        confidence], ...]}``, boxes rounded to 0.1 pt and confidences to 0.001 (about 35
-        bytes a word in JSON)."""
+        """JSON-ready form: ``{"engine", "version", "confidence", "words": [[start, end, x0,
+        y0, x1, y1, confidence], ...]}``, boxes rounded to 0.1 pt and confidences to 0.001
+        (about 35 bytes a word in JSON); ``version`` only when known, so text recognised
+        before versions were kept reads back unchanged."""
         return {
             "engine": self.engine,
+            **({"version": self.version} if self.version else {}),
             "confidence": round(self.mean_confidence, 4),
             "words": [
                 [
@@ -123,7 +130,10 @@ class Recognition:
                 WordBox(int(s), int(e), float(x0), float(y0), float(x1), float(y1), float(c))
                 for s, e, x0, y0, x1, y1, c in data["words"]
             )
-            return cls(str(data["engine"]), float(data["confidence"]), words)
+            version = data.get("version", "")
+            if not isinstance(version, str):
+                raise TypeError(f"version is {type(version).__name__}, not a text")
+            return cls(str(data["engine"]), float(data["confidence"]), words, version)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a stored OCR recognition: {exc}") from exc
 

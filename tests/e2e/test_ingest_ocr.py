@@ -11,12 +11,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pymupdf
+
 from tests.conftest import DOCS_NASTY, needs_tesseract
 from tests.e2e.cli import run_verifai
 from tests.unit.ingest.test_ocr import mixed_pdf, scanned_top_of_paper
 from verifai_desktop.codec import answer_from_dict
-from verifai_desktop.ingest.ocr import OCR_OFF_REASON
+from verifai_desktop.ingest.ocr import OCR_OFF_REASON, OcrOptions, time_limit_reason
+from verifai_desktop.ingest.parse import ParserPool
 from verifai_desktop.presentation import answer_to_html, answer_to_markdown
+from verifai_desktop.settings import Settings
+
+_mu: Any = pymupdf
 
 
 def _json(*args: str, code: int = 0) -> Any:
@@ -93,3 +99,40 @@ def test_an_answer_citing_a_scanned_page_shows_its_ocr_flag(tmp_path: Path) -> N
     answer = answer_from_dict(data)
     assert "    recognised text (OCR, tesseract, mean confidence" in answer_to_markdown(answer)
     assert "recognised text (OCR, tesseract" in answer_to_html(answer)
+
+
+@needs_tesseract
+def test_ocr_cut_short_by_the_time_limit_is_partial_and_a_larger_limit_reads_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Issue 41 row 10: three scanned pages under a limit that leaves time for one; the file
+    is recorded as indexed in part, with the limit it had, and a run with a larger --timeout
+    reads the other pages (it said "skipped (indexed)" before and never read them)."""
+    docs = tmp_path / "scans"
+    docs.mkdir()
+    one = scanned_top_of_paper(tmp_path / "one.pdf")
+    three = _mu.open()
+    for _ in range(3):
+        three.insert_pdf(_mu.open(one))
+    three.save(docs / "three_scans.pdf")
+    with ParserPool(ocr=OcrOptions.from_settings(Settings().ingest)) as pool:
+        t0 = time.perf_counter()
+        pool.parse(one)  # one page as the ingest reads it (300 dpi), in the worker
+        page_s = time.perf_counter() - t0
+    # Page 1 ends well within the limit; under 1.5 times its time is then left: the other
+    # two are left out (ingest.ocr.PAGE_TIME_MARGIN).
+    limit = round(1.6 * page_s, 1)
+    cut = _json("ingest", str(docs), "-c", "cut", "--timeout", str(limit))
+    assert _files(cut) == {
+        "three_scans.pdf": (
+            "indexed",
+            f"scanned pages 2, 3 not recognised: {time_limit_reason(limit)}",
+        )
+    }
+    assert "indexed in part: ingest it again with a larger --timeout" in time_limit_reason(limit)
+    same = _json("ingest", str(docs), "-c", "cut", "--timeout", str(limit))
+    assert [f["status"] for f in same["files"]] == ["skipped"]  # the same limit: not again
+    larger = _json("ingest", str(docs), "-c", "cut", "--timeout", "600")
+    assert _files(larger) == {"three_scans.pdf": ("indexed", "")}
+    found = _json("search", "thrombosis", "-c", "cut", "--mode", "lexical", "-k", "10")
+    assert {p["location"]["number"] for p in found["passages"]} == {1, 2, 3}

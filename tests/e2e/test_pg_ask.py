@@ -12,7 +12,9 @@ and audit records are its own.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -202,3 +204,40 @@ def test_an_audit_record_of_a_team_answer_verifies(team: Team, tmp_path: Path) -
     report = json.loads(as_bob.stdout)
     assert report["history"] == f"answer {answer_id} is no longer in the history of 'trauma'"
     assert {p["kind"] for p in report["problems"]} == {"not_in_collection"}
+
+
+def test_an_answer_outlives_the_connection_lost_while_it_is_written(team: Team) -> None:
+    """Issue 41: the server ends alice's connection (as a restart does) while her answer is
+    being written: the answer is still printed, verified against its passages, with warnings
+    that the conflict search and the history could not use the server; exit 0, no traceback.
+    (Last in the module: alice's history is counted above.)"""
+    argv = ["ask", QUESTION, "-k", "4", "--json", "--collection", "trauma"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "VERIFAI_HOME": str(team.home)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verifai_desktop", *argv, "--store", team.server.url("alice")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    seen: list[str] = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("Writing the answer"):
+            ended = team.server.rows(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'alice'"
+            )
+            assert ended and all(r[0] for r in ended)
+            break
+    out, rest = proc.communicate(timeout=900)
+    err = "".join(seen) + rest
+    assert any(line.startswith("Writing the answer") for line in seen), err[-3000:]
+    assert proc.returncode == 0, err[-3000:]
+    assert "Traceback" not in err
+    answer = json.loads(out)
+    assert answer["question"] == QUESTION and answer["sentences"]
+    assert any(s["verdicts"] for s in answer["sentences"])
+    assert _files(answer["passages"]) <= set(TEAM_A)
+    assert "no search of the collection for conflicting passages" in err
+    assert "warning: " in err and "the connection to the server was lost" in err

@@ -15,9 +15,11 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -233,3 +235,28 @@ def test_search_finds_the_text_ingested_on_ray(team: Team, runs: dict[str, Any])
         records = store.chunks([lexical[0][0], semantic[0][0]])
     assert {Path(r.source).name for r in records.values()} == {CLEAN[0]}
     assert "thrombosis" in records[lexical[0][0]].chunk.text.lower()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "198.51.100.1"])
+def test_a_cluster_address_that_cannot_be_reached_fails_within_30_s(team: Team, host: str) -> None:
+    """A port nothing listens on, and an address of TEST-NET-2 (RFC 5737) that no host
+    answers: the ingest ends within 30 s with the address and the reason, nothing written."""
+    address = f"{host}:{_closed_port()}"
+    start = time.monotonic()
+    proc = team.popen("nowhere", "--ray", address)
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert time.monotonic() - start < 30
+    assert proc.returncode == 1, err[-3000:]
+    assert "Traceback" not in err
+    assert f"error: Ray cluster {address}: cannot be reached" in err
+    assert team.server.rows("SELECT count(*) FROM verifai_nowhere.documents") == [(0,)]

@@ -34,7 +34,7 @@ from verifai_desktop.ui import team_dialog
 from verifai_desktop.ui.errors import STORE_FAILURES
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.tasks import TaskRunner
-from verifai_desktop.ui.team_dialog import OK_STYLE, TeamDialog
+from verifai_desktop.ui.team_dialog import HISTORY_TEXT, OK_STYLE, TeamDialog
 
 pytest.importorskip(
     "pgserver", reason="pgserver is not installed (the test extra): no PostgreSQL to test with"
@@ -163,12 +163,15 @@ def test_a_connection_test_succeeds_and_shows_the_tls_mode(
         f"Connected to vowner@{pg.host}:5432/postgres.\n"
         "TLS: sslmode=verify-full, not encrypted (a Unix socket on this machine: TLS is not "
         "used there).\n"
-        "Collection “handbook”: 1 document(s) you may read."
+        "Collection “handbook”: 1 document(s) you may read.\n"
+        "Your questions and answers are kept on the server: other users cannot read them, the "
+        "collection's owner and the server's administrators can."
     )
     assert dialog.message.styleSheet() == OK_STYLE
     _fill(dialog, collection="newcomers")
     assert _test(qtbot, dialog)[1].endswith(
-        "No collection “newcomers” on this server yet: adding files creates it (you own it)."
+        "No collection “newcomers” on this server yet: adding files creates it (you own it).\n"
+        + HISTORY_TEXT
     )
 
 

@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import sqlite3
 import stat
 from pathlib import Path
@@ -24,7 +25,11 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import needs_tesseract
+from tests.unit.ingest.test_ocr import scanned_top_of_paper
+from tests.unit.ingest.test_ocr_images import pptx_with_scan
 from verifai_desktop.audit import MAX_RECORD_BYTES, key_path, sign_record
+from verifai_desktop.audit.signing import fingerprint, known_keys, known_keys_path
 from verifai_desktop.cli import main
 from verifai_desktop.domain import (
     Answer,
@@ -39,6 +44,7 @@ from verifai_desktop.domain import (
     ShownLabel,
     Verdict,
 )
+from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.ingest.parse import ParserPool
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.collection import Collection
@@ -370,6 +376,28 @@ def test_a_quote_moved_to_another_real_span_is_reported(
     ), found
 
 
+def test_a_quote_that_reads_differently_shows_where_the_versions_differ(
+    record_path: Path, docs: dict[str, tuple[Path, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41, row 16: both versions were cut to the same 79 characters, which the edit
+    (past them) left alike; the finding now shows each around the first difference."""
+    path, text = docs["aspirin.txt"]
+    path.write_text(ASPIRIN.replace("sixty-five", "seventy"), encoding="utf-8")
+    start, end = _span(
+        text,
+        "The weather was mild during the trial. Aspirin lowered stroke risk in women over "
+        "sixty-five.",
+    )
+    code, found = _check(capsys, record_path)
+    assert code == 1
+    assert _kinds(found) == {"hash_changed", "text_changed"}
+    assert _details(found, "text_changed") == [
+        f"the passage at characters {start}-{end} differs from character {start + 82} on: it "
+        "now reads “…ed stroke risk in women over seventy. Bl”, was “…ed stroke risk in women "
+        "over sixty-five.”"
+    ]
+
+
 def test_a_record_re_signed_with_another_key_still_differs_from_the_history(
     record_path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -385,7 +413,7 @@ def test_a_record_re_signed_with_another_key_still_differs_from_the_history(
     code, found = _check(capsys, record_path)
     assert code == 1
     assert found["signed_by"] == "another install"
-    assert _kinds(found) == {"history_differs"}
+    assert _kinds(found) == {"history_differs", "unknown_key"}
     assert found["history"] == "differs from answer 1 in the collection's history"
     assert _details(found, "history_differs")[0].startswith(
         'the answer text (answer): "Aspirin cures everything [1]." in the record, '
@@ -532,3 +560,191 @@ def test_an_oversized_file_is_refused_before_parsing(
         "the right file",
     )
     assert os.path.getsize(path) == MAX_RECORD_BYTES + 1
+
+
+def _ocr_answer(collection: Collection, paths: tuple[Path, ...]) -> Answer:
+    """An answer whose sentence cites, for each of ``paths``, its first chunk read by OCR
+    (as retrieval would pass it: the catalog's chunk)."""
+    passages = []
+    for path in paths:
+        record = collection.document(str(path))
+        assert record is not None
+        chunks = collection.chunks(collection.document_chunk_ids(record.doc_id))
+        rec = next(r for _, r in sorted(chunks.items()) if r.chunk.ocr is not None)
+        c = rec.chunk
+        passages.append(
+            Passage(
+                ChunkId(rec.chunk_id),
+                DocId(rec.doc_id),
+                path,
+                rec.title,
+                c.text,
+                c.char_start,
+                c.char_end,
+                c.location,
+                c.sentence_spans,
+                ocr=c.ocr,
+            )
+        )
+    verdicts = tuple(
+        Verdict(n, NliLabel.SUPPORT, 0.9, 0.05, 0.05, p.text, (0, len(p.text)))
+        for n, p in enumerate(passages, start=1)
+    )
+    text = "Venous thrombosis prophylaxis was reviewed [1][2]."
+    sentence = AnswerSentence(text, 0, len(text), (1, 2), verdicts, SentenceLabel.SUPPORTED)
+    return Answer(
+        question="What was reviewed?",
+        text=text,
+        sentences=(sentence,),
+        passages=tuple(passages),
+        timings_ms={"total": 50.0},
+        models={"verifier": {"name": "verifai-minilm-nli", "sha256": "ab"}},
+    )
+
+
+@needs_tesseract
+def test_a_record_quoting_ocr_text_checks_ok_and_says_how_it_was_read(
+    fake_settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Issue 41 row 4: a genuine record quoting a scanned PDF page and a PPTX picture, both
+    read by Tesseract at ingest, failed `audit check`: it re-read them with OCR off
+    ("unreadable") or without the picture's text ("text_changed")."""
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    scan = scanned_top_of_paper(folder / "paper_scan.pdf")
+    deck = pptx_with_scan(folder / "deck.pptx")
+    settings = dataclasses.replace(
+        fake_settings, ingest=dataclasses.replace(fake_settings.ingest, ocr_dpi=200)
+    )
+    with Collection.open("kept", create=True, settings=settings) as collection:
+        report = collection.add_paths([folder], ocr=OcrOptions.from_settings(settings.ingest))
+        assert {o.status.value for o in report.outcomes} == {"indexed"}, report.outcomes
+        answer = _ocr_answer(collection, (scan, deck))
+        sha = {d.source: d.sha256 for d in collection.documents()}
+    assert [p.ocr.engine if p.ocr else "" for p in answer.passages] == ["tesseract"] * 2
+    with collection_history("kept") as history:
+        history.add(answer, settings, quoted_documents(answer, sha))
+    out = tmp_path / "audit.json"
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(out)]) == 0
+    record = _load(out)
+    versions = {p["ocr"]["version"] for p in record["answer_record"]["passages"]}
+    assert len(versions) == 1 and re.fullmatch(r"\d+\.\d+.*", versions.pop())
+
+    code, found = _check(capsys, out)
+    assert code == 0, found
+    assert (found["quotes_checked"], found["documents_checked"]) == (2, 2)
+    assert found["notes"] == []
+    code, found = _check(capsys, out, "--no-collection")
+    assert code == 0, found
+
+    # Checked where Tesseract is missing: the files are unchanged, so nothing was edited;
+    # the quotes are compared with the text the collection stored, and the check says so.
+    monkeypatch.setenv("PATH", str(tmp_path / "no_programs"))
+    code, found = _check(capsys, out)
+    assert code == 0, found
+    version = record["answer_record"]["passages"][0]["ocr"]["version"]
+    assert found["notes"] == [
+        f"{scan}: the file is unchanged (same sha256), but it cannot be read again here "
+        "(scanned page 1 not recognised: the Tesseract program is not installed (apt-get "
+        "install tesseract-ocr); or set ingest.ocr_engine to rapidocr); its 1 quoted span(s) "
+        "were compared with the text the collection stored at ingest, and read the same",
+        f"{deck}: the file is unchanged (same sha256), but OCR reads it differently now "
+        f"(tesseract {version} at ingest, tesseract is not installed here); its 1 quoted "
+        "span(s) were compared with the text the collection stored at ingest, and read the same",
+    ]
+    code, found = _check(capsys, out, "--no-collection")
+    assert code == 1
+    assert _kinds(found) == {"not_reread"}
+    assert [p["path"] for p in found["problems"]] == [str(scan), str(deck)]
+    assert _details(found, "not_reread")[1] == (
+        f"the file is unchanged (same sha256), but OCR reads it differently now (tesseract "
+        f"{version} at ingest, tesseract is not installed here), so 1 quoted span(s) could not "
+        "be confirmed; this is not a sign that it was edited: check on a machine that holds "
+        f"its collection, or read it with tesseract {version} as its ingest did"
+    )
+    assert main(["audit", "check", str(out)]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0].startswith("ok: signed by this install's key")
+    assert shown[1].startswith(f"  note: {scan}: the file is unchanged (same sha256)")
+
+
+def test_a_record_re_signed_with_an_unknown_key_is_not_verified(
+    record_path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Issue 41 row 12: an edited record re-signed with another key, checked without the
+    collection's history, read "ok: signed by another install's key"."""
+    record = _load(record_path)
+    record["answer"] = record["answer_record"]["answer"] = "Aspirin cures everything [1]."
+    monkeypatch.setenv("VERIFAI_HOME", str(tmp_path / "forger"))
+    forged = sign_record(record)
+    monkeypatch.setenv("VERIFAI_HOME", str(tmp_path / "verifai_home"))
+    _save(record_path, forged)
+    code, found = _check(capsys, record_path, "--no-collection")
+    assert code == 1
+    assert _kinds(found) == {"unknown_key"}
+    [detail] = _details(found, "unknown_key")
+    assert detail.startswith(
+        f"not verified: it is signed by a key this install does not know (fingerprint "
+        f"{fingerprint(forged['public_key'])}); the signature holds"
+    )
+    assert main(["audit", "check", str(record_path), "--no-collection"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [
+        f"not verified: unknown key {forged['public_key']}",
+        f"  signed by: an unknown key {forged['public_key']}; history: not compared "
+        "(--no-collection)",
+    ]
+    # Trusted by name (the exporting machine's `verifai audit key`): the signature holds.
+    code, found = _check(capsys, record_path, "--no-collection", "--key", forged["public_key"])
+    assert code == 0 and found["signed_by"] == "another install", found
+
+
+def test_a_deleted_key_is_replaced_with_a_warning_and_its_records_still_check(
+    record_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41 row 12: the key file deleted was silently made anew, and the records it had
+    signed then read as another install's."""
+    old_key = _load(record_path)["public_key"]
+    key_path().unlink()
+    capsys.readouterr()
+    again = record_path.with_name("again.json")
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(again)]) == 0
+    err = capsys.readouterr().err
+    new_key = _load(again)["public_key"]
+    assert new_key != old_key
+    assert err == (
+        f"warning: the audit signing key {key_path()} was missing (deleted?); a new key was "
+        f"made (fingerprint {fingerprint(new_key)}). Earlier key(s) {fingerprint(old_key)} "
+        f"stay listed in {known_keys_path()}, so records they signed still check as this "
+        "install's; if you did not delete it, find out who did\n"
+    )
+    assert known_keys() == (old_key, new_key)
+    assert stat.S_IMODE(known_keys_path().stat().st_mode) == 0o600
+    code, found = _check(capsys, record_path)
+    assert code == 0 and found["signed_by"] == "this install (earlier key)", found
+    assert main(["audit", "check", str(record_path)]) == 0
+    assert capsys.readouterr().out.startswith(f"ok: signed by this install's earlier key {old_key}")
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(again)]) == 0
+    assert capsys.readouterr().err == ""  # said once
+
+
+def test_a_private_key_other_users_may_read_is_refused_for_signing(
+    record_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41 row 12: a 0644 private key was used without a word."""
+    key_path().chmod(0o644)
+    capsys.readouterr()
+    out = record_path.with_name("again.json")
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(out)]) == 1
+    assert capsys.readouterr().err.startswith(
+        f"error: cannot use the audit signing key {key_path()}: its mode is 0644: other users "
+        f"may read it, and anyone who did can sign records as this install. If no one else "
+        f"could, make it private (chmod 600 {key_path()}); otherwise move it away"
+    )
+    assert not out.exists()
+    code, found = _check(capsys, record_path)  # checking signs nothing: it still works
+    assert code == 0, found
+    key_path().chmod(0o600)
+    assert main(["audit", "export", "-c", "kept", "--last", "-o", str(out)]) == 0

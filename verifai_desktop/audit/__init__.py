@@ -21,6 +21,7 @@ from verifai_desktop.audit.record import (
     unsigned_record,
 )
 from verifai_desktop.audit.signing import (
+    ensure_key,
     install_public_key,
     key_path,
     parse_public_key,
@@ -47,6 +48,7 @@ __all__ = [
     "Signer",
     "build_record",
     "check_record",
+    "ensure_key",
     "install_public_key",
     "key_path",
     "parse_public_key",

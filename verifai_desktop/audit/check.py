@@ -14,75 +14,44 @@ consistency, the collection's history and the documents it quotes.
   entry, compared field by field (this catches an answer edited whole and re-signed with
   another key);
 - the documents: each quoted span and evidence window is read again at its offsets, in a
-  document with the same sha256.
+  document with the same sha256, read as the ingest read it: text recognised by OCR names its
+  engine and version in the record (``answer_record``'s passages), and the document is read
+  again with that engine (resolution and limits from the record's settings). When the file is
+  unchanged (same sha256) but reading it again gives other text (another OCR version, the
+  engine missing here), the quotes are compared with the text the collection stored at ingest
+  and a note says so; without the collection, ``not_reread`` says the quote could not be
+  confirmed, never that the document was edited.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
+from verifai_desktop.audit.documents import Problem, ProblemKind, check_documents, own_saved
 from verifai_desktop.audit.record import unsigned_record
 from verifai_desktop.audit.signing import (
     PUBLIC_KEY_FIELD,
+    fingerprint,
     install_public_key,
+    known_keys,
     signature_holds,
 )
 from verifai_desktop.audit.validate import validate_record
-from verifai_desktop.errors import BadRecord, ParseError
+from verifai_desktop.errors import BadRecord
 from verifai_desktop.names import name_from_json
 from verifai_desktop.store.history import SavedAnswer
 from verifai_desktop.store.sources import is_file_source
 
-ProblemKind = Literal[
-    "unsigned",
-    "signature_invalid",
-    "wrong_key",
-    "edited",
-    "quotes_missing",
-    "no_hash",
-    "history_differs",
-    "missing",
-    "unreadable",
-    "hash_changed",
-    "text_changed",
-    "not_in_collection",
-]
+__all__ = ["CheckReport", "Problem", "ProblemKind", "Signer", "check_record"]
 
-Signer = Literal["this install", "another install", "nobody"]
+Signer = Literal["this install", "this install (earlier key)", "another install", "nobody"]
 
 _NOT_COMPARED = ("exported_at", "exported_by_version", "public_key", "signature")
 _MAX_DIFFS = 12
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One way a record was edited, or no longer matches the documents.
-
-    Attributes:
-        kind: ``unsigned`` (no signature), ``signature_invalid`` (the content was changed
-            after signing), ``wrong_key`` (signed by another key than the one required),
-            ``edited`` (a field disagrees with the answer the record holds),
-            ``quotes_missing`` (verdicts cite quotes the record does not hold), ``no_hash``
-            (a document recorded without its sha256), ``history_differs`` (a field differs
-            from the collection's history of the answer), ``missing`` (the file is gone),
-            ``unreadable`` (it cannot be parsed now), ``hash_changed`` (its sha256
-            differs), ``text_changed`` (a quoted span reads differently at its offsets),
-            ``not_in_collection`` (the collection no longer holds it, or holds another
-            version).
-        path: the document, its exact name ('' for the record as a whole).
-        detail: what differs, for people.
-        quote_id: the quote concerned ('' for the document as a whole).
-    """
-
-    kind: ProblemKind
-    path: str
-    detail: str
-    quote_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +65,8 @@ class CheckReport:
         signer: whose key made a valid signature (``nobody``: none, or it does not hold).
         public_key: the public key the record names ('' when none).
         history: how the record compared with the collection's history, for people.
+        notes: how quotes were checked other than by reading the file again (compared with
+            the collection's stored text, and why), for people.
     """
 
     quotes_checked: int
@@ -104,6 +75,7 @@ class CheckReport:
     signer: Signer = "nobody"
     public_key: str = ""
     history: str = "not compared"
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -119,6 +91,7 @@ def check_record(
     history_note: str = "not compared",
     require_key: str | None = None,
     timeout_s: float = 60.0,
+    stored_text: Mapping[str, Sequence[tuple[int, int, str]]] | None = None,
 ) -> CheckReport:
     """Check ``record`` whole: signature, consistency, history, documents.
 
@@ -132,6 +105,10 @@ def check_record(
         history_note: why there is no history entry to compare with.
         require_key: a public key (``"ed25519:..."``) the record must be signed with.
         timeout_s: wall-clock limit in seconds for hashing and for parsing each document.
+        stored_text: path -> ``(char_start, char_end, text)`` of each chunk the collection
+            stored at ingest for that document, offsets into its extracted text; only for
+            documents the collection holds in the version the record quotes (same sha256).
+            None: no collection to compare with.
 
     Raises:
         BadRecord: ``record`` is not a valid audit record (a field missing or mistyped).
@@ -148,8 +125,13 @@ def check_record(
         if not found:
             history = f"the same as answer {saved.answer_id} in the collection's history"
         problems += [Problem("history_differs", "", d) for d in found]
-    checked, documents = _check_documents(record, catalog_sha256, timeout_s, problems)
-    return CheckReport(checked, documents, tuple(problems), signer, public_key, history)
+    notes: list[str] = []
+    checked, documents = check_documents(
+        record, catalog_sha256, timeout_s, problems, stored_text, notes
+    )
+    return CheckReport(
+        checked, documents, tuple(problems), signer, public_key, history, tuple(notes)
+    )
 
 
 def _check_signature(
@@ -178,7 +160,24 @@ def _check_signature(
         )
     else:
         own = install_public_key(create=False)
-        signer = "this install" if public_key == own else "another install"
+        if public_key == own:
+            signer = "this install"
+        elif public_key in known_keys():
+            signer = "this install (earlier key)"
+        else:
+            signer = "another install"
+            if require_key is None:
+                problems.append(
+                    Problem(
+                        "unknown_key",
+                        "",
+                        f"not verified: it is signed by a key this install does not know "
+                        f"(fingerprint {fingerprint(public_key)}); the signature holds, but "
+                        "anyone can sign an edited record with a key of their own. Check it "
+                        "with --key and the public key of the install that exported it "
+                        "(`verifai audit key` there)",
+                    )
+                )
     if require_key is not None and public_key != require_key:
         problems.append(
             Problem(
@@ -197,15 +196,7 @@ def _rebuilt(saved: SavedAnswer, record: Mapping[str, Any]) -> dict[str, Any]:
 def _check_consistency(record: Mapping[str, Any]) -> list[Problem]:
     """The fields derived from ``answer_record`` against that answer, and the quote links."""
     problems: list[Problem] = []
-    own = SavedAnswer(
-        answer_id=record["answer_id"],
-        created=0.0,
-        question=record["question"],
-        answer_json=json.dumps(record["answer_record"]),
-        settings=record["settings"],
-        documents={name_from_json(d, "path"): d["sha256"] for d in record["documents"]},
-        app_version=record["app_version"],
-    )
+    own = own_saved(record)
     try:
         rebuilt = _rebuilt(own, record)
     except (BadRecord, KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
@@ -340,88 +331,3 @@ def _show(value: object) -> str:
         return "nothing"
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 100 else text[:99] + "…"
-
-
-def _check_documents(
-    record: Mapping[str, Any],
-    catalog_sha256: Mapping[str, str] | None,
-    timeout_s: float,
-    problems: list[Problem],
-) -> tuple[int, int]:
-    """Each quoted span against its document now; returns (quotes checked, documents)."""
-    from verifai_desktop.ingest.parse import ParserPool
-
-    by_path: dict[str, list[Mapping[str, Any]]] = {}
-    for q in record["quotes"]:
-        by_path.setdefault(name_from_json(q, "path"), []).append(q)
-    checked = 0
-    with ParserPool(timeout_s=timeout_s) as pool:
-        for path, items in by_path.items():
-            recorded = str(items[0]["sha256"])
-            if not is_file_source(path):
-                continue  # pre-parsed corpora have no file to read again
-            if catalog_sha256 is not None:
-                held = catalog_sha256.get(path)
-                if held is None:
-                    problems.append(
-                        Problem("not_in_collection", path, "the collection no longer holds it")
-                    )
-                elif recorded and held != recorded:
-                    problems.append(
-                        Problem(
-                            "not_in_collection",
-                            path,
-                            f"the collection holds another version (sha256 {held[:12]}…)",
-                        )
-                    )
-            file = Path(path)
-            if not file.is_file():
-                problems.append(Problem("missing", path, "the file is gone"))
-                continue
-            try:
-                now = pool.sha256(file)
-            except ParseError as exc:
-                problems.append(Problem("unreadable", path, exc.reason))
-                continue
-            if recorded and now != recorded:
-                problems.append(
-                    Problem(
-                        "hash_changed",
-                        path,
-                        f"sha256 was {recorded[:12]}…, is {now[:12]}…: the file has changed",
-                    )
-                )
-            try:
-                text = pool.parse(file).text
-            except ParseError as exc:
-                problems.append(Problem("unreadable", path, exc.reason))
-                continue
-            for q in items:
-                checked += 1
-                problems += _compare(path, q, text)
-    return checked, len(by_path)
-
-
-def _compare(path: str, quote: Mapping[str, Any], text: str) -> list[Problem]:
-    spans = (
-        ("passage", quote["char_start"], quote["char_end"], quote["text"]),
-        ("evidence", quote["evidence_char_start"], quote["evidence_char_end"], quote["evidence"]),
-    )
-    for what, start, end, expected in spans:
-        found = text[start:end]
-        if found != expected:
-            return [
-                Problem(
-                    "text_changed",
-                    path,
-                    f"the {what} at characters {start}-{end} now reads "
-                    f"“{_short(found)}”, was “{_short(expected)}”",
-                    quote["id"],
-                )
-            ]  # the evidence lies inside the passage: one finding per quote
-    return []
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

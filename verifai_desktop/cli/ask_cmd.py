@@ -33,6 +33,9 @@ from verifai_desktop.presentation import (
     UNSUPPORTED_TEXT,
     conflict_note,
     flag_lines,
+    injection_warning,
+    instructed_support,
+    instructed_support_note,
     ocr_note,
     recitation_note,
     sentence_probability,
@@ -48,6 +51,10 @@ LABEL_STYLE: dict[SentenceLabel, str] = {
     SentenceLabel.UNREFERENCED: "bright_black",
     SentenceLabel.UNSURE: "steel_blue",  # neutral: never green or red
 }
+INSTRUCTED_MARK = "\u26a0"
+"""⚠ after a sentence shown supported by a passage that reads as instructions to an AI, and
+before each warning about such a passage."""
+INSTRUCTED_STYLE = "bold magenta"
 LABEL_TEXT: dict[SentenceLabel, str] = {
     SentenceLabel.SUPPORTED: "supported",
     SentenceLabel.PARTIALLY_SUPPORTED: "partially supported",
@@ -336,6 +343,8 @@ def render_answer(answer: Answer, settings: Settings) -> None:
             if i:
                 body.append(" ")
             body.append(s.text, style=LABEL_STYLE[s.label])
+            if instructed_support(answer, s):  # never green on injected text unsaid
+                body.append(f" {INSTRUCTED_MARK}", style=INSTRUCTED_STYLE)
         console.print(body)
         legend = Text("Legend: ")
         for label in SentenceLabel:
@@ -353,6 +362,9 @@ def render_answer(answer: Answer, settings: Settings) -> None:
                 head.append(f" (p={prob:.2f})")
             head.append(f"  {s.text}")
             console.print(head)
+            if instructed_support(answer, s):
+                note = f"    {INSTRUCTED_MARK} {printable(instructed_support_note(answer, s))}"
+                console.print(Text(note, style=INSTRUCTED_STYLE), markup=False)
             for v in s.verdicts:
                 line = Text(
                     f"    [{v.passage_number}] {v.label.value} "
@@ -382,6 +394,9 @@ def render_answer(answer: Answer, settings: Settings) -> None:
         console.print(
             f"[{n}] {printable(p.source_label())}  (score {p.fused_score:.3f}){ocr}", markup=False
         )
+        if p.instruction_cues:
+            warning = f"    {INSTRUCTED_MARK} {printable(injection_warning(p))}"
+            console.print(Text(warning, style=INSTRUCTED_STYLE), markup=False)
     timings = ", ".join(
         f"{k} {v:.0f} ms" for k, v in answer.timings_ms.items() if k not in TOKEN_COUNTS
     )

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from verifai_desktop.audit import (
     CheckReport,
     build_record,
     check_record,
+    ensure_key,
     install_public_key,
     key_path,
     parse_public_key,
@@ -32,7 +34,8 @@ from verifai_desktop.errors import (
     InvalidCollectionName,
     StoreUnavailable,
 )
-from verifai_desktop.names import name_json, names_json, printable
+from verifai_desktop.names import name_from_json, name_json, names_json, printable
+from verifai_desktop.store.base import CollectionStore
 from verifai_desktop.store.folders import collection_history
 from verifai_desktop.store.history import (
     Feedback,
@@ -292,6 +295,9 @@ def run_audit_export(args: argparse.Namespace) -> int:
     """Write the audit record of a kept answer or claim check as JSON plus an HTML view."""
     with _history(args) as history:
         saved = _saved(history, args.collection, None if args.last else args.id)
+    replaced = ensure_key()
+    if replaced:
+        print(f"warning: {printable(replaced)}", file=sys.stderr)
     record = build_record(saved, collection=args.collection)
     json_path, html_path = write_record(record, args.output)
     print(
@@ -308,6 +314,9 @@ for a record that was edited or no longer matches its documents)."""
 
 def run_audit_key(args: argparse.Namespace) -> int:
     """Print this install's public key (made on first use)."""
+    replaced = ensure_key()
+    if replaced:
+        print(f"warning: {printable(replaced)}", file=sys.stderr)
     public_key = install_public_key()
     print(public_key)
     print(f"(private key: {printable(str(key_path()))})", file=sys.stderr)
@@ -328,6 +337,7 @@ def run_audit_check(args: argparse.Namespace) -> int:
         return BAD_RECORD_EXIT
     catalog = None
     saved = None
+    stored = None
     note = "not compared (--no-collection)"
     name = record["collection"]
     if not args.no_collection:
@@ -335,6 +345,7 @@ def run_audit_check(args: argparse.Namespace) -> int:
         try:
             with common.open_store(target, reconcile=False) as collection:
                 catalog = {d.source: d.sha256 for d in collection.documents()}
+                stored = _stored_text(collection, record)
             with _history(target) as history:
                 saved = history.get(record["answer_id"])
             note = f"answer {record['answer_id']} is no longer in the history of {name!r}"
@@ -344,7 +355,12 @@ def run_audit_check(args: argparse.Namespace) -> int:
         except (HistoryCorrupt, BadRecord, StoreUnavailable) as exc:
             note = f"not compared: {exc}{error_hint(exc)}"
     report = check_record(
-        record, catalog_sha256=catalog, saved=saved, history_note=note, require_key=required
+        record,
+        catalog_sha256=catalog,
+        saved=saved,
+        history_note=note,
+        require_key=required,
+        stored_text=stored,
     )
     if args.json:
         print_json(
@@ -355,6 +371,7 @@ def run_audit_check(args: argparse.Namespace) -> int:
                 "history": report.history,
                 "quotes_checked": report.quotes_checked,
                 "documents_checked": report.documents_checked,
+                "notes": list(report.notes),
                 "problems": [
                     {
                         "kind": p.kind,
@@ -371,19 +388,56 @@ def run_audit_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _stored_text(
+    collection: CollectionStore, record: Mapping[str, Any]
+) -> dict[str, list[tuple[int, int, str]]]:
+    """Path -> ``(char_start, char_end, text)`` of the chunks ``collection`` stored for each
+    document the record quotes, when it holds the version quoted (same sha256)."""
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    for q in record["quotes"]:
+        path = name_from_json(q, "path")
+        if path in found:
+            continue
+        held = collection.document(path)
+        if held is None or not q["sha256"] or held.sha256 != q["sha256"]:
+            continue
+        chunks = collection.chunks(collection.document_chunk_ids(held.doc_id))
+        found[path] = [
+            (r.chunk.char_start, r.chunk.char_end, r.chunk.text) for r in chunks.values()
+        ]
+    return found
+
+
+def _signed_by(report: CheckReport) -> str:
+    """Whose key signed the record, for people."""
+    if report.signer == "nobody":
+        return "nobody"
+    if report.signer == "this install (earlier key)":
+        return f"this install's earlier key {report.public_key}"
+    if report.signer == "another install" and any(p.kind == "unknown_key" for p in report.problems):
+        return f"an unknown key {report.public_key}"
+    return f"{report.signer}'s key {report.public_key}"
+
+
 def _print_report(report: CheckReport) -> None:
     if report.ok:
         print(
-            f"ok: signed by {report.signer}'s key {report.public_key}; history: "
+            f"ok: signed by {_signed_by(report)}; history: "
             f"{printable(report.history)}; {report.quotes_checked} quoted spans in "
             f"{report.documents_checked} documents read the same, in documents with the same "
             "sha256"
         )
+        for n in report.notes:
+            print(f"  note: {printable(n)}")
         return
-    print(f"changed: {len(report.problems)} finding(s)")
-    signer = f"{report.signer}'s key {report.public_key}" if report.signer != "nobody" else "nobody"
-    print(f"  signed by: {signer}; history: {printable(report.history)}")
+    if {p.kind for p in report.problems} == {"unknown_key"}:
+        print(f"not verified: unknown key {report.public_key}")
+    else:
+        print(f"changed: {len(report.problems)} finding(s)")
+    print(f"  signed by: {_signed_by(report)}; history: {printable(report.history)}")
     for p in report.problems:
         where = f" ({p.quote_id})" if p.quote_id else ""
         path = f" {printable(p.path)}{where}:" if p.path else ""
         print(f"  {p.kind}:{path} {printable(p.detail)}")
+    for n in report.notes:
+        print(f"  note: {printable(n)}")

@@ -147,4 +147,5 @@ def print_history_repair(
         f"{_count(repair.answers_lost, 'answer')} and {_count(repair.feedback_lost, 'judgement')}"
     )
     print(f"  it was damaged: {printable(repair.reason)}")
-    print(f"  the damaged file is kept as {printable(str(repair.damaged_copy))}")
+    kind = "folder" if repair.damaged_copy.is_dir() else "file"
+    print(f"  the damaged {kind} is kept as {printable(str(repair.damaged_copy))}")

@@ -4,9 +4,11 @@
 (:func:`verifai_desktop.codec.passage_to_dict`: one schema for both). Reference-list chunks
 are found like any other and marked (``[reference list]``; ``"is_reference": true``); only
 answer prompts leave them out. Text recognised by OCR is marked too
-(``[recognised text (OCR, ...)]``; ``"ocr": {...}``). ``--rerank`` has the verifier read the top
-passages against the query (:mod:`verifai_desktop.rerank`) and shows each one's evidence
-probability (``"scores": {"evidence": ...}``).
+(``[recognised text (OCR, ...)]``; ``"ocr": {...}``), and a passage that reads as instructions
+to an AI (prompt injection) gets a ``⚠`` line naming the cue (``"instruction_cues"``).
+``--rerank`` has the verifier read the top passages against the query
+(:mod:`verifai_desktop.rerank`) and shows each one's evidence probability (``"scores":
+{"evidence": ...}``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from verifai_desktop.cli.common import (
 from verifai_desktop.codec import passage_to_dict
 from verifai_desktop.names import printable
 from verifai_desktop.pipeline import AskSession
-from verifai_desktop.presentation import ocr_note
+from verifai_desktop.presentation import instructions_note, ocr_note
 from verifai_desktop.retrieve import Retriever
 from verifai_desktop.settings import SEARCH_MODES, load_settings
 
@@ -111,5 +113,7 @@ def run_search(args: argparse.Namespace) -> int:
         if retrieval.rerank:  # passages past the reranked ones have no evidence figure
             scores += " " * 6 if p.evidence is None else f" {p.evidence:5.2f}"
         print(f"{scores}  {where}")
+        if p.instruction_cues:
+            print(f"    \u26a0 {printable(instructions_note(p))}: read it with care.")
         print(f"    {_snippet(p.text)}")
     return 0

@@ -10,6 +10,8 @@ Modules (nothing heavy is imported here; import the module you need):
   layer, read by Tesseract or RapidOCR in the parser worker).
 - ``embedded``: :func:`~verifai_desktop.ingest.embedded.recognise_embedded` (the images of
   DOCX, PPTX and EPUB files, read by the same engines where they are shown).
+- ``unread``: :func:`~verifai_desktop.ingest.unread.unread_summary` (the pages and images OCR
+  left unread, in one line).
 - ``pdf_layout``: where a PDF page's indexed text is drawn
   (:func:`~verifai_desktop.ingest.pdf_layout.span_rects`, the evidence highlight).
 - ``sentences``: :func:`~verifai_desktop.ingest.sentences.split_sentences` (sentencex).

@@ -16,12 +16,20 @@ decoded: one over ``ingest.ocr_max_pixels`` (a decompression bomb) is not decode
 image that does not decode, is recorded with its reason in ``Document.unread_images`` while
 the document keeps its text. An image has no page: its recognition holds the engine and the
 mean confidence, no word boxes (nothing to draw them on).
+
+Memory is capped per picture, not only its area: a picture is decoded at full size once (a
+JPEG at 1/2, 1/4 or 1/8 of it when it is to be scaled down anyway), refused when that and the
+copies made to scale it down would take more than :data:`MAX_DECODE_BYTES`, and scaled down by
+a whole factor to at most :data:`MAX_OCR_IMAGE_BYTES` before it is brought to RGB and handed to
+the engine (whose own memory grows with the image: Tesseract took 533 MB for a 7000 x 7000
+picture).
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import math
 import struct
 import time
 import warnings
@@ -52,6 +60,24 @@ reads needs letters some 20 px high: an image that holds a passage (a screenshot
 scan, a labelled figure, a slide picture) is several hundred pixels each way, while icons
 (256 px at most, the largest standard icon size), bullets, rules and most logos fall under
 it; and each image read costs 0.3 to 10 s of CPU."""
+
+MAX_OCR_IMAGE_BYTES = 48 * 2**20
+"""Most bytes of the uint8 RGB image a picture is handed to the OCR engine as (16.7 Mpx, about
+4,090 x 4,090): a larger picture is scaled down by a whole factor first (box filter,
+:meth:`PIL.Image.Image.reduce`). A letter page scanned at 600 dpi (33.7 Mpx) is read at 300
+dpi, the resolution scanned PDF pages are rendered at (``ingest.ocr_dpi``) and Tesseract's
+best (https://tesseract-ocr.github.io/tessdoc/ImproveQuality.html: letters of 20 px and up).
+Ingesting a 67 KB DOCX holding a 7000 x 7000 grey picture peaked at 1,050 MiB summed over
+the processes (the parse worker 764 MiB, Tesseract 533) before this cap, 429 MiB with it
+(234 and 157)."""
+
+MAX_DECODE_BYTES = 384 * 2**20
+"""Most bytes a picture may take decoded at full size, with the full-size copies made to scale
+it down (Pillow keeps a colour pixel in 4 bytes, a grey or palette one in 1; a palette picture
+is brought to colour, a transparent one premultiplied, before it is scaled down): every 8-bit
+picture within the default ``ingest.ocr_max_pixels`` fits (a transparent one of 50 Mpx takes
+381 MiB); a larger limit no longer lets one picture take gigabytes. A picture that needs more
+is not decoded and is recorded with this reason."""
 
 VECTOR_TYPES = frozenset(
     {"image/x-emf", "image/emf", "image/x-wmf", "image/wmf", "image/svg+xml", "image/x-eps"}
@@ -139,17 +165,20 @@ def declared_size(blob: bytes) -> tuple[int, int]:
 
 
 def decode_image(blob: bytes, max_pixels: int) -> NDArray[np.uint8]:
-    """Decode an embedded image for OCR, transparent parts on white.
+    """Decode an embedded image for OCR, transparent parts on white, scaled down by a whole
+    factor to at most :data:`MAX_OCR_IMAGE_BYTES` (see the module docstring).
 
     Args:
         blob: the encoded image (any format Pillow reads; the first frame).
         max_pixels: pixel limit, checked against :func:`declared_size` before decoding.
 
     Returns:
-        uint8 RGB, shape (height, width, 3).
+        uint8 RGB, shape (height, width, 3): the picture's size divided by
+        :func:`reduction_factor` (rounded up).
 
     Raises:
-        PageNotRecognised: over the pixel limit, or it does not decode.
+        PageNotRecognised: over the pixel limit, over :data:`MAX_DECODE_BYTES` decoded, or it
+            does not decode.
     """
     width, height = declared_size(blob)
     if width * height > max_pixels:
@@ -157,15 +186,89 @@ def decode_image(blob: bytes, max_pixels: int) -> NDArray[np.uint8]:
             f"its image is {width:,} x {height:,} pixels, over the limit of {max_pixels:,} "
             "(setting ingest.ocr_max_pixels)"
         )
+    image = _open(blob)
+    factor = reduction_factor(*image.size)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            rgba = _open(blob).convert("RGBA")
+            if factor > 1:  # a JPEG is decoded at 1/2, 1/4 or 1/8 scale; the rest ignore it
+                image.draft(None, (image.width // factor, image.height // factor))
+            work_mode = _work_mode(image)
+            needed = decode_bytes(image.size, image.mode, work_mode)
+            if needed > MAX_DECODE_BYTES:
+                raise PageNotRecognised(
+                    f"its image ({image.width:,} x {image.height:,} pixels, {image.mode}) "
+                    f"would take {needed / 2**20:,.0f} MiB of memory to decode, over the "
+                    f"limit of {MAX_DECODE_BYTES / 2**20:,.0f} MiB"
+                )
+            image.load()
+            if image.mode != work_mode:
+                image = image.convert(work_mode)
+            factor = reduction_factor(*image.size)
+            if factor > 1:
+                image = image.reduce(factor)
+            if work_mode in _ALPHA_MODES:
+                page = Image.new("RGB", image.size, "white")
+                page.paste(image.convert("RGBA"), mask=image.getchannel("A"))
+            else:
+                page = image.convert("RGB")
     except (OSError, ValueError, SyntaxError, MemoryError) as exc:
         raise PageNotRecognised(f"its image cannot be decoded ({exc})") from exc
-    page = Image.new("RGB", rgba.size, "white")
-    page.paste(rgba, mask=rgba.getchannel("A"))
     return np.asarray(page, dtype=np.uint8)
+
+
+_ALPHA_MODES = frozenset({"LA", "RGBA"})
+_KEPT_MODES = frozenset({"L", "RGB", *_ALPHA_MODES})
+"""Modes a picture is scaled down in as decoded; any other is converted first."""
+
+
+def _work_mode(image: Image.Image) -> str:
+    """The mode a picture is scaled down in: its own when Pillow reduces it as it is (grey or
+    colour, with or without alpha); grey for a bilevel one; colour (with alpha when it has
+    transparency) for palette, CMYK, 16- and 32-bit ones."""
+    if image.mode in _KEPT_MODES:
+        return image.mode
+    if image.mode == "1":
+        return "L"
+    transparent = "A" in image.getbands() or "transparency" in image.info
+    return "RGBA" if transparent else "RGB"
+
+
+def decode_bytes(size: tuple[int, int], mode: str, work_mode: str) -> int:
+    """Peak bytes a picture takes at full size: decoded in ``mode`` and converted to
+    ``work_mode`` (when it differs; the decoded one is then freed), or premultiplied to be
+    scaled down when ``work_mode`` is transparent.
+
+    Args:
+        size: ``(width, height)`` in pixels, as it will be decoded.
+        mode: the Pillow mode it decodes in.
+        work_mode: the mode it is scaled down in (one of ``L``, ``LA``, ``RGB``, ``RGBA``).
+
+    Returns:
+        Bytes, counting Pillow's storage (4 per pixel for several bands, 1 for one band of
+        8 bits or less, 2 for 16 bits, 4 for 32).
+    """
+    decoded = _stored_bytes(mode)
+    converted = decoded + _stored_bytes(work_mode) if work_mode != mode else decoded
+    premultiplied = _stored_bytes(work_mode) + 4 if work_mode in _ALPHA_MODES else 0
+    return size[0] * size[1] * max(converted, premultiplied)
+
+
+def _stored_bytes(mode: str) -> int:
+    if Image.getmodebands(mode) > 1:
+        return 4
+    if mode in ("1", "L", "P"):
+        return 1
+    return 2 if mode.startswith("I;16") else 4
+
+
+def reduction_factor(width: int, height: int) -> int:
+    """The smallest whole factor that brings a ``width`` x ``height`` picture, as uint8 RGB,
+    to at most :data:`MAX_OCR_IMAGE_BYTES`; 1 when it fits as it is."""
+    factor = 1
+    while math.ceil(width / factor) * math.ceil(height / factor) * 3 > MAX_OCR_IMAGE_BYTES:
+        factor += 1
+    return factor
 
 
 def _worth_reading(image: EmbeddedImage) -> bool:
@@ -218,7 +321,9 @@ def recognise_embedded(
         pixels = decode_image(images[number - 1].blob, options.max_pixels)
         left = timeout_s - (time.perf_counter() - t0)
         text, recognition = read_image(pixels, 1.0, options, timeout_s=left)
-        return text, Recognition(recognition.engine, recognition.mean_confidence)
+        return text, Recognition(
+            recognition.engine, recognition.mean_confidence, version=recognition.version
+        )
 
     read, unread = recognise_each(
         path,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from numpy.typing import NDArray
 
 from verifai_desktop.errors import ParseError
 from verifai_desktop.ingest.formats import clean_text
+from verifai_desktop.ingest.unread import unread_summary as unread_summary
 from verifai_desktop.recognition import Recognition, WordBox
 from verifai_desktop.settings import IngestSettings
 
@@ -64,7 +66,9 @@ _DEFAULTS = IngestSettings()
 OCR_OFF_REASON = "OCR is off (setting ingest.ocr_engine, or --no-ocr)"
 """Why a scanned page was not recognised when the engine is ``"off"``."""
 TIME_LIMIT_REASON = "not reached within the time limit per file (verifai ingest --timeout)"
-"""Why the scanned pages left when the time limit drew near were not recognised."""
+"""Why the scanned pages left when the time limit drew near were not recognised (in the parser
+worker, which does not know the limit; the ingest records :func:`time_limit_reason`)."""
+_CUT_BY_LIMIT = re.compile(r"not reached within the time limit of ([0-9.e+]+) s per file")
 PAGE_TIME_MARGIN = 1.5
 """A page is started only with this many times the slowest page's time left."""
 _OVER_PAGES = re.compile(r"(\d+) (?:scanned pages|embedded images), over the OCR limit")
@@ -124,6 +128,10 @@ class OcrEngine(Protocol):
 
     name: str
 
+    def version(self) -> str:
+        """The engine's version (``"5.3.0"``), ``""`` when it is not installed."""
+        ...
+
     def read(self, image: NDArray[np.uint8], *, timeout_s: float) -> list[list[Token]]:
         """Read a page image.
 
@@ -146,6 +154,20 @@ class TesseractEngine:
 
     name = "tesseract"
     LANGUAGE = "eng"
+
+    def version(self) -> str:
+        """See :meth:`OcrEngine.version` (``tesseract --version``, read once per process)."""
+        try:
+            import pytesseract
+        except ImportError:
+            return ""
+        tess: Any = pytesseract
+        if shutil.which(tess.pytesseract.tesseract_cmd) is None:  # the version is cached
+            return ""
+        try:
+            return str(tess.get_tesseract_version())
+        except (tess.TesseractNotFoundError, OSError, SystemExit):  # SystemExit: odd output
+            return ""
 
     def read(self, image: NDArray[np.uint8], *, timeout_s: float) -> list[list[Token]]:
         """See :meth:`OcrEngine.read`."""
@@ -192,6 +214,15 @@ class RapidOcrEngine:
     def __init__(self) -> None:
         self._ocr: Any = None
 
+    def version(self) -> str:
+        """See :meth:`OcrEngine.version` (the ``rapidocr-onnxruntime`` package's)."""
+        from importlib import metadata
+
+        try:
+            return metadata.version("rapidocr-onnxruntime")
+        except metadata.PackageNotFoundError:
+            return ""
+
     def read(self, image: NDArray[np.uint8], *, timeout_s: float) -> list[list[Token]]:
         """See :meth:`OcrEngine.read`."""
         if self._ocr is None:
@@ -237,7 +268,7 @@ def get_engine(name: str) -> OcrEngine:
 
 
 def page_text_and_words(
-    lines: Sequence[Sequence[Token]], scale: float, engine: str
+    lines: Sequence[Sequence[Token]], scale: float, engine: str, version: str = ""
 ) -> tuple[str, Recognition]:
     """Join what an engine read into clean page text with word boxes in PDF points.
 
@@ -245,6 +276,7 @@ def page_text_and_words(
         lines: text lines in reading order, as :meth:`OcrEngine.read` returns them.
         scale: rendered pixels per PDF point (dpi / 72).
         engine: the engine's name.
+        version: the engine's version (:meth:`OcrEngine.version`).
 
     Returns:
         The page text (tokens joined by a space, lines by a newline; already
@@ -268,7 +300,7 @@ def page_text_and_words(
             length += len(text)
             first = False
     mean = sum(w.confidence for w in words) / len(words) if words else 0.0
-    return "".join(parts), Recognition(engine, mean, tuple(words))
+    return "".join(parts), Recognition(engine, mean, tuple(words), version)
 
 
 def _check_images(page: Any, max_pixels: int) -> None:
@@ -343,7 +375,8 @@ def read_image(
         PageNotRecognised: the engine is missing or failed on it.
     """
     engine = get_engine(options.engine)
-    return page_text_and_words(engine.read(image, timeout_s=timeout_s), scale, engine.name)
+    lines = engine.read(image, timeout_s=timeout_s)
+    return page_text_and_words(lines, scale, engine.name, engine.version())
 
 
 def recognise_page(page: Any, options: OcrOptions, *, timeout_s: float) -> tuple[str, Recognition]:
@@ -487,36 +520,28 @@ def recognise_each(
     return read, unread
 
 
-def worth_retrying(reason: str, options: OcrOptions | None) -> bool:
+def time_limit_reason(timeout_s: float) -> str:
+    """Why pages or images were left out when the per-file time limit drew near, as the
+    ingest records it: the limit it had (seconds), so a run with a larger one reads them
+    (:func:`worth_retrying`); the file is indexed in part until then."""
+    return (
+        f"not reached within the time limit of {timeout_s:g} s per file; indexed in part: "
+        "ingest it again with a larger --timeout to read them"
+    )
+
+
+def worth_retrying(reason: str, options: OcrOptions | None, timeout_s: float | None = None) -> bool:
     """Whether an unchanged file whose scanned pages or embedded images were left out for
-    ``reason`` (its stored status reason) would be read now: OCR was off and is on, or the
-    file had more of them than the page limit then and fits the one in ``options``."""
+    ``reason`` (its stored status reason) would be read now: OCR was off and is on, the file
+    had more of them than the page limit then and fits the one in ``options``, or the time
+    limit per file cut OCR short (:func:`time_limit_reason`) and ``timeout_s`` (seconds) is
+    larger now."""
     if options is None or options.engine == "off":
         return False
     if OCR_OFF_REASON in reason:
         return True
+    cut = _CUT_BY_LIMIT.search(reason)
+    if cut is not None and timeout_s is not None and timeout_s > float(cut.group(1)):
+        return True
     over = _OVER_PAGES.search(reason)
     return over is not None and int(over.group(1)) <= options.max_pages
-
-
-def unread_summary(
-    unread: Sequence[tuple[int, str]], images: Sequence[tuple[str, str]] = ()
-) -> str:
-    """``"scanned pages 1, 2 not recognised: <reason>; scanned page 5 not recognised:
-    <reason>; embedded image word/media/image1.png not recognised: <reason>"``: pages, then
-    images, grouped by reason, for a document's status reason (``""`` for none).
-
-    Args:
-        unread: ``(page number, reason)`` of the scanned pages not read.
-        images: ``(image, reason)`` of the embedded images not read; ``image`` names it
-            (``Document.unread_images``).
-    """
-    by_reason: dict[tuple[str, str], list[str]] = {}
-    for page, reason in unread:
-        by_reason.setdefault(("scanned page", reason), []).append(str(page))
-    for image, reason in images:
-        by_reason.setdefault(("embedded image", reason), []).append(image)
-    return "; ".join(
-        f"{what}{'s' if len(names) > 1 else ''} {', '.join(names)} not recognised: {reason}"
-        for (what, reason), names in by_reason.items()
-    )

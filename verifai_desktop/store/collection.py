@@ -393,9 +393,11 @@ class Collection(Closes):
         max_chunks_per_file: int | None = None,
         within: Sequence[Path] = (),
         ocr: OcrOptions | None = None,
+        check_content: bool = False,
     ) -> IngestReport:
         """Ingest files and folders, incrementally (:func:`.writer.ingest_paths`; ``ocr``:
-        how scanned PDF pages are recognised, ``None`` not at all).
+        how scanned PDF pages are recognised, ``None`` not at all; ``check_content``: hash
+        files whose size and mtime are unchanged too).
 
         Raises:
             Cancelled: ``cancel`` was set; every file finished before is committed.
@@ -413,6 +415,7 @@ class Collection(Closes):
             max_chunks_per_file=max_chunks_per_file,
             within=within,
             ocr=ocr,
+            check_content=check_content,
         )
 
     def add_documents(

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -85,6 +86,7 @@ __all__ = [  # the records are defined in history_records and used from here as 
     "changed_documents",
     "feedback_records",
     "keep_answer",
+    "not_a_file",
     "quoted_documents",
     "write_feedback",
 ]
@@ -143,6 +145,25 @@ def _enable_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be a history file, or None when it is a regular file or missing.
+
+    A folder (or a device, a socket) in the history's place is damage like any other: the
+    history cannot be opened, and a repair sets it aside.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a dangling or looping link, a folder that cannot be searched
+        return f"it cannot be looked at: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "it is a folder, not a SQLite file"
+    return "it is not a regular file"
+
+
 class History(AnswerHistory):
     """The answer history of one collection folder.
 
@@ -157,7 +178,8 @@ class History(AnswerHistory):
             :func:`~verifai_desktop.store.folders.collection_history` by name).
 
     Raises:
-        HistoryCorrupt: ``history.sqlite`` is not a SQLite database or fails the quick check.
+        HistoryCorrupt: ``history.sqlite`` is not a SQLite database (or a folder) or fails the
+            quick check.
         BadRecord: another writer kept it locked for :data:`BUSY_TIMEOUT_S` seconds.
 
     Attributes:
@@ -170,6 +192,9 @@ class History(AnswerHistory):
         self.path = Path(folder) / HISTORY_FILE
         self.collection = self.path.parent.name
         self.where = str(self.path)
+        problem = not_a_file(self.path)
+        if problem is not None:
+            raise self._damaged(problem)
         existed = self.path.is_file() and self.path.stat().st_size > 0
         db: sqlite3.Connection | None = None
         try:

@@ -24,7 +24,13 @@ from typing import Any
 
 from verifai_desktop.errors import ExportFailed, HistoryCorrupt
 from verifai_desktop.private import create_private_file
-from verifai_desktop.store.history import BUSY_TIMEOUT_S, HISTORY_FILE, SCHEMA, History
+from verifai_desktop.store.history import (
+    BUSY_TIMEOUT_S,
+    HISTORY_FILE,
+    SCHEMA,
+    History,
+    not_a_file,
+)
 from verifai_desktop.store.history_records import ANSWER_COLUMNS, FEEDBACK_COLUMNS
 from verifai_desktop.store.integrity import TableSalvage, salvage_table
 from verifai_desktop.store.sqlite_pages import Value, table_leaf_rows
@@ -44,7 +50,8 @@ class HistoryRepair:
 
     Attributes:
         path: the history file, now the repaired one.
-        damaged_copy: the damaged file, set aside in the same folder.
+        damaged_copy: the damaged file (or the folder found in its place), set aside in the
+            same folder.
         reason: what was wrong with it (SQLite's finding).
         answers_kept: answers read and kept.
         answers_lost: answers that were there but could not be read; None when not even
@@ -65,13 +72,15 @@ class HistoryRepair:
 
 def history_problem(folder: Path) -> str | None:
     """Why the history of the collection in ``folder`` is damaged, or None when it opens and
-    passes its check (or there is none yet).
+    passes its check (or there is none yet). A folder in the file's place is damage.
 
     Raises:
         BadRecord: another program kept the history locked too long.
     """
-    if not (folder / HISTORY_FILE).is_file():
-        return None
+    path = folder / HISTORY_FILE
+    problem = not_a_file(path)
+    if problem is not None or not path.exists():
+        return problem
     try:
         with History(folder):
             return None
@@ -85,7 +94,9 @@ def repair_history(folder: Path) -> HistoryRepair | None:
     Every readable answer and judgement is copied, with its id, into a new file beside the
     damaged one; then the damaged file is linked (or copied) to ``history.damaged-<time>
     .sqlite`` and the new file renamed over ``history.sqlite`` (atomic: the history is always
-    one or the other). The caller holds the collection's write lock, so two repairs do not
+    one or the other). A folder (or anything but a file) in the history's place holds no
+    answer that can be read: it is renamed to that name as it is, and a new, empty history
+    takes its place. The caller holds the collection's write lock, so two repairs do not
     race; a writer that opens the history meanwhile finds it damaged and keeps nothing.
 
     Args:
@@ -103,7 +114,10 @@ def repair_history(folder: Path) -> HistoryRepair | None:
     if reason is None:
         return None
     path = folder / HISTORY_FILE
-    answers, feedback = _read_damaged(path)
+    if path.is_file():
+        answers, feedback = _read_damaged(path)
+    else:
+        answers = feedback = _Read((), None, 0)
     staging = path.with_name(HISTORY_FILE + ".repair")
     for stale in (staging, *(Path(f"{staging}{s}") for s in _SIDE_FILES)):
         stale.unlink(missing_ok=True)  # left by an interrupted repair
@@ -261,13 +275,17 @@ def _insert(
 
 def _set_aside(path: Path) -> Path:
     """Keep the damaged history under a new name in its folder (a hard link, else a copy, with
-    its write-ahead log when it has one); returns that name."""
+    its write-ahead log when it has one; a folder in its place is renamed); returns that
+    name."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     aside = path.with_name(f"{DAMAGED_PREFIX}{stamp}.sqlite")
     n = 1
     while aside.exists():
         n += 1
         aside = path.with_name(f"{DAMAGED_PREFIX}{stamp}-{n}.sqlite")
+    if not path.is_file():  # a folder: nothing to copy from, it moves aside whole
+        os.rename(path, aside)
+        return aside
     try:
         os.link(path, aside)
     except OSError:

@@ -150,7 +150,10 @@ def _carry_over(damaged: Path, staging: Path) -> None:
     aside = [p.name for p in damaged.glob(f"{DAMAGED_PREFIX}*")]
     for name in (*CARRIED_OVER, *aside):
         try:
-            shutil.copy2(damaged / name, staging / name)
+            if (damaged / name).is_dir():  # a folder found in the history's place
+                shutil.copytree(damaged / name, staging / name, symlinks=True)
+            else:
+                shutil.copy2(damaged / name, staging / name)
         except FileNotFoundError:
             continue
         except OSError as exc:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import socket
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -166,11 +167,59 @@ def import_ray() -> ModuleType:
     return ray
 
 
+REACH_TIMEOUT_S = 10.0
+"""How long joining a cluster waits for its address to accept a connection, seconds (Ray's
+own ``init`` retries an address that does not answer for minutes, deaf to Ctrl-C)."""
+
+
+def check_reachable(address: str, timeout_s: float = REACH_TIMEOUT_S) -> None:
+    """Check that a cluster address accepts a TCP connection, before Ray is asked to join it.
+
+    Args:
+        address: ``HOST:PORT`` (the GCS, port 6379 when none is given), ``ray://HOST:PORT``
+            (Ray Client, port 10001) or ``auto`` (a cluster on this machine: not checked).
+        timeout_s: how long to wait for the connection, seconds.
+
+    Raises:
+        ClusterError: the address is malformed, or nothing accepts a connection there within
+            ``timeout_s`` (the reason: refused, timed out, unknown host...).
+    """
+    if address == "auto":
+        return
+    client = address.startswith("ray://")
+    target = address.removeprefix("ray://").split("/", 1)[0]
+    host, sep, port_text = target.rpartition(":")
+    if not sep or "]" in port_text:  # no port, or an IPv6 address without one
+        host, port_text = target, "10001" if client else "6379"
+    host = host.strip("[]")
+    if not host or not port_text.isdigit():
+        raise ClusterError(
+            address, "not a cluster address; give HOST:PORT, ray://HOST:PORT or auto"
+        )
+    port = int(port_text)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except TimeoutError:
+        raise ClusterError(
+            address, f"cannot be reached: no answer from {host} port {port} in {timeout_s:g} s"
+        ) from None
+    except OSError as exc:
+        raise ClusterError(
+            address,
+            f"cannot be reached: {exc.strerror or exc} ({host} port {port}; is the Ray head "
+            "running there, and open to this machine?)",
+        ) from None
+
+
 def _connect(ray: ModuleType, address: str | None, num_cpus: int | None) -> bool:
-    """Join the cluster at ``address``, or start a local one; True when this call started
-    or joined it (and the run is to shut it down)."""
+    """Join the cluster at ``address`` (checked to answer first, :func:`check_reachable`), or
+    start a local one; True when this call started or joined it (and the run is to shut it
+    down)."""
     if ray.is_initialized():
         return False
+    if address:
+        check_reachable(address)
     try:
         if address:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
@@ -212,7 +261,8 @@ class RayCluster:
         stop the tasks still in flight, and a cluster this call started or joined.
 
         Raises:
-            ClusterError: the cluster cannot be started or reached.
+            ClusterError: the cluster cannot be started, or reached within
+                :data:`REACH_TIMEOUT_S` (the message names the address and the reason).
         """
         ray = self._ray
         owned = _connect(ray, self.address, self.num_cpus)

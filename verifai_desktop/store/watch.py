@@ -5,10 +5,12 @@
 ``debounce_s`` seconds, and hands the batch to :func:`sync_changes`, which re-ingests added and
 changed files and removes deleted ones through the collection's single writer
 (:meth:`Collection.add_paths`, :meth:`Collection.remove_sources`), incrementally: an unchanged
-file is skipped by size and mtime, or sha256. A changed path is taken in only when an ingest of
-its folder would take it in (:func:`~verifai_desktop.store.walk.reached_by_walk`: no hidden
-folders such as ``.Trash-1000``, the same file kinds, links out of the followed folders refused
-unless ``follow_external_links``).
+file is skipped by its sha256, which is computed even when its size and mtime are as
+catalogued (an edit can keep both; ``verifai ingest``, and the app's rescan of a collection it
+opens, trust them). A changed path is taken in
+only when an ingest of its folder would take it in
+(:func:`~verifai_desktop.store.walk.reached_by_walk`: no hidden folders such as ``.Trash-1000``,
+the same file kinds, links out of the followed folders refused unless ``follow_external_links``).
 
 A root that cannot be reached (:func:`~verifai_desktop.store.roots.unavailable_reason`) is
 reported as unavailable and nothing under it is removed: a vanished folder is never taken for
@@ -105,6 +107,7 @@ def sync_changes(
     *,
     progress: Callable[[Any], None] | None = None,
     cancel: threading.Event | None = None,
+    check_content: bool = True,
     **ingest_options: Any,
 ) -> SyncReport:
     """Bring ``collection`` in step with its roots.
@@ -116,6 +119,10 @@ def sync_changes(
             under a folder root are filtered as a walk of that folder filters them.
         progress: passed to the ingest.
         cancel: when set, the ingest stops between files (what was done is committed).
+        check_content: hash files whose size and mtime are as catalogued, and take in those
+            whose sha256 differs (``False``: trust size and mtime, as ``verifai ingest``
+            does; the app's rescan when it opens a collection, which would otherwise read
+            every file each time).
         **ingest_options: passed to :meth:`Collection.add_paths` (``timeout_s``,
             ``max_chunks_per_file``, ``follow_external_links``, ``ocr``).
 
@@ -151,7 +158,12 @@ def sync_changes(
     within = [r.path for r in ok if r.is_folder]
     report = (
         collection.add_paths(
-            to_ingest, progress=progress, cancel=cancel, within=within, **ingest_options
+            to_ingest,
+            progress=progress,
+            cancel=cancel,
+            within=within,
+            check_content=check_content,
+            **ingest_options,
         )
         if to_ingest
         else None

@@ -31,7 +31,13 @@ from typing import TYPE_CHECKING, Protocol
 from verifai_desktop.domain import Chunk, DocStatus, Document
 from verifai_desktop.errors import Cancelled, EncryptedDocument, NeedsOcr, ParseError
 from verifai_desktop.hashing import not_regular_reason, os_error_reason
-from verifai_desktop.ingest.ocr import OcrOptions, unread_summary, worth_retrying
+from verifai_desktop.ingest.ocr import (
+    TIME_LIMIT_REASON,
+    OcrOptions,
+    time_limit_reason,
+    unread_summary,
+    worth_retrying,
+)
 from verifai_desktop.ingest.parse import ParserPool
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta
 from verifai_desktop.store.ingest_run import IngestRun, lookahead
@@ -84,6 +90,18 @@ def _fits_now(record: DocumentRecord | None, limit: int | None) -> bool:
     return m is not None and (limit is None or int(m.group(1).replace(",", "")) <= limit)
 
 
+_TIMED_OUT = re.compile(r"^timed out after ([0-9.e+]+) s")
+
+
+def _longer_limit_now(record: DocumentRecord | None, timeout_s: float | None) -> bool:
+    """Whether a file that failed because the time limit per file stopped it (the parser
+    worker's ``"timed out after N s"``) would get a longer limit now (``timeout_s``)."""
+    if record is None or record.status is not DocStatus.FAILED or timeout_s is None:
+        return False
+    m = _TIMED_OUT.match(record.reason)
+    return m is not None and timeout_s > float(m.group(1))
+
+
 def _unchanged(record: DocumentRecord | None, size: int, mtime_ns: int) -> bool:
     return record is not None and record.size_bytes == size and record.mtime_ns == mtime_ns
 
@@ -115,15 +133,19 @@ def ingest_paths(
     within: Sequence[Path] = (),
     ocr: OcrOptions | None = None,
     cluster: Cluster | None = None,
+    check_content: bool = False,
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
-    An unchanged file (same size and mtime, or same sha256) is skipped; a changed one replaces
+    An unchanged file (same size and mtime, or same sha256; with ``check_content``, same
+    sha256 only) is skipped; a changed one replaces
     its old chunks in every index; a file gone from a folder given here is removed. Failed,
     encrypted, scanned and empty files are recorded with their status and reason, and retried
     only when they change (encrypted ones also when a password is now given, files with scanned
-    pages left out also when OCR, off then or over its page limit, would now read them:
-    :func:`~verifai_desktop.ingest.ocr.worth_retrying`). Only regular files are read: FIFOs,
+    pages left out also when OCR, off then or over its page limit, would now read them, or
+    when the time limit per file cut their OCR short and ``timeout_s`` is larger now:
+    :func:`~verifai_desktop.ingest.ocr.worth_retrying`; files the time limit stopped also
+    when it is larger now). Only regular files are read: FIFOs,
     sockets and devices are recorded as failed, never opened. A folder
     that cannot be listed gets a failed outcome (not stored in the catalog) and the files
     catalogued under it are kept as they are. A symbolic link found in a folder is followed
@@ -158,6 +180,8 @@ def ingest_paths(
         cluster: read (hash, parse, chunk, embed) the files there, e.g. on Ray
             (:class:`~verifai_desktop.store.spread.RayCluster`); this process still decides,
             writes and reports every file, in the same order. ``None``: in this process.
+        check_content: hash files whose size and mtime are as catalogued too: an edit that
+            kept both (``cp -p``, ``rsync -t``, 2 s mtimes) is taken in (folder watching).
 
     Returns:
         The per-file (and per-unreadable-folder) outcomes and stage timings.
@@ -179,7 +203,10 @@ def ingest_paths(
         def check(path: Path) -> tuple[FileOutcome | _Refusal | FileJob, object]:
             link = None if follow_external_links else walk.external.get(path)
             password = _password_for(path, passwords, default_password)
-            checked = _check_file(run, path, password, link=link, ocr=ocr)
+            checked = _check_file(
+                run, path, password, link=link, ocr=ocr, timeout_s=timeout_s,
+                check_content=check_content,
+            )  # fmt: skip
             return checked, reader.start(checked) if isinstance(checked, FileJob) else None
 
         for done, (path, (checked, started)) in enumerate(lookahead(files, check, reader.ahead)):
@@ -314,6 +341,8 @@ def _check_file(
     *,
     link: Path | None = None,
     ocr: OcrOptions | None = None,
+    timeout_s: float | None = None,
+    check_content: bool = False,
 ) -> FileOutcome | _Refusal | FileJob:
     """What to do with one file, decided from its stat and catalog entry; nothing written.
 
@@ -325,6 +354,9 @@ def _check_file(
             to be followed.
         ocr: the run's OCR options (a file left unread by OCR is retried when they would now
             read it).
+        timeout_s: the run's time limit per file, seconds (a file it cut short before, OCR
+            or parsing, is retried when it is larger now).
+        check_content: never skip a file by its size and mtime: :func:`read_file` hashes it.
 
     Returns:
         The outcome when it is settled already (unchanged: skipped; stat failed), a
@@ -350,9 +382,11 @@ def _check_file(
         retry = (
             (record is not None and record.status is DocStatus.ENCRYPTED and password is not None)
             or _fits_now(record, run.max_chunks)
-            or (record is not None and worth_retrying(record.reason, ocr))
+            or (record is not None and worth_retrying(record.reason, ocr, timeout_s))
+            or _longer_limit_now(record, timeout_s)
         )
-        if record is not None and _unchanged(record, st.st_size, st.st_mtime_ns) and not retry:
+        same_stat = record is not None and _unchanged(record, st.st_size, st.st_mtime_ns)
+        if record is not None and same_stat and not retry and not check_content:
             return _skipped(record)
         return FileJob(path, password, record, retry, st.st_size, st.st_mtime_ns)
     finally:
@@ -406,7 +440,7 @@ def read_file(run: IngestRun, pool: ParserPool, job: FileJob) -> FileOutcome:
         run.commit([(meta, status, reason, (), None)])
         return FileOutcome(source, Outcome.written(status), reason, stored_status=status)
     run.timer.parse += time.perf_counter() - t0
-    return _index_document(run, meta, doc)
+    return _index_document(run, meta, doc, pool.timeout_s)
 
 
 def _refuse(run: IngestRun, path: Path, reason: str) -> FileOutcome:
@@ -437,7 +471,9 @@ def _skipped(record: DocumentRecord) -> FileOutcome:
     )
 
 
-def _index_document(run: IngestRun, meta: DocumentMeta, doc: Document) -> FileOutcome:
+def _index_document(
+    run: IngestRun, meta: DocumentMeta, doc: Document, timeout_s: float | None = None
+) -> FileOutcome:
     meta = DocumentMeta(
         meta.source,
         doc.title or meta.title,
@@ -462,6 +498,8 @@ def _index_document(run: IngestRun, meta: DocumentMeta, doc: Document) -> FileOu
         )
     vectors = run.embed([c.text for c in chunks], "ingest")
     reason = unread_summary(doc.unrecognised, doc.unread_images)  # pages, images left out
+    if timeout_s is not None:  # cut short: a run with a larger limit reads the rest
+        reason = reason.replace(TIME_LIMIT_REASON, time_limit_reason(timeout_s))
     run.commit([(meta, DocStatus.INDEXED, reason, chunks, vectors)])
     return FileOutcome(
         meta.source, Outcome.INDEXED, reason, len(chunks), sections, doc.format, DocStatus.INDEXED

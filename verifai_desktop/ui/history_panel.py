@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from verifai_desktop.audit import build_record
+from verifai_desktop.audit import build_record, ensure_key
 from verifai_desktop.audit_view import write_record
 from verifai_desktop.check_view import check_summary
 from verifai_desktop.domain import Answer, CheckResult
@@ -197,7 +197,11 @@ def write_audit_record(
         HistoryNotFound: the answer is no longer in the history.
         ExportFailed: the files cannot be written; neither was changed.
     """
-    return write_record(build_record(history.require(answer_id), collection=collection), output)
+    saved = history.require(answer_id)
+    replaced = ensure_key()
+    if replaced:  # the key file was deleted and made anew: in the log (the CLI prints it)
+        log.warning("%s", replaced)
+    return write_record(build_record(saved, collection=collection), output)
 
 
 class HistoryPanel(QWidget):

@@ -255,6 +255,9 @@ class CollectionRuns(QObject):
                 follow_external_links=ingest_settings.follow_external_links,
                 max_chunks_per_file=ingest_settings.max_chunks_per_file,
                 ocr=OcrOptions.from_settings(ingest_settings),
+                # A rescan on opening trusts size and mtime: hashing would read every file
+                # each time a collection opens. The files of a batch were seen to change.
+                check_content=paths is not None,
             )
 
         task = self._write(

@@ -64,9 +64,16 @@ def session_password(name: str) -> str | None:
     return _SESSION_PASSWORDS.get(name)
 
 
+HISTORY_TEXT = (
+    "Your questions and answers are kept on the server: other users cannot read them, the "
+    "collection's owner and the server's administrators can."
+)
+"""Who can read a team collection's history (README, "What the server enforces")."""
+
+
 def connection_text(check: ConnectionCheck, collection: str) -> str:
-    """What a successful connection test says: the server, the TLS mode in use, and the
-    collection's documents (or that adding files creates it)."""
+    """What a successful connection test says: the server, the TLS mode in use, the
+    collection's documents (or that adding files creates it), and who can read the history."""
     tls = "encrypted" if check.encrypted else "not encrypted"
     if check.socket:
         tls += " (a Unix socket on this machine: TLS is not used there)"
@@ -75,7 +82,10 @@ def connection_text(check: ConnectionCheck, collection: str) -> str:
         if check.documents is None
         else f"Collection “{collection}”: {check.documents} document(s) you may read."
     )
-    return f"Connected to {check.server}.\nTLS: sslmode={check.sslmode}, {tls}.\n{found}"
+    return (
+        f"Connected to {check.server}.\nTLS: sslmode={check.sslmode}, {tls}.\n{found}\n"
+        f"{HISTORY_TEXT}"
+    )
 
 
 def failure_text(exc: BaseException) -> str:

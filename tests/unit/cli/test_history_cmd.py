@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.permissions import run_where_bits_apply
 from tests.unit.test_codec import ANSWER, ODD_ANSWER, ODD_PATH, ODD_SHOWN
 from verifai_desktop.cli import main
 from verifai_desktop.names import name_from_json
@@ -88,21 +89,31 @@ def test_an_export_to_a_path_that_cannot_be_written_is_a_clear_error(
         assert stat.S_ISCHR(Path("/dev/full").stat().st_mode)  # still the device
 
 
+_EXPORT_SCRIPT = """
+import sys
+from verifai_desktop.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("what", list(EXPORTS))
 def test_permission_denied_by_the_mode_bits_is_a_clear_error(
-    kept: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    kept: None, what: str, tmp_path: Path
 ) -> None:
-    """Row 10, a folder made read-only with chmod (root ignores the bits: skipped there; the
-    test above covers permission denied with ``/sys``, which refuses root too)."""
-    if os.geteuid() == 0:
-        pytest.skip("running as root: permission bits do not stop root from writing")
+    """Row 10, a folder made read-only with chmod; the export runs where the bits apply, as
+    root too (issue 41 row 17: it skipped as root, so CI never ran it)."""
     folder = tmp_path / "ro"
     folder.mkdir()
-    folder.chmod(0o500)
+    folder.chmod(0o555)
+    target = str(folder / "out.json")
     try:
-        assert main([*EXPORTS["feedback export"], str(folder / "fb.jsonl")]) == 1
+        proc = run_where_bits_apply(_EXPORT_SCRIPT, *EXPORTS[what], target)
     finally:
         folder.chmod(0o700)
-    assert DENIED in capsys.readouterr().err
+    assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr[-2000:]
+    assert proc.stderr == (
+        f"error: could not write the {what} to {target!r}: {DENIED} (no file was changed)\n"
+    )
     assert _files(folder) == []
 
 

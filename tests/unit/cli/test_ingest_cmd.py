@@ -6,19 +6,26 @@ settings file names the fake embedder (control flow only).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import docx
+import pymupdf
 import pytest
+from PIL import Image
 
 from tests.conftest import REPO_ROOT
 from verifai_desktop.cli import main
 from verifai_desktop.names import name_from_json
 from verifai_desktop.settings import Settings, save_settings
 from verifai_desktop.store.collection import Collection
+
+_mu: Any = pymupdf
 
 
 @pytest.fixture
@@ -120,3 +127,53 @@ def test_exit_code_counts_files_and_folders_not_indexed() -> None:
     assert ingest_exit_code(report(ok, empty, gone)) == 0
     assert ingest_exit_code(report(ok, unchanged_bad)) == EXIT_NOT_ALL_INDEXED
     assert ingest_exit_code(report(ok, folder)) == EXIT_NOT_ALL_INDEXED
+
+
+def _mixed_pdf(path: Path) -> Path:
+    """8 pages of text, then 92 pages that only show a picture (scans: pages 9-100)."""
+    png = io.BytesIO()
+    Image.new("L", (400, 400), "white").save(png, "PNG")
+    pdf = _mu.open()
+    for number in range(1, 101):
+        page = pdf.new_page()
+        if number <= 8:
+            page.insert_text((72, 72), f"Page {number} of the ward audit, typed.")
+        else:
+            page.insert_image(_mu.Rect(72, 72, 472, 472), stream=png.getvalue())
+    pdf.save(str(path))
+    return path
+
+
+def _docx_of_pictures(path: Path, count: int) -> Path:
+    """A paragraph of text, then ``count`` different 300 x 300 pictures."""
+    document = docx.Document()
+    document.add_paragraph("Photographs of the ward, one per bed.")
+    for i in range(count):
+        picture = Image.new("L", (300, 300), "white")
+        picture.putpixel((i % 300, i // 300), 0)  # each one different: stored once each
+        png = io.BytesIO()
+        picture.save(png, "PNG")
+        png.seek(0)
+        document.add_picture(png)
+    document.save(str(path))
+    return path
+
+
+def test_an_outcome_line_summarises_many_pages_and_pictures(
+    tmp_path: Path, fake_settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41, row 14: 92 page numbers and 1,200 picture names made one outcome line each
+    (the report had 2,000 pictures; python-docx takes quadratic time to add them)."""
+    save_settings(fake_settings)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    _mixed_pdf(docs / "audit.pdf")
+    _docx_of_pictures(docs / "photos.docx", 1200)
+    assert main(["ingest", str(docs), "-c", "w", "--no-ocr"]) == 0
+    off = "OCR is off (setting ingest.ocr_engine, or --no-ocr)"
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("  - ", 1)[1] for line in lines[:2]] == [
+        f"scanned pages 9-100 not recognised: {off}",
+        "1,200 embedded images (word/media/image1.png, word/media/image2.png, "
+        f"word/media/image3.png and 1,197 more) not recognised: {off}",
+    ]

@@ -28,6 +28,7 @@ from verifai_desktop.ingest.ocr import (
     worth_retrying,
 )
 from verifai_desktop.ingest.pdf import parse_pdf
+from verifai_desktop.ingest.unread import unread_summary
 from verifai_desktop.recognition import Recognition, WordBox
 
 PAPER = DOCS_CLEAN / "bmc_trauma_2010_dvt_prophylaxis_review.pdf"
@@ -97,11 +98,15 @@ def test_a_rendered_page_is_recognised_with_its_words_where_the_text_layer_has_t
 
 
 def test_rapidocr_reads_the_jbig2_scan() -> None:
-    pytest.importorskip("rapidocr_onnxruntime")  # the optional ``ocr`` extra
+    """Runs wherever the ``test`` extra is installed: it pulls the ``ocr`` extra in (issue 41
+    row 17: it skipped without it, so RapidOCR had no running test)."""
+    from importlib import metadata
+
     doc = parse_pdf(JBIG2, ocr=OcrOptions("rapidocr"))
     assert doc.text.split()[:2] == ["It", "Doesn't"]
     ocr = doc.sections[0].ocr
     assert ocr is not None and ocr.engine == "rapidocr" and ocr.mean_confidence > 0.5
+    assert ocr.version == metadata.version("rapidocr-onnxruntime")
     assert doc.unrecognised == ()
 
 
@@ -227,6 +232,9 @@ class _SlowEngine:
 
     name = "slow"
 
+    def version(self) -> str:
+        return "1.0"
+
     def read(self, image: Any, *, timeout_s: float) -> list[list[Token]]:
         time.sleep(1.0)
         return [[Token("page", (0, 0, 10, 10), 0.9)]]
@@ -243,3 +251,16 @@ def test_pages_the_time_limit_would_cut_are_left_out_and_those_read_kept(
     read, unread = recognise_pages(LEXMARK, doc, [0, 1], options, deadline=time.monotonic() + 2.0)
     assert [i for i in read] == [0] and read[0][0] == "page"
     assert unread == [(2, TIME_LIMIT_REASON)]
+
+
+def test_scattered_pages_and_many_reasons_stay_one_readable_line() -> None:
+    """Issue 41, row 14: every other page of 300 left out names ten of them and counts the
+    rest; each reason keeps its own group."""
+    unread = [(n, "OCR is off") for n in range(1, 300, 2)] + [(300, "no text found")]
+    assert unread_summary(unread) == (
+        "150 scanned pages (1, 3, 5, 7, 9, 11, 13, 15, 17, 19 and 140 more) not recognised: "
+        "OCR is off; scanned page 300 not recognised: no text found"
+    )
+    assert unread_summary([(4, "r"), (5, "r"), (6, "r"), (8, "r"), (9, "r")]) == (
+        "scanned pages 4-6, 8, 9 not recognised: r"
+    )

@@ -8,8 +8,11 @@ Each image is a 1442 x 332 px crop (about 2 s of Tesseract on two shared cores).
 from __future__ import annotations
 
 import io
+import json
 import re
 import struct
+import subprocess
+import sys
 import time
 import zipfile
 import zlib
@@ -50,6 +53,43 @@ def title_scan() -> bytes:
     clip = _mu.Rect(first.x0 - 10, first.y0 - 10, page.rect.width - 30, last.y1 + 60)
     png: bytes = page.get_pixmap(dpi=200, clip=clip).tobytes("png")
     return png
+
+
+def poster_docx(path: Path) -> Path:
+    """A DOCX (111 KB) holding one 7000 x 7000 grey picture (49 Mpx, under the default pixel
+    limit) with the paper's title block rendered at 600 dpi near its top."""
+    page = _mu.open(PAPER)[0]
+    first = page.search_for("Complications related")[0]
+    last = page.search_for("systematic review")[0]
+    clip = _mu.Rect(first.x0 - 10, first.y0 - 10, page.rect.width - 30, last.y1 + 60)
+    title = Image.open(io.BytesIO(page.get_pixmap(dpi=600, clip=clip).tobytes("png")))
+    poster = Image.new("L", (7000, 7000), "white")
+    poster.paste(title.convert("L"), (300, 300))
+    png = io.BytesIO()
+    poster.save(png, "PNG", optimize=True)
+    document = docx.Document()
+    document.add_paragraph("A poster of the review's title.")
+    document.add_picture(io.BytesIO(png.getvalue()), width=Inches(6))
+    document.save(str(path))
+    return path
+
+
+_PEAK_SCRIPT = """
+import json, resource, sys
+from pathlib import Path
+from verifai_desktop.ingest.ocr import OcrOptions
+from verifai_desktop.ingest.office import parse_docx
+doc = parse_docx(Path(sys.argv[1]), ocr=OcrOptions("tesseract"))
+print(json.dumps({
+    "text": doc.text,
+    "unread": doc.unread_images,
+    "parser_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "tesseract_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+}))
+"""
+"""Parse a DOCX with OCR in a fresh process; print its text and the peak RSS (KiB, Linux) of
+that process and of the largest of its children (Tesseract; a child counts the pages of the
+process it was forked from until it runs Tesseract)."""
 
 
 def _png(width: int, height: int) -> bytes:
@@ -269,3 +309,42 @@ def test_the_worker_reports_each_picture_it_reads(tmp_path: Path) -> None:
         )
     assert progress == [(0, 1, 1, "images")]
     assert _recognised(doc)[0].number == 2
+
+
+@needs_tesseract
+def test_a_7000_px_picture_is_read_within_a_memory_cap(tmp_path: Path) -> None:
+    """Issue 41, row 13: a 7000 x 7000 picture in a small DOCX took 708 MiB in the parsing
+    process and 533 MiB in Tesseract; it is scaled down to at most 48 MiB of RGB before it is
+    converted or handed over, and read all the same."""
+    path = poster_docx(tmp_path / "poster.docx")
+    assert path.stat().st_size < 200_000  # small: the picture is mostly white
+    run = subprocess.run(
+        [sys.executable, "-c", _PEAK_SCRIPT, str(path)],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    found = json.loads(run.stdout)
+    assert found["unread"] == []
+    words = re.findall(r"[a-z]+", found["text"].lower())
+    assert [w for w in WORDS if w not in words] == []
+    # Before the cap: 714 MiB each (the largest child counts the parser's pages it was forked
+    # with); 188 MiB each with it, of which 53 MiB is the parser's imports.
+    assert found["parser_kib"] < 300 * 1024
+    assert found["tesseract_kib"] < 300 * 1024
+
+
+def test_a_picture_that_would_take_too_much_memory_is_not_decoded(tmp_path: Path) -> None:
+    """Under a raised pixel limit, an 11,000 x 11,000 colour picture (121 Mpx, 462 MiB as
+    Pillow holds it) is refused by its memory, before anything is decoded."""
+    data = bytearray(_png(400, 400))
+    data[16:24] = struct.pack(">II", 11_000, 11_000)  # IHDR width, height
+    data[29:33] = struct.pack(">I", zlib.crc32(bytes(data[12:29])))
+    path = docx_with_scan(tmp_path / "report.docx")
+    replace_member(path, DOCX_IMAGE, bytes(data))
+    doc = parse_docx(path, ocr=OcrOptions("tesseract", max_pixels=200_000_000))
+    assert doc.unread_images == (
+        (
+            f"{DOCX_IMAGE} in section Background",
+            "its image (11,000 x 11,000 pixels, RGB) would take 462 MiB of memory to decode, "
+            "over the limit of 384 MiB",
+        ),
+    )

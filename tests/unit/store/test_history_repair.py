@@ -199,3 +199,40 @@ def test_repairing_the_collection_repairs_its_history_and_keeps_the_damaged_file
     ]
     with collection_history("kept") as history:
         assert len(history.answers()) == report.history.answers_kept
+
+
+def test_a_folder_in_the_history_s_place_is_damage_that_repair_sets_aside(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41, row 13: ``history.sqlite`` replaced by a folder was an ``IsADirectoryError``
+    traceback, and ``repair --history`` called it not damaged."""
+    history_file = folder / "history.sqlite"
+    history_file.unlink(missing_ok=True)  # none yet: the history is made on first use
+    history_file.mkdir()
+    (history_file / "notes.txt").write_text("kept as it was\n", encoding="utf-8")
+
+    assert main(["history", "-c", "kept"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"error: {history_file} is damaged (it is a folder, not a SQLite file); repair the "
+        "answer history of collection 'kept' to keep every answer that can still be read (the "
+        f"damaged file is kept beside it) {HINT}\n"
+    )
+
+    assert main(["repair", "--history", "-c", "kept"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [aside] = folder.glob(f"{DAMAGED_PREFIX}*")
+    assert lines == [
+        "answer history of 'kept' repaired: kept 0 answers and 0 judgements; lost an unknown "
+        "number of answers and an unknown number of judgements",
+        "  it was damaged: it is a folder, not a SQLite file",
+        f"  the damaged folder is kept as {aside}",
+    ]
+    assert (aside / "notes.txt").read_text(encoding="utf-8") == "kept as it was\n"
+    assert history_file.is_file()
+    assert main(["history", "-c", "kept"]) == 0
+    with collection_history("kept") as history:
+        assert history.add(ANSWER, Settings(), {}) == 1
+    assert main(["repair", "--history", "-c", "kept"]) == 0
+    assert capsys.readouterr().out.endswith("is not damaged; nothing to repair\n")

@@ -4,7 +4,9 @@ bundled embedder); a vanished folder deletes nothing."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import os
 import shutil
 import threading
 import time
@@ -169,6 +171,33 @@ def test_verifai_watch_once_catches_up(
         assert sorted(Path(s).name for s in _sources(c)) == ["intro.md", "late.md"]
         data = json.loads((c.path / "roots.json").read_text(encoding="utf-8"))
         assert data["roots"][0]["path"] == str(folder)
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_caught_up_by_its_hash(
+    collection: Collection, folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 41, row 15: an edit of the same length whose mtime is put back (``cp -p``,
+    ``rsync -t``, a tool that restores it) was skipped as unchanged by ``watch --once``."""
+    collection.close()  # the command opens it itself
+    intro = folder / "intro.md"
+    before = intro.stat()
+    edited = INTRO.replace("fifty", "sixty")
+    assert len(edited) == len(INTRO)
+    intro.write_text(edited, encoding="utf-8")
+    os.utime(intro, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = intro.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    assert main(["watch", "--collection", "watched", "--once"]) == 0
+    assert "synced: 1 added or changed, 0 removed" in capsys.readouterr().out
+    with Collection.open("watched") as c:
+        assert _sources(c)[str(intro)] == hashlib.sha256(edited.encode()).hexdigest()
+        [(chunk_id, _)] = c.lexical_search("sixty", 5)
+        assert "sixty" in c.chunks([chunk_id])[chunk_id].chunk.text
+        assert c.lexical_search("fifty", 5) == []
+    # Nothing changed since: the hash is the catalogued one, the file is not read again.
+    assert main(["watch", "--collection", "watched", "--once"]) == 0
+    assert "synced: 0 added or changed, 0 removed" in capsys.readouterr().out
 
 
 def test_a_link_out_of_a_watched_folder_obeys_the_setting_and_goes_with_its_link(

@@ -10,15 +10,14 @@ import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import DOCS_CLEAN, REPO_ROOT
+from tests.conftest import DOCS_CLEAN
 from tests.unit.fakes import HashEmbedder
+from tests.unit.permissions import run_where_bits_apply
 from verifai_desktop.domain import DocFormat, DocStatus, Progress
 from verifai_desktop.errors import Cancelled, CollectionBusy
 from verifai_desktop.settings import Settings
@@ -248,25 +247,9 @@ print(json.dumps([(Path(o.source).name, o.status.value, o.reason) for o in repor
 
 
 def _ingest_as_non_root(folder: Path) -> list[list[str]]:
-    """Ingest ``folder`` in a subprocess that has lost root's power to ignore permissions.
-
-    The tests run as root, which reads a ``chmod 000`` folder anyway; ``setpriv`` drops
-    CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, so the kernel's real permission checks apply
-    (no fake: real EACCES from the file system).
-    """
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None:
-        pytest.skip("needs root with setpriv (util-linux) to drop the permission override")
-    caps = "-dac_override,-dac_read_search"
-    no_override = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}"]
-    proc = subprocess.run(
-        [*no_override, sys.executable, "-c", _INGEST_SCRIPT, str(folder)],
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    """Ingest ``folder`` in a subprocess where the permission bits apply, as root or not
+    (:func:`tests.unit.permissions.run_where_bits_apply`)."""
+    proc = run_where_bits_apply(_INGEST_SCRIPT, str(folder))
     assert proc.returncode == 0, proc.stderr[-2000:]
     outcomes: list[list[str]] = json.loads(proc.stdout.splitlines()[-1])
     return outcomes

@@ -6,7 +6,8 @@ byte for byte, the same rules), kept in the tables ``answers`` and ``feedback`` 
 collection's schema (:mod:`verifai_desktop.store.pg.schema`). Each row carries ``asked_by``, the
 role that asked, and row-level security (enabled and forced) shows and lets write each row to
 that role alone: two users of one team collection never see each other's questions, answers or
-judgements, and the collection's owner does not see them either. The ids are the server's,
+judgements. The collection's owner owns the tables and can turn the policy off: it (any member
+of its role, a superuser) can read every role's history. The ids are the server's,
 shared by all roles (one role's ids have gaps where another's entries were kept).
 
 A role that was granted no group of the collection cannot write the tables: its history reads

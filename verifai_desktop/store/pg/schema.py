@@ -10,7 +10,8 @@ A collection ``NAME`` lives in the schema ``verifai_NAME`` of the database the U
 - ``chunks``: text, offsets, location, sentence spans, the reference tag, prompt-injection cues,
   ``tsv`` (``to_tsvector('english', text)``, GIN index) and ``embedding`` (``vector(dim)``,
   HNSW index with cosine distance), plus ``acl_group``.
-- ``metadata``: JSON records by key (the roots an ingest followed), plus ``acl_group``.
+- ``metadata``: JSON records by key and group (the roots an ingest for that group followed),
+  one row per ``(key, acl_group)``.
 - ``answers`` and ``feedback``: the answer history (:mod:`verifai_desktop.store.pg.history`),
   the columns of the embedded ``history.sqlite`` plus ``asked_by``, the role that asked.
 
@@ -24,12 +25,24 @@ id is NULL), not an error.
 The history tables have row-level security enabled and forced too, with the policy
 ``asked_by = the connecting role`` (a role id, so that a role created later under a dropped
 role's name reads nothing of it): each row is visible to, and written by, the role that asked
-alone -- the collection's owner included.
+alone; a judgement (``feedback``) may only be attached to an answer its role can see. The
+collection's owner owns these tables, so it (and any member of its role, and a superuser) can
+turn the policy off and read every role's history: row-level security keeps users from each
+other, not from the owner.
+
+Before the owner writes (:func:`check_owned`), the schema, every table in it, row-level
+security (enabled and forced) and the policies are checked to be the ones this module makes,
+owned by the writing role: a schema another role made first under the collection's name is
+refused, never written into.
+
+Role names are always quoted as identifiers (``psycopg.sql.Identifier``) wherever they become
+SQL or a ``regrole``: ``Finance`` and ``finance`` are two roles.
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -38,9 +51,10 @@ from verifai_desktop.errors import InvalidCollectionName, StoreUnavailable
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: the first PostgreSQL schema (issue 27); 2: the answer history (``answers``,
-``feedback``); 3: ``chunks.ocr`` (OCR provenance, issue 28)."""
+``feedback``); 3: ``chunks.ocr`` (OCR provenance, issue 28); 4: ``metadata`` one row per key
+and group, feedback only on an answer its role can see (issue 41)."""
 
 SCHEMA_PREFIX = "verifai_"
 """The PostgreSQL schema of collection ``NAME`` is ``verifai_NAME``."""
@@ -124,13 +138,26 @@ CREATE INDEX chunks_doc ON {s}.chunks (doc_id, ordinal);
 CREATE INDEX chunks_tsv ON {s}.chunks USING gin (tsv);
 CREATE INDEX chunks_embedding ON {s}.chunks USING hnsw (embedding vector_cosine_ops);
 CREATE TABLE {s}.metadata (
-    key text PRIMARY KEY,
+    key text NOT NULL,
     value jsonb NOT NULL,
-    acl_group regrole NOT NULL
+    acl_group regrole NOT NULL,
+    PRIMARY KEY (key, acl_group)
 );
 GRANT USAGE ON SCHEMA {s} TO PUBLIC;
 GRANT SELECT ON {s}.schema_version, {s}.config TO PUBLIC;
 """
+
+
+def _policy_check(schema: str, table: str) -> str:
+    """The ``WITH CHECK`` of a history table's policy: the row is the connecting role's, and a
+    judgement names an answer that role can see (the foreign key alone would let any role
+    attach rows to another's answers, and tell whether an answer id exists)."""
+    if table == "feedback":
+        return (
+            f"asked_by = {_ASKER} AND EXISTS (SELECT 1 FROM {schema}.answers a"
+            " WHERE a.answer_id = feedback.answer_id)"
+        )
+    return f"asked_by = {_ASKER}"
 
 
 def _history_statements(schema: str) -> list[str]:
@@ -140,7 +167,7 @@ def _history_statements(schema: str) -> list[str]:
             f"ALTER TABLE {schema}.{table} ENABLE ROW LEVEL SECURITY",
             f"ALTER TABLE {schema}.{table} FORCE ROW LEVEL SECURITY",
             f"CREATE POLICY {table}_by_asker ON {schema}.{table} FOR ALL"
-            f" USING (asked_by = {_ASKER}) WITH CHECK (asked_by = {_ASKER})",
+            f" USING (asked_by = {_ASKER}) WITH CHECK ({_policy_check(schema, table)})",
         ]
     return statements
 
@@ -149,11 +176,26 @@ def _ocr_statements(schema: str) -> list[str]:
     return [f"ALTER TABLE {schema}.chunks ADD COLUMN ocr jsonb"]
 
 
-MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (_history_statements, _ocr_statements)
+def _group_rows_statements(schema: str) -> list[str]:
+    return [
+        f"ALTER TABLE {schema}.metadata DROP CONSTRAINT metadata_pkey",
+        f"ALTER TABLE {schema}.metadata ADD PRIMARY KEY (key, acl_group)",
+        f"DROP POLICY feedback_by_asker ON {schema}.feedback",
+        f"CREATE POLICY feedback_by_asker ON {schema}.feedback FOR ALL"
+        f" USING (asked_by = {_ASKER}) WITH CHECK ({_policy_check(schema, 'feedback')})",
+    ]
+
+
+MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (
+    _history_statements,
+    _ocr_statements,
+    _group_rows_statements,
+)
 """The statements upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``:
-1 -> 2, the answer history; ``MIGRATIONS[1]``: 2 -> 3, ``chunks.ocr``) of a schema; run by the
-collection's owner in one transaction when it opens a collection of an older version (the
-groups granted the collection are granted what is new)."""
+1 -> 2, the answer history; ``MIGRATIONS[1]``: 2 -> 3, ``chunks.ocr``; ``MIGRATIONS[2]``:
+3 -> 4, ``metadata`` per group and the feedback policy) of a schema; run by the collection's
+owner in one transaction when it opens a collection of an older version (the groups granted
+the collection are granted what is new)."""
 
 
 def _split(sql: str) -> list[str]:
@@ -212,11 +254,28 @@ def grant_statements(schema: str, group: str) -> list[str]:
     ]
 
 
+def lock_key(schema: str) -> int:
+    """The advisory lock key of a collection's schema (a signed 32-bit int of its CRC-32)."""
+    key = zlib.crc32(schema.encode())
+    return key - (1 << 32) if key >= 1 << 31 else key
+
+
 def create_collection(
     conn: psycopg.Connection[tuple[object, ...]], schema: str, name: str, embedder: str, dim: int
-) -> None:
-    """Create a collection's schema, owned by the connecting role, in one transaction."""
+) -> bool:
+    """Create a collection's schema, owned by the connecting role, in one transaction, unless
+    it exists by then (another session created it first: the two wait for each other on a
+    transaction advisory lock).
+
+    Returns:
+        True when this call created it, False when it was there.
+    """
     with conn.transaction():
+        # Two keys: a lock space apart from the session lock a writer holds (store.py).
+        conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (lock_key(schema),))
+        there = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+        if there.fetchone() is not None:
+            return False
         conn.execute(f"CREATE SCHEMA {schema}".encode())
         for statement in create_statements(schema, dim):
             conn.execute(statement.encode())
@@ -224,6 +283,91 @@ def create_collection(
         for key, value in config.items():
             conn.execute(f"INSERT INTO {schema}.config VALUES (%s, %s)".encode(), (key, value))
         conn.execute(f"INSERT INTO {schema}.config VALUES ('owner', current_user)".encode())
+    return True
+
+
+_ME = "to_regrole(quote_ident(current_user))"
+"""The connecting role's id (quoted: a mixed-case name is not folded)."""
+
+
+def _normal(expression: object) -> str:
+    return "".join(str(expression or "").split())
+
+
+def expected_policies(schema: str) -> set[tuple[str, str, str, str, str, str]]:
+    """The policies :func:`create_statements` makes, as ``pg_policies`` shows them (``table,
+    name, permissive, cmd, qual, with_check``; the expressions without white space)."""
+    group = "pg_has_role(CURRENT_USER,(acl_group)::oid,'MEMBER'::text)"
+    asker = "((asked_by)::oid=((quote_ident((CURRENT_USER)::text))::regrole)::oid)"
+    feedback = (
+        f"({asker}AND(EXISTS(SELECT1FROM{schema}.answersaWHERE(a.answer_id=feedback.answer_id))))"
+    )
+    out = {(t, f"{t}_by_group", "PERMISSIVE", "ALL", group, group) for t in DATA_TABLES}
+    out.add(("answers", "answers_by_asker", "PERMISSIVE", "ALL", asker, asker))
+    out.add(("feedback", "feedback_by_asker", "PERMISSIVE", "ALL", asker, feedback))
+    return out
+
+
+def check_owned(conn: psycopg.Connection[tuple[object, ...]], schema: str, where: str) -> None:
+    """Check that a collection's schema is the connecting role's own, as this module makes it,
+    before that role writes into it: the schema and every table, view and sequence in it owned
+    by this role, row-level security enabled and forced on every table of
+    :data:`DATA_TABLES` and :data:`HISTORY_TABLES`, and exactly the policies of
+    :func:`expected_policies` (any other permissive policy would widen who reads).
+
+    Raises:
+        StoreUnavailable: kind ``permission``, naming the schema and its owner: this role does
+            not own the schema (only the owner ingests), or the schema is not as made here
+            (another role made it first, or changed it).
+    """
+    row = conn.execute(
+        "SELECT pg_get_userbyid(nspowner), nspowner = " + _ME + ", current_user"
+        " FROM pg_namespace WHERE nspname = %s",
+        (schema,),
+    ).fetchone()
+    if row is None:
+        raise StoreUnavailable(where, "schema", f"schema {schema} does not exist")
+    owner, mine, me = str(row[0]), bool(row[1]), str(row[2])
+    if not mine:
+        raise StoreUnavailable(
+            where,
+            "permission",
+            f"schema {schema} is owned by role {owner!r}, not by {me!r}: only the collection's "
+            "owner ingests into it (a schema made by another role is never written into; if "
+            f"{owner!r} should not own it, have an administrator drop it)",
+        )
+    refused: list[str] = []
+    relations = conn.execute(
+        "SELECT relname, pg_get_userbyid(relowner), relowner = " + _ME + ","
+        " relrowsecurity, relforcerowsecurity FROM pg_class"
+        " WHERE relnamespace = to_regnamespace(%s) AND relkind IN ('r', 'p', 'v', 'm', 'f', 'S')",
+        (schema,),
+    ).fetchall()
+    secured = {str(r[0]): bool(r[3]) and bool(r[4]) for r in relations}
+    refused += [f"{r[0]} is owned by {r[1]!r}" for r in relations if not r[2]]
+    refused += [
+        f"row-level security is not enabled and forced on {table}"
+        for table in (*DATA_TABLES, *HISTORY_TABLES)
+        if not secured.get(table, False)
+    ]
+    policies = {
+        (str(r[0]), str(r[1]), str(r[2]), str(r[3]), _normal(r[4]), _normal(r[5]))
+        for r in conn.execute(
+            "SELECT tablename, policyname, permissive, cmd, qual, with_check FROM pg_policies"
+            " WHERE schemaname = %s",
+            (schema,),
+        ).fetchall()
+    }
+    expected = expected_policies(schema)
+    refused += [f"policy {p[1]} on {p[0]} is not one this app makes" for p in policies - expected]
+    refused += [f"policy {p[1]} on {p[0]} is missing" for p in expected - policies]
+    if refused:
+        raise StoreUnavailable(
+            where,
+            "permission",
+            f"schema {schema} (owner {owner!r}) is not as VerifAI makes it, so nothing is written "
+            f"into it: {'; '.join(sorted(refused))}",
+        )
 
 
 def check_version(conn: psycopg.Connection[tuple[object, ...]], schema: str, where: str) -> None:

@@ -10,7 +10,16 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
 - Every :meth:`PgStore.commit` is one transaction: a document (its row, chunks and vectors)
   appears whole or not at all, and a killed ingest leaves none of the document in flight.
 - One writer at a time: a session advisory lock on the collection
-  (:meth:`PgStore.acquire_write_lock`); readers never wait for it.
+  (:meth:`PgStore.acquire_write_lock`); readers never wait for it. Before writing, the writer
+  checks that it owns the schema as made here (:func:`~.schema.check_owned`).
+- A document belongs to one group: ingesting it again for another group (``--acl``) reads it
+  again and moves its row and chunks to that group in one transaction.
+- A source that is a file name not valid UTF-8 (decoded with ``surrogateescape``) is kept as
+  :data:`.values.BYTES_PREFIX` and the hex of its bytes (PostgreSQL text is UTF-8); every read gives
+  the name back.
+- A lost connection or a statement the server refuses is a
+  :class:`~verifai_desktop.errors.StoreUnavailable` (kinds ``unreachable``, ``permission``),
+  never a psycopg error.
 - Reads see what the connecting role may read, decided by the server (row-level security on
   ``acl_group``); a role not granted the tables at all sees an empty collection.
 - The answer history (:mod:`verifai_desktop.store.pg.history`) is kept per role: each role
@@ -31,6 +40,7 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
 from __future__ import annotations
 
 import json
+import logging
 import time
 import zlib
 from collections.abc import Mapping, Sequence
@@ -64,16 +74,24 @@ from verifai_desktop.store.pg.credentials import PasswordPrompt
 from verifai_desktop.store.pg.history import PgHistory
 from verifai_desktop.store.pg.queries import CHUNK_COLUMNS, HYBRID, LEXICAL, SEMANTIC, ranked
 from verifai_desktop.store.pg.schema import (
+    check_owned,
     check_version,
     create_collection,
     grant_statements,
     schema_name,
+)
+from verifai_desktop.store.pg.values import (
+    metadata_json,
+    read_source,
+    server_errors,
+    stored_source,
 )
 from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
 if TYPE_CHECKING:
     import psycopg
 
+log = logging.getLogger(__name__)
 
 EF_SEARCH_MAX = 1000
 """pgvector's largest ``hnsw.ef_search``: the HNSW candidates one vector search can return."""
@@ -106,6 +124,11 @@ class PgStore(Closes):
         self.display_name = str(config.get("display_name") or name)
         self.embedder_name = str(config["embedder"])
         self.acl = acl or str(config["owner"])
+        from psycopg import sql
+
+        # The role as a quoted identifier, for GRANT and for every ::regrole (which folds an
+        # unquoted name to lower case: 'Finance'::regrole is the role finance).
+        self._group = sql.Identifier(self.acl).as_string(conn)
         self._readable = self._granted()
         self._ef_search = 0
         self._locked = False
@@ -153,19 +176,21 @@ class PgStore(Closes):
         where = redacted(url)
         conn = connect(url, password_prompt=password_prompt)
         try:
-            exists = conn.execute(
-                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)
-            ).fetchone()
-            if exists is None:
-                if not create:
-                    raise CollectionNotFound(name)
-                model = embedder or (settings or Settings()).models.embedder
-                create_collection(
-                    conn, schema, name, canonical_name(model), get_embedder(model).dim
-                )
-            else:
-                check_version(conn, schema, where)
-            store = cls(conn, name, where, acl)
+            with server_errors(where):
+                exists = conn.execute(
+                    "SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)
+                ).fetchone()
+                created = False
+                if exists is None:
+                    if not create:
+                        raise CollectionNotFound(name)
+                    model = embedder or (settings or Settings()).models.embedder
+                    created = create_collection(
+                        conn, schema, name, canonical_name(model), get_embedder(model).dim
+                    )
+                if not created:
+                    check_version(conn, schema, where)
+                store = cls(conn, name, where, acl)
             if embedder is not None and canonical_name(embedder) != store.embedder_name:
                 raise EmbedderMismatch(name, store.embedder_name, embedder)
             if acl is not None:
@@ -185,11 +210,17 @@ class PgStore(Closes):
     def _rows(
         self, query: str, params: Sequence[object] | Mapping[str, object] = ()
     ) -> list[tuple[object, ...]]:
-        return self._conn.execute(query.encode(), params).fetchall()
+        with server_errors(self.store):
+            return self._conn.execute(query.encode(), params).fetchall()
 
     def _one(self, query: str, params: Sequence[object] = ()) -> object:
-        row = self._conn.execute(query.encode(), params).fetchone()
+        with server_errors(self.store):
+            row = self._conn.execute(query.encode(), params).fetchone()
         return None if row is None else row[0]
+
+    def _execute(self, query: str, params: Sequence[object] = ()) -> None:
+        with server_errors(self.store):
+            self._conn.execute(query.encode(), params)
 
     def _granted(self) -> bool:
         """Whether this role was granted the collection's tables (a group of it was)."""
@@ -200,15 +231,41 @@ class PgStore(Closes):
             )
         )
 
+    def _role_exists(self, name: str) -> bool:
+        return self._one("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)) is not None
+
     def _check_group(self, group: str) -> None:
-        if self._one("SELECT to_regrole(%s)", (group,)) is None:
-            raise StoreUnavailable(self.store, "permission", f"no role named {group!r}")
-        if not self._one("SELECT pg_has_role(current_user, %s, 'MEMBER')", (group,)):
+        """Check that ``group`` is a role, by its exact name, that this role is a member of.
+
+        Raises:
+            StoreUnavailable: kind ``permission``: no such role (a name given in quotes is
+                told to be given without them, the roles of that name in another case are
+                named), or this role is not a member of it.
+        """
+        if not self._role_exists(group):
+            bare = group.strip('"')
+            alike = [
+                str(r[0])
+                for r in self._rows(
+                    "SELECT rolname FROM pg_roles WHERE lower(rolname) = lower(%s)"
+                    " ORDER BY rolname",
+                    (bare,),
+                )
+            ]
+            hint = ""
+            if bare != group and bare in alike:
+                hint = f"; give the role's name without quotes, as it is: {bare}"
+            elif alike:
+                hint = f"; role names are case-sensitive, there is {' and '.join(alike)}"
+            raise StoreUnavailable(self.store, "permission", f"no role named {group!r}{hint}")
+        if not self._one(
+            "SELECT pg_has_role(current_user, to_regrole(%s), 'MEMBER')", (self._group,)
+        ):
             raise StoreUnavailable(
                 self.store,
                 "permission",
                 f"this role is not a member of {group!r}, so it cannot write documents for it "
-                f"(GRANT {group} TO the role that ingests)",
+                f"(GRANT {self._group} TO the role that ingests)",
             )
 
     # -- reading (the CollectionStore contract) ------------------------------------------
@@ -220,17 +277,18 @@ class PgStore(Closes):
         """Every document this role may read, ordered by source."""
         if not self._readable:
             return []
-        rows = self._rows(f"SELECT {DOC_COLUMNS} FROM {self._schema}.documents ORDER BY source")
-        return [document_record(r) for r in rows]
+        rows = self._rows(f"SELECT {DOC_COLUMNS} FROM {self._schema}.documents")
+        return sorted((_document(r) for r in rows), key=lambda d: d.source)
 
     def document(self, source: str) -> DocumentRecord | None:
         """The document of ``source`` if this role may read it, else None."""
         if not self._readable:
             return None
         rows = self._rows(
-            f"SELECT {DOC_COLUMNS} FROM {self._schema}.documents WHERE source = %s", (source,)
+            f"SELECT {DOC_COLUMNS} FROM {self._schema}.documents WHERE source = %s",
+            (stored_source(source),),
         )
-        return document_record(rows[0]) if rows else None
+        return _document(rows[0]) if rows else None
 
     def num_chunks(self) -> int:
         """Number of chunks this role may read."""
@@ -264,7 +322,7 @@ class PgStore(Closes):
             " WHERE c.chunk_id = ANY(%s)",
             (ids,),
         )
-        return {int(str(r[0])): chunk_record(r) for r in rows}
+        return {int(str(r[0])): chunk_record((*r[:2], read_source(r[2]), *r[3:])) for r in rows}
 
     # -- search --------------------------------------------------------------------------
     def lexical_search(self, query: str, limit: int) -> list[ScoredChunk]:
@@ -335,19 +393,27 @@ class PgStore(Closes):
         """Nothing to check from here: integrity is the server's (its checksums, backups)."""
 
     def metadata(self, key: str) -> dict[str, object]:
-        """The metadata record ``key`` this role may read; empty when none."""
+        """The metadata record ``key`` of group :attr:`acl` (each group has its own: the
+        roots an ingest for that group followed), when this role may read it; else empty."""
         if not self._readable:
             return {}
-        value = self._one(f"SELECT value FROM {self._schema}.metadata WHERE key = %s", (key,))
+        value = self._one(
+            f"SELECT value FROM {self._schema}.metadata WHERE key = %s"
+            " AND acl_group = to_regrole(%s)",
+            (key, self._group),
+        )
+        if isinstance(value, str):  # kept as JSON text (:func:`.values.metadata_json`)
+            value = json.loads(value)
         return dict(value) if isinstance(value, dict) else {}
 
     def set_metadata(self, key: str, data: Mapping[str, object]) -> None:
-        """Record a JSON object under ``key``, readable by :attr:`acl`'s members."""
-        self._conn.execute(
+        """Record a JSON object under ``key`` for group :attr:`acl`, readable by its members
+        alone (another group's record of the same key is left as it is)."""
+        self._execute(
             f"INSERT INTO {self._schema}.metadata (key, value, acl_group)"
-            " VALUES (%s, %s::jsonb, %s::regrole) ON CONFLICT (key) DO UPDATE"
-            " SET value = excluded.value, acl_group = excluded.acl_group".encode(),
-            (key, json.dumps(dict(data)), self.acl),
+            " VALUES (%s, %s::jsonb, %s::regrole) ON CONFLICT (key, acl_group) DO UPDATE"
+            " SET value = excluded.value",
+            (key, metadata_json(data), self._group),
         )
 
     def history(self) -> PgHistory:
@@ -357,15 +423,35 @@ class PgStore(Closes):
 
     # -- writing (the IngestTarget contract) ----------------------------------------------
     @property
-    def catalog(self) -> PgStore:
-        """The store itself: it answers the catalog reads of an ingest run."""
-        return self
+    def catalog(self) -> _GroupCatalog:
+        """The catalog reads of an ingest run: as the store's, except that a document of
+        another group than :attr:`acl` reads as absent, so that the run reads it again and
+        :meth:`commit` moves it to :attr:`acl`."""
+        return _GroupCatalog(self)
+
+    def _document_of_group(self, source: str) -> DocumentRecord | None:
+        rows = self._rows(
+            f"SELECT {DOC_COLUMNS}, acl_group = to_regrole(%s), acl_group::text"
+            f" FROM {self._schema}.documents WHERE source = %s",
+            (self._group, stored_source(source)),
+        )
+        if not rows:
+            return None
+        if not rows[0][-2]:
+            log.warning(
+                "%s: readable by group %s; it is read again and moved to group %s",
+                source,
+                rows[0][-1],
+                self._group,
+            )
+            return None
+        return _document(rows[0][:-2])
 
     def touch(self, source: str, mtime_ns: int) -> None:
         """Record a new mtime for an unchanged file."""
-        self._conn.execute(
-            f"UPDATE {self._schema}.documents SET mtime_ns = %s WHERE source = %s".encode(),
-            (mtime_ns, source),
+        self._execute(
+            f"UPDATE {self._schema}.documents SET mtime_ns = %s WHERE source = %s",
+            (mtime_ns, stored_source(source)),
         )
 
     def sources_under(self, folder: Path) -> list[str]:
@@ -373,13 +459,15 @@ class PgStore(Closes):
         return [d.source for d in self.documents() if Path(d.source).is_relative_to(folder)]
 
     def acquire_write_lock(self) -> None:
-        """Become the collection's one writer (a session advisory lock), and grant
+        """Become the collection's one writer (a session advisory lock), check that this role
+        owns the collection's schema as made here (:func:`~.schema.check_owned`), and grant
         :attr:`acl` what it needs to read the collection.
 
         Raises:
             CollectionBusy: another session is writing it.
-            StoreUnavailable: this role may not grant (kind ``permission``): only the
-                collection's owner ingests.
+            StoreUnavailable: kind ``permission``: this role does not own the schema (only the
+                collection's owner ingests), or the schema is not as this app makes it (made
+                or changed by another role); the message names the schema and its owner.
         """
         if self._locked:
             return
@@ -387,16 +475,10 @@ class PgStore(Closes):
         if not self._one("SELECT pg_try_advisory_lock(%s)", (key,)):
             raise CollectionBusy(self.name)
         self._locked = True
-        from psycopg import errors, sql
-
-        group = sql.Identifier(self.acl).as_string(self._conn)
-        try:
-            for statement in grant_statements(self._schema, group):
+        with server_errors(self.store):
+            check_owned(self._conn, self._schema, self.store)
+            for statement in grant_statements(self._schema, self._group):
                 self._conn.execute(statement.encode())
-        except errors.InsufficientPrivilege:
-            raise StoreUnavailable(
-                self.store, "permission", "only the collection's owner role can ingest into it"
-            ) from None
         self._readable = True
 
     def commit(self, items: Sequence[CommitItem]) -> int:
@@ -409,7 +491,7 @@ class PgStore(Closes):
         self.acquire_write_lock()
         s = self._schema
         now = time.time()
-        with self._conn.transaction():
+        with server_errors(self.store), self._conn.transaction():
             for meta, status, reason, chunks, vectors in items:
                 values = document_values(meta, status, reason, len(chunks), now)
                 doc_id = self._one(
@@ -422,7 +504,7 @@ class PgStore(Closes):
                     " status = excluded.status, reason = excluded.reason,"
                     " chunk_count = excluded.chunk_count, ingested_at = excluded.ingested_at,"
                     " acl_group = excluded.acl_group RETURNING doc_id",
-                    (*values, self.acl, meta.source),
+                    (*values, self._group, stored_source(meta.source)),
                 )
                 self._conn.execute(f"DELETE FROM {s}.chunks WHERE doc_id = %s".encode(), (doc_id,))
                 if not chunks:
@@ -435,7 +517,7 @@ class PgStore(Closes):
                         c.is_reference,
                         json.dumps(instruction_cues(c.text)),
                         chunk_ocr(c),
-                        self.acl,
+                        self._group,
                     )
                     for c, vec in zip(chunks, vectors, strict=True)
                 ]
@@ -460,9 +542,34 @@ class PgStore(Closes):
             The sources that were present.
         """
         self.acquire_write_lock()
-        with self._conn.transaction():
+        with server_errors(self.store), self._conn.transaction():
             rows = self._rows(
                 f"DELETE FROM {self._schema}.documents WHERE source = ANY(%s) RETURNING source",
-                (list(sources),),
+                ([stored_source(s) for s in sources],),
             )
-        return [str(r[0]) for r in rows]
+        return [read_source(r[0]) for r in rows]
+
+
+class _GroupCatalog:
+    """The catalog reads of an ingest run into a :class:`PgStore` (its
+    :attr:`~PgStore.catalog`): a document of another group than the store's reads as absent,
+    so that the run reads it again and moves it (:meth:`PgStore.commit`, one transaction)."""
+
+    def __init__(self, store: PgStore) -> None:
+        self._store = store
+
+    def document(self, source: str) -> DocumentRecord | None:
+        """The document of ``source`` when it belongs to the store's group, else None."""
+        return self._store._document_of_group(source)
+
+    def touch(self, source: str, mtime_ns: int) -> None:
+        """Record a new mtime for an unchanged file."""
+        self._store.touch(source, mtime_ns)
+
+    def sources_under(self, folder: Path) -> list[str]:
+        """Readable sources that are files inside ``folder`` (recursively)."""
+        return self._store.sources_under(folder)
+
+
+def _document(row: Sequence[object]) -> DocumentRecord:
+    return document_record((row[0], read_source(row[1]), *row[2:]))
