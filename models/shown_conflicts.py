@@ -15,7 +15,9 @@ same subject (its entities and figures line up) and says otherwise than the sent
 ``false``.
 
 ``--labels FILE`` prints the precision of shown conflicts (real / shown), per kind, from the
-labelled file. Generations are cached (``<data root>/cache/generations.json``).
+labelled file, and what :func:`verifai_desktop.verify.labels.conflicts_with` keeps of the
+listed conflicts (those the verifier reads as bearing on the claim). Generations are cached
+(``<data root>/cache/generations.json``).
 
 Usage: .venv/bin/python models/shown_conflicts.py --out FILE [--limit 50]
        .venv/bin/python models/shown_conflicts.py --labels FILE
@@ -39,6 +41,7 @@ from verifai_desktop.generate import Generator, make_generator
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.settings import data_root, load_settings
 from verifai_desktop.store.collection import Collection
+from verifai_desktop.verify.labels import CONFLICT_ON_TOPIC
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBMEDQA = ROOT.parent / "shared/data/pubmedqa/ori_pqal.json"
@@ -116,11 +119,19 @@ def score(labels: Path) -> int:
         return 1
     print("| shown as | shown | real | precision |")
     print("|---|---|---|---|")
+    on_topic = [
+        r
+        for r in rows
+        if r["kind"] == "red" or max(r["p_support"], r["p_contradict"]) >= CONFLICT_ON_TOPIC
+    ]
     for kind in ("red", "conflict", "all"):
-        chosen = [r for r in rows if kind == "all" or r["kind"] == kind]
-        real = sum(bool(r["real"]) for r in chosen)
-        precision = f"{real / len(chosen):.2f}" if chosen else "-"
-        print(f"| {kind} | {len(chosen)} | {real} | {precision} |")
+        for name, pool in (("", rows), (f", P >= {CONFLICT_ON_TOPIC} gate", on_topic)):
+            chosen = [r for r in pool if kind == "all" or r["kind"] == kind]
+            if kind == "red" and name:
+                continue  # the gate applies to conflicts only
+            real = sum(bool(r["real"]) for r in chosen)
+            precision = f"{real / len(chosen):.2f}" if chosen else "-"
+            print(f"| {kind}{name} | {len(chosen)} | {real} | {precision} |")
     return 0
 
 

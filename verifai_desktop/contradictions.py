@@ -36,7 +36,7 @@ from verifai_desktop.retrieve import Fused, PassageRetriever
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import Verifier, verify_pairs
 from verifai_desktop.verify.evidence import document_verdicts, verify_evidence
-from verifai_desktop.verify.labels import contradicts, supports
+from verifai_desktop.verify.labels import conflicts_with, contradicts, supports
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +215,7 @@ def find_conflicts(
     )
     for i, (n, p) in enumerate(zip(owners, items, strict=True)):
         verdict = result.verdict(i, p.text, 0)
-        if contradicts(verdict, thresholds):
+        if conflicts_with(verdict, thresholds):
             out[n].append(Evidence(p, verdict))
     return tuple(tuple(sorted(found, key=lambda e: -e.verdict.p_contradict)) for found in out)
 

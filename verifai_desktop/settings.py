@@ -8,21 +8,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
-import platformdirs
 import tomli_w
 
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.names import redact_url
+from verifai_desktop.paths import APP_NAME as APP_NAME
+from verifai_desktop.paths import HOME_ENV as HOME_ENV
+from verifai_desktop.paths import collections_dir as collections_dir
+from verifai_desktop.paths import data_root as data_root
+from verifai_desktop.paths import models_dir as models_dir
+from verifai_desktop.paths import settings_path as settings_path
 from verifai_desktop.private import make_private_dir, write_private_text
-
-APP_NAME = "verifai-desktop"
-HOME_ENV = "VERIFAI_HOME"
 
 SearchMode = Literal["hybrid", "rrf", "lexical", "semantic"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "rrf", "lexical", "semantic")
@@ -36,32 +37,6 @@ VERIFY_PRESETS: tuple[VerifyPreset, ...] = ("strict", "balanced", "lenient", "cu
 """Named per-label thresholds: the first three are chosen on dev sets for a stated precision
 and kept in the verifier's model card (``presets`` in ``model_card.json``); ``custom`` uses
 ``support_threshold`` and ``contradict_threshold`` as set."""
-
-
-def data_root() -> Path:
-    """The root folder of everything VerifAI stores (``$VERIFAI_HOME`` or the platform dir)."""
-    env = os.environ.get(HOME_ENV)
-    root = (
-        Path(env).expanduser()
-        if env
-        else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    )
-    return root
-
-
-def collections_dir() -> Path:
-    """Folder holding one sub-folder per named collection."""
-    return data_root() / "collections"
-
-
-def models_dir() -> Path:
-    """Folder for model files VerifAI assembles or downloads (GGUF, ONNX exports)."""
-    return data_root() / "models"
-
-
-def settings_path() -> Path:
-    """Path of the settings TOML file."""
-    return data_root() / "settings.toml"
 
 
 @dataclass(frozen=True, slots=True)

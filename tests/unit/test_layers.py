@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "private",
             "offline",
             "hashing",
+            "paths",
             "settings",
             "logs",
             "hardware",

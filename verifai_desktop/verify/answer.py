@@ -41,7 +41,7 @@ from verifai_desktop.domain import (
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import Verifier, verify_pairs
 from verifai_desktop.verify.claims import ParsedSentence, Splitter, split_answer, with_citations
-from verifai_desktop.verify.labels import contradicts, sentence_label, supports
+from verifai_desktop.verify.labels import conflicts_with, sentence_label, supports
 
 MAX_CITATIONS = 3
 """Most citations a re-cited sentence gets (the citation grammar allows three per sentence)."""
@@ -156,7 +156,7 @@ def _label(
     others = [
         Evidence(passages[v.passage_number - 1], v)
         for v in verdicts
-        if recite and contradicts(v, thresholds) and v.passage_number not in s.citations
+        if recite and conflicts_with(v, thresholds) and v.passage_number not in s.citations
     ]
     conflicts = tuple(sorted([*others, *inner], key=lambda e: -e.verdict.p_contradict))
     sentence = AnswerSentence(

@@ -91,6 +91,25 @@ def contradicts(verdict: Verdict, thresholds: VerifySettings) -> bool:
     return verdict.p_contradict >= thresholds.contradict_threshold
 
 
+CONFLICT_ON_TOPIC = 0.3
+"""Least ``max(P(SUPPORT), P(CONTRADICT))`` of a passage shown as conflicting evidence
+(:func:`conflicts_with`). Chosen on the shown conflicts of 50 answers to dev figure questions,
+labelled by reading (``models/shown_conflicts.py``; issue 39): conflicts listed 0.12 real
+without it, 0.33 with it, 5 of the 6 real ones kept."""
+
+
+def conflicts_with(verdict: Verdict, thresholds: VerifySettings) -> bool:
+    """Whether a passage other than the sentence's own citations is shown as conflicting
+    evidence: it contradicts the claim (:func:`contradicts`) and the verifier reads it as
+    bearing on the claim at all, ``max(P(SUPPORT), P(CONTRADICT)) >=``
+    :data:`CONFLICT_ON_TOPIC`. A rule turns a verdict red on a figure or a negation whatever the
+    passage is about; on the other studies the contradiction search finds by shared words,
+    such reds were mostly passages about another subject."""
+    if not contradicts(verdict, thresholds):
+        return False
+    return max(verdict.p_support, verdict.p_contradict) >= CONFLICT_ON_TOPIC
+
+
 def sentence_label(
     verdicts: Sequence[Verdict], thresholds: VerifySettings | None = None
 ) -> SentenceLabel:

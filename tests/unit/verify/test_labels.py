@@ -15,7 +15,7 @@ from verifai_desktop.domain import (
     label_probability,
 )
 from verifai_desktop.settings import VerifySettings
-from verifai_desktop.verify.labels import sentence_label
+from verifai_desktop.verify.labels import CONFLICT_ON_TOPIC, conflicts_with, sentence_label
 
 T = VerifySettings(contradict_threshold=0.5, support_threshold=0.6)
 
@@ -131,3 +131,21 @@ def test_shown_labels_decide_and_unsure_is_never_green_or_red(
 def test_an_unsure_sentence_shows_its_best_guess_probability() -> None:
     assert label_probability(SentenceLabel.UNSURE, (S_UNSURE, S_NEI)) == pytest.approx(0.9)
     assert label_probability(SentenceLabel.UNSURE, (S_HELD_CON,)) == pytest.approx(0.8)
+
+
+def test_a_conflict_is_listed_only_when_the_verifier_reads_the_passage_as_bearing_on_it() -> None:
+    # a rule turned these red (shown CONTRADICT with the rule's reason) whatever the passage's topic
+    flag = ("the figure 51.4%: the passage gives 64.4% here",)
+    off_topic = Verdict(
+        7, NliLabel.NO_EVIDENCE, 0.01, 0.07, 0.92, shown=ShownLabel.CONTRADICT, flags=flag
+    )
+    on_topic = Verdict(
+        8, NliLabel.SUPPORT, 0.65, 0.10, 0.25, shown=ShownLabel.CONTRADICT, flags=flag
+    )
+    edge = Verdict(
+        9, NliLabel.NO_EVIDENCE, 0.1, CONFLICT_ON_TOPIC, 0.6, shown=ShownLabel.CONTRADICT
+    )
+    assert not conflicts_with(off_topic, T)
+    assert conflicts_with(on_topic, T) and conflicts_with(edge, T)
+    assert conflicts_with(CON, T)  # the verifier's own contradiction
+    assert not conflicts_with(SUP, T) and not conflicts_with(NEI, T)
