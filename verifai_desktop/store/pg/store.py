@@ -25,11 +25,14 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
 - The answer history (:mod:`verifai_desktop.store.pg.history`) is kept per role: each role
   reads and writes its own entries and judgements alone.
 - Row-level security filters the HNSW index's candidates after the index search: a role that
-  may read a small part of a large collection can get fewer than ``limit`` vector hits
-  (pgvector 0.8's iterative index scans lift this; the pgvector of ``pgserver`` is 0.6).
+  may read a small part of a large collection can get fewer than ``limit`` vector hits on
+  pgvector before 0.8 (the pgvector of ``pgserver`` is 0.6.2); on 0.8 and later the store
+  turns on iterative index scans (:meth:`PgStore._widen`).
 - Lexical search is BM25 (k1 1.2, b 0.75, Tantivy's IDF) over an English ``tsvector``, any
   query word matching, like the embedded BM25's OR query, with N, avgdl and document
-  frequencies counted over the chunks the role may read (:mod:`.queries`); vector search is
+  frequencies counted over the chunks the role may read (:mod:`.queries`). It reads the
+  ``postings`` of the query's words and the ``lexical_stats`` of the role's groups, which every
+  commit and removal keeps in step with the chunks in the same transaction; vector search is
   pgvector's HNSW with cosine distance (scores: ``1 - distance``, the cosine of the stored
   float32 vectors).
   :meth:`PgStore.hybrid_search` returns both engines' hits in one SQL round trip; fusing them
@@ -85,6 +88,12 @@ from verifai_desktop.store.pg.values import (
     read_source,
     server_errors,
     stored_source,
+)
+from verifai_desktop.store.pg.writes import (
+    INSERT_CHUNK,
+    UPSERT_DOCUMENT,
+    add_postings,
+    delete_chunks,
 )
 from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
@@ -367,9 +376,19 @@ class PgStore(Closes):
         return lexical, semantic
 
     def _widen(self, limit: int) -> None:
-        """Let the HNSW search return ``limit`` candidates (pgvector's default is 40)."""
+        """Let the HNSW search return ``limit`` candidates (pgvector's default is 40); with
+        pgvector 0.8 or later, also scan on (``hnsw.iterative_scan = strict_order``) while
+        row-level security has filtered out candidates, so that a role reading a small part of
+        the collection still gets ``limit`` hits, in distance order (up to pgvector's
+        ``hnsw.max_scan_tuples``). Older pgvector reserves the ``hnsw.`` prefix without that
+        setting, so it is set only where the extension has it."""
         ef = min(max(limit, 40), EF_SEARCH_MAX)
         if ef > self._ef_search:
+            if self._ef_search == 0 and self._one(
+                "SELECT string_to_array(extversion, '.')::int[] >= '{0,8}'"
+                " FROM pg_extension WHERE extname = 'vector'"
+            ):
+                self._one("SELECT set_config('hnsw.iterative_scan', 'strict_order', false)")
             self._one("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
             self._ef_search = ef
 
@@ -492,27 +511,27 @@ class PgStore(Closes):
         s = self._schema
         now = time.time()
         with server_errors(self.store), self._conn.transaction():
+            counted: list[int] = []  # documents whose chunks have no postings yet
             for meta, status, reason, chunks, vectors in items:
                 values = document_values(meta, status, reason, len(chunks), now)
-                doc_id = self._one(
-                    f"INSERT INTO {s}.documents (title, sha256, size_bytes, mtime_ns, format,"
-                    " status, reason, chunk_count, ingested_at, acl_group, source)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regrole, %s)"
-                    " ON CONFLICT (source) DO UPDATE SET title = excluded.title,"
-                    " sha256 = excluded.sha256, size_bytes = excluded.size_bytes,"
-                    " mtime_ns = excluded.mtime_ns, format = excluded.format,"
-                    " status = excluded.status, reason = excluded.reason,"
-                    " chunk_count = excluded.chunk_count, ingested_at = excluded.ingested_at,"
-                    " acl_group = excluded.acl_group RETURNING doc_id",
-                    (*values, self._group, stored_source(meta.source)),
+                doc_id = int(
+                    str(
+                        self._one(
+                            UPSERT_DOCUMENT.format(s=s),
+                            (*values, self._group, stored_source(meta.source)),
+                        )
+                    )
                 )
-                self._conn.execute(f"DELETE FROM {s}.chunks WHERE doc_id = %s".encode(), (doc_id,))
+                if doc_id in counted:  # the same source twice in one commit
+                    add_postings(self._conn, s, counted)
+                    counted = []
+                delete_chunks(self._conn, s, "c.doc_id = %s", (doc_id,))
                 if not chunks:
                     continue
                 assert vectors is not None and len(vectors) == len(chunks)
                 rows = [
                     (
-                        *chunk_values(int(str(doc_id)), c),
+                        *chunk_values(doc_id, c),
                         np.asarray(vec, dtype=np.float32),
                         c.is_reference,
                         json.dumps(instruction_cues(c.text)),
@@ -522,14 +541,9 @@ class PgStore(Closes):
                     for c, vec in zip(chunks, vectors, strict=True)
                 ]
                 with self._conn.cursor() as cur:
-                    cur.executemany(
-                        f"INSERT INTO {s}.chunks (doc_id, ordinal, text, char_start, char_end,"
-                        " loc_kind, loc_number, loc_heading, sentence_spans, embedding,"
-                        " is_reference, instruction_cues, ocr, acl_group) VALUES (%s, %s, %s,"
-                        " %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, %s::jsonb,"
-                        " %s::regrole)".encode(),
-                        rows,
-                    )
+                    cur.executemany(INSERT_CHUNK.format(s=s).encode(), rows)
+                counted.append(doc_id)
+            add_postings(self._conn, s, counted)
         return 0
 
     def flush(self) -> None:
@@ -542,10 +556,17 @@ class PgStore(Closes):
             The sources that were present.
         """
         self.acquire_write_lock()
+        stored = [stored_source(s) for s in sources]
         with server_errors(self.store), self._conn.transaction():
+            delete_chunks(
+                self._conn,
+                self._schema,
+                f"c.doc_id IN (SELECT doc_id FROM {self._schema}.documents WHERE source = ANY(%s))",
+                (stored,),
+            )
             rows = self._rows(
                 f"DELETE FROM {self._schema}.documents WHERE source = ANY(%s) RETURNING source",
-                ([stored_source(s) for s in sources],),
+                (stored,),
             )
         return [read_source(r[0]) for r in rows]
 
