@@ -272,6 +272,13 @@ def _check_statistics(pg: Server, groups: dict[str | None, set[str]]) -> None:
         kept, counted = _kept_and_recounted(pg, role)
         assert kept == counted
         assert set(kept[0]) == seen  # type: ignore[call-overload]
+    for role in ("alice", "bob", "eve"):
+        with PgStore.open(pg.url(role), "writes") as store:
+            readable = pg.rows(
+                f"SELECT count(*) FROM {WRITES}.chunks c JOIN pg_roles r"
+                f" ON pg_has_role(r.oid, c.acl_group::oid, 'MEMBER') WHERE r.rolname = '{role}'"
+            )
+            assert store.num_chunks() == readable[0][0]
     for role in ("alice", "bob"):
         for query in (RARE_AND_COMMON, "vitamin D deficiency in the elderly"):
             with PgStore.open(pg.url(role), "writes") as store:

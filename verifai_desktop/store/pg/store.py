@@ -300,10 +300,13 @@ class PgStore(Closes):
         return _document(rows[0]) if rows else None
 
     def num_chunks(self) -> int:
-        """Number of chunks this role may read."""
+        """Number of chunks this role may read: the sum of its groups' ``lexical_stats`` rows,
+        kept with the chunks (a count of the chunks would read each one: the semantic search
+        asks before every query)."""
         if not self._readable:
             return 0
-        return int(str(self._one(f"SELECT count(*) FROM {self._schema}.chunks")))
+        total = self._one(f"SELECT coalesce(sum(chunks), 0) FROM {self._schema}.lexical_stats")
+        return int(str(total))
 
     def num_vectors(self) -> int:
         """Chunks the vector search can return (every chunk has its vector)."""
