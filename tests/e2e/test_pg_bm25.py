@@ -339,15 +339,53 @@ def test_the_statistics_stay_right_after_insert_update_move_and_delete(
     _check_statistics(pg, roles)
 
 
-def _item(source: str, text: str) -> CommitItem:
+def _item(source: str, text: str, seed: int | None = None) -> CommitItem:
     """A document of two chunks (the text's first 400 and next 400 characters) with random
-    unit vectors, as an ingest run commits it."""
+    unit vectors (seeded by ``seed``, else by the text's length), as an ingest run commits
+    it."""
     parts = (text[:400], text[400:800])
     chunks = tuple(
         Chunk(i, part, 400 * i, 400 * i + len(part), Location(LocationKind.SECTION), ())
         for i, part in enumerate(parts)
     )
-    vectors = np.random.default_rng(len(text)).standard_normal((2, 384), dtype=np.float32)
+    rng = np.random.default_rng(len(text) if seed is None else seed)
+    vectors = rng.standard_normal((2, 384), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     meta = DocumentMeta(source, "twice", f"{len(text):064x}", len(text), 0, DocFormat.TXT)
     return (meta, DocStatus.INDEXED, "", chunks, vectors)
+
+
+def test_a_small_group_gets_its_vector_hits_though_the_filter_follows_the_index(
+    pg: Server,
+) -> None:
+    """Issue 40: row-level security filters the HNSW index's candidates after the index
+    search; pgvector 0.6 stops at ``hnsw.ef_search`` candidates, so a role reading 20 of 320
+    chunks got about 2 of 10 hits. The store searches again with the widest candidate list:
+    the role gets the exact top 10 of its own chunks (both search calls)."""
+    with PgStore.open(pg.url("vowner"), "sparse", create=True, acl="team_a") as store:
+        store.commit([_item(f"/a{i}.txt", f"apples {i} " * 90, i) for i in range(150)])
+    with PgStore.open(pg.url("vowner"), "sparse", acl="team_b") as store:
+        store.commit([_item(f"/b{i}.txt", f"pears {i} " * 90, 1000 + i) for i in range(10)])
+    query = np.random.default_rng(7).standard_normal(384).astype(np.float32)
+    query /= np.linalg.norm(query)
+    with psycopg.connect(pg.url("bob")) as conn:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        conn.execute(b"SET hnsw.ef_search = 40")
+        search = (
+            b"SELECT chunk_id, 1 - (embedding <=> %s) FROM verifai_sparse.chunks"
+            b" ORDER BY embedding <=> %s LIMIT 10"
+        )
+        one_pass = conn.execute(search, (query, query)).fetchall()
+        conn.execute(b"SET enable_indexscan = off")
+        exact = [(int(c), float(s)) for c, s in conn.execute(search, (query, query)).fetchall()]
+    assert len(one_pass) < 10  # what one index search gives the role
+    assert len(exact) == 10
+    with PgStore.open(pg.url("bob"), "sparse") as store:
+        assert store.num_chunks() == 20
+        found = store.vector_search(query, 10)
+        _, semantic = store.hybrid_search("pears", query, 10)
+    for hits in (found, semantic):
+        assert [c for c, _ in hits] == [c for c, _ in exact]
+        assert [s for _, s in hits] == pytest.approx([s for _, s in exact], abs=1e-6)

@@ -24,10 +24,11 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
   ``acl_group``); a role not granted the tables at all sees an empty collection.
 - The answer history (:mod:`verifai_desktop.store.pg.history`) is kept per role: each role
   reads and writes its own entries and judgements alone.
-- Row-level security filters the HNSW index's candidates after the index search: a role that
-  may read a small part of a large collection can get fewer than ``limit`` vector hits on
-  pgvector before 0.8 (the pgvector of ``pgserver`` is 0.6.2); on 0.8 and later the store
-  turns on iterative index scans (:meth:`PgStore._widen`).
+- Row-level security filters the HNSW index's candidates after the index search; so that a
+  role reading a small part of a large collection still gets ``limit`` vector hits, the store
+  turns on pgvector's iterative index scans (0.8 and later) or, before 0.8 (``pgserver``'s is
+  0.6.2), searches once more with the widest candidate list when the filter left too few
+  (:mod:`.hnsw`; at most :data:`~.hnsw.EF_SEARCH_MAX` candidates).
 - Lexical search is BM25 (k1 1.2, b 0.75, Tantivy's IDF) over an English ``tsvector``, any
   query word matching, like the embedded BM25's OR query, with N, avgdl and document
   frequencies counted over the chunks the role may read (:mod:`.queries`). It reads the
@@ -75,6 +76,7 @@ from verifai_desktop.store.catalog import (
 from verifai_desktop.store.pg.connect import connect, redacted
 from verifai_desktop.store.pg.credentials import PasswordPrompt
 from verifai_desktop.store.pg.history import PgHistory
+from verifai_desktop.store.pg.hnsw import EF_SEARCH_MAX, HnswScan
 from verifai_desktop.store.pg.queries import CHUNK_COLUMNS, HYBRID, LEXICAL, SEMANTIC, ranked
 from verifai_desktop.store.pg.schema import (
     check_owned,
@@ -101,9 +103,6 @@ if TYPE_CHECKING:
     import psycopg
 
 log = logging.getLogger(__name__)
-
-EF_SEARCH_MAX = 1000
-"""pgvector's largest ``hnsw.ef_search``: the HNSW candidates one vector search can return."""
 
 
 class PgStore(Closes):
@@ -139,7 +138,7 @@ class PgStore(Closes):
         # unquoted name to lower case: 'Finance'::regrole is the role finance).
         self._group = sql.Identifier(self.acl).as_string(conn)
         self._readable = self._granted()
-        self._ef_search = 0
+        self._hnsw = HnswScan(self._one)
         self._locked = False
         self._closed = False
 
@@ -348,12 +347,12 @@ class PgStore(Closes):
 
     def vector_search(self, query: NDArray[np.float32], limit: int) -> list[ScoredChunk]:
         """Top ``limit`` ``(chunk_id, cosine)`` from the HNSW index (at most
-        :data:`EF_SEARCH_MAX`), best first, ties by ascending chunk id."""
+        :data:`~.hnsw.EF_SEARCH_MAX`), best first, ties by ascending chunk id."""
         if limit <= 0 or not self._readable:
             return []
-        self._widen(limit)
+        self._hnsw.widen(limit)
         params = {"v": np.asarray(query, dtype=np.float32), "limit": limit}
-        return ranked(self._rows(SEMANTIC.format(s=self._schema), params))
+        return self._fill(ranked(self._rows(SEMANTIC.format(s=self._schema), params)), params)
 
     def hybrid_search(
         self, query: str, vector: NDArray[np.float32], limit: int
@@ -371,29 +370,23 @@ class PgStore(Closes):
         """
         if limit <= 0 or not self._readable:
             return [], []
-        self._widen(limit)
+        self._hnsw.widen(limit)
         params = {"q": query, "v": np.asarray(vector, dtype=np.float32), "limit": limit}
         rows = self._rows(HYBRID.format(s=self._schema), params)
         lexical = ranked([r[1:] for r in rows if r[0] == "l"])
         semantic = ranked([r[1:] for r in rows if r[0] == "s"])
-        return lexical, semantic
+        return lexical, self._fill(semantic, {"v": params["v"], "limit": limit})
 
-    def _widen(self, limit: int) -> None:
-        """Let the HNSW search return ``limit`` candidates (pgvector's default is 40); with
-        pgvector 0.8 or later, also scan on (``hnsw.iterative_scan = strict_order``) while
-        row-level security has filtered out candidates, so that a role reading a small part of
-        the collection still gets ``limit`` hits, in distance order (up to pgvector's
-        ``hnsw.max_scan_tuples``). Older pgvector reserves the ``hnsw.`` prefix without that
-        setting, so it is set only where the extension has it."""
-        ef = min(max(limit, 40), EF_SEARCH_MAX)
-        if ef > self._ef_search:
-            if self._ef_search == 0 and self._one(
-                "SELECT string_to_array(extversion, '.')::int[] >= '{0,8}'"
-                " FROM pg_extension WHERE extname = 'vector'"
-            ):
-                self._one("SELECT set_config('hnsw.iterative_scan', 'strict_order', false)")
-            self._one("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
-            self._ef_search = ef
+    def _fill(self, hits: list[ScoredChunk], params: Mapping[str, object]) -> list[ScoredChunk]:
+        """The semantic hits again from pgvector's widest candidate list when row-level
+        security left fewer than ``limit`` and this role reads more chunks (:mod:`.hnsw`)."""
+        limit = int(str(params["limit"]))
+        if len(hits) >= limit or self._hnsw.ef_search >= EF_SEARCH_MAX:
+            return hits
+        if len(hits) >= self.num_chunks():
+            return hits
+        with self._hnsw.widest():
+            return ranked(self._rows(SEMANTIC.format(s=self._schema), params))
 
     def refresh(self) -> None:
         """Notice a grant made since the store was opened (the first ingest for one of this
