@@ -8,11 +8,13 @@ What is measured, per size and store (``--sizes``, default 10000,100000,1000000)
   ``--doc-chunks`` chunks in batches of about 256 chunks (one transaction each), with the
   run's index flushes; embedded: SQLite catalog + Tantivy BM25 + usearch HNSW (flushed every
   2 s and at the end); PostgreSQL: ``PgStore.commit`` into ``chunks`` with its GIN
-  (``tsvector``) and HNSW (pgvector, cosine) indexes maintained on insert, then ``ANALYZE``
-  (timed apart). Making the texts and vectors is not timed. After the searches, PostgreSQL's
-  HNSW and GIN indexes are also rebuilt in bulk (``REINDEX``, timed; ``--no-reindex``: not),
-  what a bulk load that creates the indexes last would take. ``--pg-build bulk`` builds that
-  way instead: the two indexes dropped, the chunks written, the indexes created (build = both),
+  (``tsvector``) and HNSW (pgvector, cosine) indexes and the lexical ``postings`` maintained
+  on insert, then ``VACUUM (ANALYZE)``, what autovacuum does after a bulk write (timed apart;
+  it sets the visibility map, so the postings index can be read without the heap). Making
+  the texts and vectors is not timed. After the searches, PostgreSQL's HNSW and GIN indexes
+  are also rebuilt in bulk (``REINDEX``, timed; ``--no-reindex``: not), what a bulk load that
+  creates the indexes last would take. ``--pg-build bulk`` builds that way instead: the two
+  indexes dropped, the chunks written, the indexes created (build = both),
   for sizes where the inserts take hours here (1M).
 - **Search**: p50/p95 milliseconds of ``Retriever.search`` (the app's call: top 10 passages,
   100 candidates per engine, the default settings) in lexical, semantic and hybrid mode, over
@@ -35,6 +37,11 @@ the same for both stores). The ``vectors`` column says which. Random vectors hav
 structure, a hard case for HNSW: expect slower builds and searches than on real embeddings.
 One size is built, measured and deleted before the next (disk: the largest size alone).
 
+``--json``: one JSON object a line on stdout per size and store, ``{"store", "chunks",
+"vectors", "lexical": {"p50_ms", "p95_ms", "load"}, "semantic": {...}, "hybrid": {...},
+"build_s", "disk_mb"}`` (``load``: the 1-minute load after the mode); the tables and the rest go
+to stderr.
+
 ``--ingest``: ingest throughput (chunks/s over the wall time of the whole run, model loading
 included) of ``shared/data/docs/clean`` through ``ingest_paths``: embedded, PostgreSQL single
 process, and with ``--ray`` PostgreSQL with the files read on a local Ray cluster
@@ -52,6 +59,7 @@ Usage::
     python benchmarks/scale.py                                  # 10k, 100k, 1M
     python benchmarks/scale.py --sizes 2000,5000 --queries 50   # a small trial
     python benchmarks/scale.py --sizes none --ingest --ray      # ingest throughput only
+    python benchmarks/scale.py --sizes 10000,100000 --json      # rows for the issue-40 bar
 """
 
 from __future__ import annotations
@@ -64,7 +72,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,12 +88,13 @@ if __package__ in (None, ""):
 
 from pg_local import add_store_argument, load, local_server, server_line, uptime  # noqa: E402
 from scale_ingest import fresh_pg, ingest_throughput  # noqa: E402
+from scale_report import SEARCH, Measured, json_rows, print_tables  # noqa: E402
 
 from verifai_desktop.domain import Chunk, DocFormat, DocStatus, Location, LocationKind  # noqa: E402
 from verifai_desktop.evaluate.beir import load_beir  # noqa: E402
 from verifai_desktop.evaluate.retrieval import PrimedEmbedder  # noqa: E402
 from verifai_desktop.retrieve import Retriever  # noqa: E402
-from verifai_desktop.settings import RetrievalSettings, SearchMode, Settings  # noqa: E402
+from verifai_desktop.settings import RetrievalSettings, Settings  # noqa: E402
 from verifai_desktop.store.base import CollectionStore  # noqa: E402
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta  # noqa: E402
 from verifai_desktop.store.ingest_run import IngestRun  # noqa: E402
@@ -93,7 +102,6 @@ from verifai_desktop.store.sources import BENCHMARK_SOURCE_PREFIX  # noqa: E402
 from verifai_desktop.store.target import IngestTarget  # noqa: E402
 from verifai_desktop.store.writer import DOCUMENT_BATCH_CHUNKS  # noqa: E402
 
-SEARCH: tuple[SearchMode, ...] = ("lexical", "semantic", "hybrid")
 MAX_TEXT_CHARS = 1000
 """Premises longer than this are left out (a chunk of the app holds at most 256 word pieces)."""
 PG_CONF = "shared_buffers=4GB,maintenance_work_mem=3GB,max_wal_size=4GB"
@@ -233,24 +241,6 @@ def percentiles(samples: Sequence[float]) -> tuple[float, float]:
     return float(np.percentile(arr, 50)), float(np.percentile(arr, 95))
 
 
-@dataclass(frozen=True, slots=True)
-class Measured:
-    """One store at one size."""
-
-    store: str
-    size: int
-    vectors: str
-    build_s: float
-    build_load: str
-    after_build: str
-    """PostgreSQL: ANALYZE and the bulk rebuilds of its indexes, seconds; else ``-``."""
-    search_ms: dict[str, tuple[float, float, str]]
-    """mode -> (p50 ms, p95 ms, load after the mode)."""
-    memory: str
-    disk_mb: float
-    disk_parts: str
-
-
 def build(store: IngestTarget, corpus: Corpus, size: int, doc_chunks: int, label: str) -> float:
     """Write ``size`` chunks through an ingest run; seconds spent in the store's writes."""
     store.acquire_write_lock()
@@ -348,6 +338,9 @@ def pg_sizes(url: str, schema: str) -> tuple[float, str]:
                 ("heap", "chunks"),
                 ("hnsw", "chunks_embedding"),
                 ("gin", "chunks_tsv"),
+                ("postings", "postings"),
+                ("postings indexes", "postings_lexeme"),
+                ("postings pkey", "postings_pkey"),
             )
         }
         chunks = f"'{schema}.chunks'"
@@ -397,9 +390,9 @@ def measure_postgres(
                     after += f"; CREATE INDEX {index} {took:.1f} (load {load()})"
             build_load = load()
             start = time.perf_counter()
-            for table in ("documents", "chunks"):
-                admin.execute(f"ANALYZE {schema}.{table}".encode())
-            after += f"{'; ' if after else ''}ANALYZE {time.perf_counter() - start:.1f}"
+            for table in ("documents", "chunks", "postings", "lexical_stats"):
+                admin.execute(f"VACUUM (ANALYZE) {schema}.{table}".encode())
+            after += f"{'; ' if after else ''}VACUUM ANALYZE {time.perf_counter() - start:.1f}"
             timings = search(store, queries, args.warmup)
         pss = server_pss_mb(pgdata) if pgdata is not None else None
         disk, parts = pg_sizes(url, schema)
@@ -423,41 +416,6 @@ def measure_postgres(
         disk,
         parts,
     )
-
-
-# ----- report -------------------------------------------------------------------------------
-
-
-def print_tables(rows: Sequence[Measured], out: Callable[[str], None]) -> None:
-    """The search, build and footprint tables (markdown)."""
-    out(
-        "| chunks | store | vectors | "
-        + " | ".join(f"{m} p50 ms | {m} p95 ms | load" for m in SEARCH)
-        + " |"
-    )
-    out("|---:|---|---|" + "---:|---:|---:|" * len(SEARCH))
-    for r in rows:
-        cells = " | ".join(
-            f"{r.search_ms[m][0]:.1f} | {r.search_ms[m][1]:.1f} | {r.search_ms[m][2]}"
-            for m in SEARCH
-        )
-        out(f"| {r.size:,} | {r.store} | {r.vectors} | {cells} |")
-    out("")
-    out("| chunks | store | vectors | build s | chunks/s | load | after the build, s |")
-    out("|---:|---|---|---:|---:|---:|---|")
-    for r in rows:
-        out(
-            f"| {r.size:,} | {r.store} | {r.vectors} | {r.build_s:.1f} | "
-            f"{r.size / r.build_s if r.build_s else 0.0:.0f} | {r.build_load} | {r.after_build} |"
-        )
-    out("")
-    out("| chunks | store | disk MB | disk per 1M chunks GB | parts (MB) | memory |")
-    out("|---:|---|---:|---:|---|---|")
-    for r in rows:
-        out(
-            f"| {r.size:,} | {r.store} | {r.disk_mb:.0f} | "
-            f"{r.disk_mb * 1e6 / r.size / 1024:.2f} | {r.disk_parts} | {r.memory} |"
-        )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -508,6 +466,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--flush-share", type=float, help="embedded: FLUSH_SHARE (1.0: old rule)")
     parser.add_argument("--docs", type=Path, default=SHARED / "docs" / "clean")
+    parser.add_argument(
+        "--json", action="store_true", help="JSON rows on stdout, the tables on stderr"
+    )
     return parser.parse_args(argv)
 
 
@@ -519,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stores = args.stores.split(",")
 
     def out(text: str = "") -> None:
-        print(text, flush=True)
+        print(text, flush=True, file=sys.stderr if args.json else sys.stdout)
 
     def step(what: str, start: float) -> None:
         out(f"- {what}: {time.perf_counter() - start:.0f} s (load {load()})")
@@ -580,6 +541,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             out("")
             print_tables(rows, out)
+            if args.json:
+                for line in json_rows(rows):
+                    print(line, flush=True)
         if args.ingest:
             start = time.perf_counter()
             out("")

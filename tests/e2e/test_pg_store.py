@@ -198,7 +198,9 @@ def test_row_level_security_is_forced_and_nothing_bypasses_it(team: Server) -> N
         ("chunks", True, True),
         ("documents", True, True),
         ("feedback", True, True),
+        ("lexical_stats", True, True),
         ("metadata", True, True),
+        ("postings", True, True),
     ]
     assert {r[0] for r in forced} == {
         "answers",
@@ -206,7 +208,9 @@ def test_row_level_security_is_forced_and_nothing_bypasses_it(team: Server) -> N
         "config",
         "documents",
         "feedback",
+        "lexical_stats",
         "metadata",
+        "postings",
         "schema_version",
     }
     assert team.rows("SELECT rolname FROM pg_roles WHERE rolbypassrls AND NOT rolsuper") == []
@@ -543,7 +547,8 @@ def test_a_collection_of_schema_1_is_upgraded_by_its_owner(pg: Server) -> None:
     with PgStore.open(pg.url("vowner"), "old", create=True, acl="team_a") as store:
         ingest_paths(store, [DOCS_CLEAN / TEAM_A[0]])
     pg.psql(
-        "DROP TABLE verifai_old.feedback, verifai_old.answers;"
+        "DROP TABLE verifai_old.feedback, verifai_old.answers, verifai_old.postings,"
+        " verifai_old.lexical_stats;"
         " ALTER TABLE verifai_old.chunks DROP COLUMN ocr;"
         " UPDATE verifai_old.schema_version SET version = 1;"
     )
@@ -566,6 +571,7 @@ def test_recognised_chunks_keep_their_ocr_and_an_old_schema_gains_the_column(
     its chunks read as text-layer chunks; a chunk recognised by OCR keeps its provenance."""
     team.psql(
         "ALTER TABLE verifai_team.chunks DROP COLUMN ocr;"
+        " DROP TABLE verifai_team.postings, verifai_team.lexical_stats;"
         " UPDATE verifai_team.schema_version SET version = 2;"
     )
     with PgStore.open(team.url("vowner"), "team", acl="team_a") as store:

@@ -14,17 +14,20 @@ lexeme, like the embedded BM25's OR query. ``tf`` is the number of positions of 
 the chunk's ``tsvector`` (PostgreSQL keeps at most 256 per lexeme); ``dl`` is the number of
 distinct lexemes of the chunk (``length(tsv)``), the length PostgreSQL keeps without
 unnesting every chunk (Tantivy counts tokens, quantised; on SciFact abstracts the two give
-nearly the same top 10). ``N``, ``avgdl`` and ``df`` are computed by the same statement from
-the chunks the connecting role may read, never from statistics shared by all roles: row-level
-security filters the scan, so scores and order do not depend on documents the role cannot read.
+nearly the same top 10).
 
-The statement reads each readable chunk once (a sequential scan: ``@@`` is not leakproof, so
-under row-level security PostgreSQL does not use the GIN index for it, with ``ts_rank_cd``
-neither): its cost grows linearly with the chunks the role may read, as the ``ts_rank_cd``
-query's did. Vector search is pgvector's HNSW with cosine distance, scored ``1 - distance``
-(the cosine of the stored float32 vectors). :data:`HYBRID` runs both in one statement. The
-queries hold ``{s}`` for the collection's schema and take named parameters ``q`` (query text),
-``v`` (query vector) and ``limit``.
+The statement reads the ``postings`` of the query's lexemes alone, through their B-tree
+(``lexeme = ANY(...)``: text equality is leakproof, so PostgreSQL uses the index under
+row-level security, where ``tsv @@ query`` is not and is never pushed into the GIN index), and
+the ``lexical_stats`` rows of the role's groups; both tables are kept by the writes
+(:mod:`.schema`). ``N`` and ``avgdl`` are the sums over the rows of ``lexical_stats`` the role
+reads, ``df`` the postings of the lexeme the role reads: all counted over the chunks the role
+may read, never over statistics shared by all roles, so scores and order do not depend on
+documents the role cannot read. Its cost grows with the postings of the query's lexemes, not
+with the collection. Vector search is pgvector's HNSW with cosine distance, scored ``1 -
+distance`` (the cosine of the stored float32 vectors). :data:`HYBRID` runs both in one
+statement. The queries hold ``{s}`` for the collection's schema and take named parameters
+``q`` (query text), ``v`` (query vector) and ``limit``.
 """
 
 from __future__ import annotations
@@ -46,23 +49,23 @@ K1 = 1.2
 B = 0.75
 """BM25's document-length normalisation: Tantivy's and Lucene's default."""
 
-# One scan of the chunks the role may read (row-level security filters every row): each
-# chunk's length and its tsvector cut down to the query's lexemes (setweight marks them 'A',
-# ts_filter keeps them; the column is to_tsvector('english', text), so every lexeme has
-# positions and weight D). N, avgdl and each lexeme's df are aggregates of that scan.
+# The postings of the query's lexemes that the role reads (row-level security filters each
+# one; the index condition acl_group = ANY(groups) skips the other groups' postings first):
+# df of a lexeme is their count, N and avgdl come from the groups' lexical_stats rows. A chunk's
+# terms are summed in lexeme order, so that its score does not depend on the plan.
 LEXICAL = (
     "WITH terms AS (SELECT coalesce(array_agg(l), '{{}}') AS lexemes"
     " FROM unnest(tsvector_to_array(to_tsvector('english', %(q)s))) AS l),"
-    " visible AS (SELECT chunk_id, length(tsv) AS dl,"
-    " ts_filter(setweight(tsv, 'A', lexemes), '{{a}}') AS matched FROM {s}.chunks, terms),"
-    " stats AS (SELECT count(*)::float8 AS n, coalesce(avg(dl), 1)::float8 AS avgdl"
-    " FROM visible),"
-    " tf AS (SELECT chunk_id, dl, lexeme, array_length(positions, 1)::float8 AS tf"
-    " FROM visible, unnest(matched)),"
+    " stats AS (SELECT coalesce(sum(chunks), 0)::float8 AS n,"
+    " coalesce(sum(lexemes)::float8 / nullif(sum(chunks), 0), 1) AS avgdl,"
+    " coalesce(array_agg(acl_group), '{{}}') AS groups FROM {s}.lexical_stats),"
+    " tf AS (SELECT chunk_id, dl::float8 AS dl, lexeme, tf::float8 AS tf FROM {s}.postings"
+    " WHERE lexeme = ANY((SELECT lexemes FROM terms)::text[])"
+    " AND acl_group = ANY((SELECT groups FROM stats)::regrole[])),"
     " idf AS (SELECT lexeme, ln(1 + (n - count(*) + 0.5) / (count(*) + 0.5)) AS idf"
     " FROM tf, stats GROUP BY lexeme, n)"
-    f" SELECT chunk_id, sum(idf * tf * {K1 + 1} / (tf + {K1} * (1 - {B} + {B} * dl / avgdl)))"
-    "::float8 AS score FROM tf JOIN idf USING (lexeme) CROSS JOIN stats"
+    f" SELECT chunk_id, sum(idf * tf * {K1 + 1} / (tf + {K1} * (1 - {B} + {B} * dl / avgdl))"
+    " ORDER BY lexeme)::float8 AS score FROM tf JOIN idf USING (lexeme) CROSS JOIN stats"
     " GROUP BY chunk_id ORDER BY score DESC, chunk_id LIMIT %(limit)s"
 )
 """BM25 top ``limit`` of the chunks holding any query lexeme: ``(chunk_id, score)``."""

@@ -12,6 +12,17 @@ A collection ``NAME`` lives in the schema ``verifai_NAME`` of the database the U
   HNSW index with cosine distance), plus ``acl_group``.
 - ``metadata``: JSON records by key and group (the roots an ingest for that group followed),
   one row per ``(key, acl_group)``.
+- ``postings``: the lexical search's inverted index, one row per lexeme of each chunk's
+  ``tsv`` (``tf``: its positions, ``dl``: the chunk's distinct lexemes), plus ``acl_group``;
+  a B-tree on ``(lexeme, acl_group)`` (text and role-id equality are leakproof, so under
+  row-level security the search reads the postings of the query's lexemes through it, where
+  ``tsv @@ query`` could not use the GIN index); deleted with their chunk.
+- ``lexical_stats``: per group, its chunks and the sum of their ``dl`` (BM25's N and avgdl of
+  the chunks a role reads are the sums over its groups' rows).
+
+``postings`` and ``lexical_stats`` are written by the store's writes in the transaction that
+writes or deletes the chunks (:mod:`verifai_desktop.store.pg.store`); a role reads the rows of
+its groups alone (row-level security as below), which say no more than the chunks it reads.
 - ``answers`` and ``feedback``: the answer history (:mod:`verifai_desktop.store.pg.history`),
   the columns of the embedded ``history.sqlite`` plus ``asked_by``, the role that asked.
 
@@ -51,17 +62,18 @@ from verifai_desktop.errors import InvalidCollectionName, StoreUnavailable
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """1: the first PostgreSQL schema (issue 27); 2: the answer history (``answers``,
 ``feedback``); 3: ``chunks.ocr`` (OCR provenance, issue 28); 4: ``metadata`` one row per key
-and group, feedback only on an answer its role can see (issue 41)."""
+and group, feedback only on an answer its role can see (issue 41); 5: ``postings`` and
+``lexical_stats``, BM25's statistics kept at write time (issue 40)."""
 
 SCHEMA_PREFIX = "verifai_"
 """The PostgreSQL schema of collection ``NAME`` is ``verifai_NAME``."""
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
-DATA_TABLES = ("documents", "chunks", "metadata")
+DATA_TABLES = ("documents", "chunks", "metadata", "postings", "lexical_stats")
 """The tables holding document data: row-level security on each, SELECT granted per group."""
 
 HISTORY_TABLES = ("answers", "feedback")
@@ -143,9 +155,80 @@ CREATE TABLE {s}.metadata (
     acl_group regrole NOT NULL,
     PRIMARY KEY (key, acl_group)
 );
+{lexical};
 GRANT USAGE ON SCHEMA {s} TO PUBLIC;
 GRANT SELECT ON {s}.schema_version, {s}.config TO PUBLIC;
 """
+
+
+_LEXICAL = """
+CREATE TABLE {s}.postings (
+    chunk_id bigint NOT NULL REFERENCES {s}.chunks(chunk_id) ON DELETE CASCADE,
+    lexeme text NOT NULL,
+    tf integer NOT NULL,
+    dl integer NOT NULL,
+    acl_group regrole NOT NULL,
+    PRIMARY KEY (chunk_id, lexeme)
+);
+CREATE INDEX postings_lexeme ON {s}.postings (lexeme, acl_group) INCLUDE (chunk_id, tf, dl);
+CREATE TABLE {s}.lexical_stats (
+    acl_group regrole PRIMARY KEY,
+    chunks bigint NOT NULL,
+    lexemes bigint NOT NULL
+)
+"""
+"""The lexical search's tables (schema version 5)."""
+
+
+def _secured(schema: str, table: str) -> list[str]:
+    """Row-level security of a table of :data:`DATA_TABLES`: enabled, forced, by group."""
+    return [
+        f"ALTER TABLE {schema}.{table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {schema}.{table} FORCE ROW LEVEL SECURITY",
+        f"CREATE POLICY {table}_by_group ON {schema}.{table} FOR ALL"
+        f" USING ({_VISIBLE}) WITH CHECK ({_VISIBLE})",
+    ]
+
+
+def postings_statement(schema: str, where: str) -> str:
+    """The statement adding the postings of the chunks ``where`` selects (a condition on
+    ``c``, the chunks), from their ``tsv``: a lexeme's ``tf`` is its positions (at least 1),
+    ``dl`` the chunk's distinct lexemes."""
+    return (
+        f"INSERT INTO {schema}.postings (chunk_id, lexeme, tf, dl, acl_group)"
+        " SELECT c.chunk_id, u.lexeme, coalesce(array_length(u.positions, 1), 1),"
+        f" length(c.tsv), c.acl_group FROM {schema}.chunks c, unnest(c.tsv) AS u WHERE {where}"
+    )
+
+
+def stats_statement(schema: str, rows: str, sign: str = "+") -> str:
+    """The statement adding (``sign`` ``+``) or taking away (``-``) the chunks ``rows`` names
+    (a relation with ``acl_group`` and ``dl``) to their groups' ``lexical_stats``; a group
+    left with no chunks keeps a row of zeros."""
+    return (
+        f"INSERT INTO {schema}.lexical_stats AS t (acl_group, chunks, lexemes)"
+        f" SELECT acl_group, {sign}count(*), {sign}sum(dl) FROM {rows} GROUP BY acl_group"
+        " ON CONFLICT (acl_group) DO UPDATE SET chunks = t.chunks + excluded.chunks,"
+        " lexemes = t.lexemes + excluded.lexemes"
+    )
+
+
+def _lexical_statements(schema: str) -> list[str]:
+    """Schema 4 -> 5: the lexical tables, filled from the chunks there are. Row-level security
+    is forced again only after the fill (the owner, who runs it, then reads every group's
+    chunks, also those of groups it is no longer a member of)."""
+    statements = _split(_LEXICAL.format(s=schema))
+    for table in ("postings", "lexical_stats"):
+        statements += _secured(schema, table)
+        statements.append(f"ALTER TABLE {schema}.{table} NO FORCE ROW LEVEL SECURITY")
+    statements.append(f"ALTER TABLE {schema}.chunks NO FORCE ROW LEVEL SECURITY")
+    statements.append(postings_statement(schema, "true"))
+    statements.append(
+        stats_statement(schema, f"(SELECT acl_group, length(tsv) AS dl FROM {schema}.chunks) c")
+    )
+    for table in ("chunks", "postings", "lexical_stats"):
+        statements.append(f"ALTER TABLE {schema}.{table} FORCE ROW LEVEL SECURITY")
+    return statements
 
 
 def _policy_check(schema: str, table: str) -> str:
@@ -190,10 +273,12 @@ MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (
     _history_statements,
     _ocr_statements,
     _group_rows_statements,
+    _lexical_statements,
 )
 """The statements upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``:
 1 -> 2, the answer history; ``MIGRATIONS[1]``: 2 -> 3, ``chunks.ocr``; ``MIGRATIONS[2]``:
-3 -> 4, ``metadata`` per group and the feedback policy) of a schema; run by the collection's
+3 -> 4, ``metadata`` per group and the feedback policy; ``MIGRATIONS[3]``: 4 -> 5, the lexical
+tables) of a schema; run by the collection's
 owner in one transaction when it opens a collection of an older version (the groups granted
 the collection are granted what is new)."""
 
@@ -227,14 +312,10 @@ def create_statements(schema: str, dim: int) -> list[str]:
         schema: from :func:`schema_name` (an identifier, safe to format in).
         dim: the embedder's vector dimension (e.g. 384).
     """
-    statements = _split(_CREATE.format(s=schema, dim=int(dim)))
+    lexical = _LEXICAL.format(s=schema).strip()
+    statements = _split(_CREATE.format(s=schema, dim=int(dim), lexical=lexical))
     for table in DATA_TABLES:
-        statements += [
-            f"ALTER TABLE {schema}.{table} ENABLE ROW LEVEL SECURITY",
-            f"ALTER TABLE {schema}.{table} FORCE ROW LEVEL SECURITY",
-            f"CREATE POLICY {table}_by_group ON {schema}.{table} FOR ALL"
-            f" USING ({_VISIBLE}) WITH CHECK ({_VISIBLE})",
-        ]
+        statements += _secured(schema, table)
     statements += _history_statements(schema)
     statements.append(f"INSERT INTO {schema}.schema_version VALUES ({SCHEMA_VERSION})")
     return statements

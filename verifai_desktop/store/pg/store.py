@@ -24,12 +24,16 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
   ``acl_group``); a role not granted the tables at all sees an empty collection.
 - The answer history (:mod:`verifai_desktop.store.pg.history`) is kept per role: each role
   reads and writes its own entries and judgements alone.
-- Row-level security filters the HNSW index's candidates after the index search: a role that
-  may read a small part of a large collection can get fewer than ``limit`` vector hits
-  (pgvector 0.8's iterative index scans lift this; the pgvector of ``pgserver`` is 0.6).
+- Row-level security filters the HNSW index's candidates after the index search; so that a
+  role reading a small part of a large collection still gets ``limit`` vector hits, the store
+  turns on pgvector's iterative index scans (0.8 and later) or, before 0.8 (``pgserver``'s is
+  0.6.2), searches once more with the widest candidate list when the filter left too few
+  (:mod:`.hnsw`; at most :data:`~.hnsw.EF_SEARCH_MAX` candidates).
 - Lexical search is BM25 (k1 1.2, b 0.75, Tantivy's IDF) over an English ``tsvector``, any
   query word matching, like the embedded BM25's OR query, with N, avgdl and document
-  frequencies counted over the chunks the role may read (:mod:`.queries`); vector search is
+  frequencies counted over the chunks the role may read (:mod:`.queries`). It reads the
+  ``postings`` of the query's words and the ``lexical_stats`` of the role's groups, which every
+  commit and removal keeps in step with the chunks in the same transaction; vector search is
   pgvector's HNSW with cosine distance (scores: ``1 - distance``, the cosine of the stored
   float32 vectors).
   :meth:`PgStore.hybrid_search` returns both engines' hits in one SQL round trip; fusing them
@@ -72,6 +76,7 @@ from verifai_desktop.store.catalog import (
 from verifai_desktop.store.pg.connect import connect, redacted
 from verifai_desktop.store.pg.credentials import PasswordPrompt
 from verifai_desktop.store.pg.history import PgHistory
+from verifai_desktop.store.pg.hnsw import EF_SEARCH_MAX, HnswScan
 from verifai_desktop.store.pg.queries import CHUNK_COLUMNS, HYBRID, LEXICAL, SEMANTIC, ranked
 from verifai_desktop.store.pg.schema import (
     check_owned,
@@ -86,15 +91,18 @@ from verifai_desktop.store.pg.values import (
     server_errors,
     stored_source,
 )
+from verifai_desktop.store.pg.writes import (
+    INSERT_CHUNK,
+    UPSERT_DOCUMENT,
+    add_postings,
+    delete_chunks,
+)
 from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
 if TYPE_CHECKING:
     import psycopg
 
 log = logging.getLogger(__name__)
-
-EF_SEARCH_MAX = 1000
-"""pgvector's largest ``hnsw.ef_search``: the HNSW candidates one vector search can return."""
 
 
 class PgStore(Closes):
@@ -130,7 +138,7 @@ class PgStore(Closes):
         # unquoted name to lower case: 'Finance'::regrole is the role finance).
         self._group = sql.Identifier(self.acl).as_string(conn)
         self._readable = self._granted()
-        self._ef_search = 0
+        self._hnsw = HnswScan(self._one)
         self._locked = False
         self._closed = False
 
@@ -291,10 +299,13 @@ class PgStore(Closes):
         return _document(rows[0]) if rows else None
 
     def num_chunks(self) -> int:
-        """Number of chunks this role may read."""
+        """Number of chunks this role may read: the sum of its groups' ``lexical_stats`` rows,
+        kept with the chunks (a count of the chunks would read each one: the semantic search
+        asks before every query)."""
         if not self._readable:
             return 0
-        return int(str(self._one(f"SELECT count(*) FROM {self._schema}.chunks")))
+        total = self._one(f"SELECT coalesce(sum(chunks), 0) FROM {self._schema}.lexical_stats")
+        return int(str(total))
 
     def num_vectors(self) -> int:
         """Chunks the vector search can return (every chunk has its vector)."""
@@ -336,12 +347,12 @@ class PgStore(Closes):
 
     def vector_search(self, query: NDArray[np.float32], limit: int) -> list[ScoredChunk]:
         """Top ``limit`` ``(chunk_id, cosine)`` from the HNSW index (at most
-        :data:`EF_SEARCH_MAX`), best first, ties by ascending chunk id."""
+        :data:`~.hnsw.EF_SEARCH_MAX`), best first, ties by ascending chunk id."""
         if limit <= 0 or not self._readable:
             return []
-        self._widen(limit)
+        self._hnsw.widen(limit)
         params = {"v": np.asarray(query, dtype=np.float32), "limit": limit}
-        return ranked(self._rows(SEMANTIC.format(s=self._schema), params))
+        return self._fill(ranked(self._rows(SEMANTIC.format(s=self._schema), params)), params)
 
     def hybrid_search(
         self, query: str, vector: NDArray[np.float32], limit: int
@@ -359,19 +370,23 @@ class PgStore(Closes):
         """
         if limit <= 0 or not self._readable:
             return [], []
-        self._widen(limit)
+        self._hnsw.widen(limit)
         params = {"q": query, "v": np.asarray(vector, dtype=np.float32), "limit": limit}
         rows = self._rows(HYBRID.format(s=self._schema), params)
         lexical = ranked([r[1:] for r in rows if r[0] == "l"])
         semantic = ranked([r[1:] for r in rows if r[0] == "s"])
-        return lexical, semantic
+        return lexical, self._fill(semantic, {"v": params["v"], "limit": limit})
 
-    def _widen(self, limit: int) -> None:
-        """Let the HNSW search return ``limit`` candidates (pgvector's default is 40)."""
-        ef = min(max(limit, 40), EF_SEARCH_MAX)
-        if ef > self._ef_search:
-            self._one("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
-            self._ef_search = ef
+    def _fill(self, hits: list[ScoredChunk], params: Mapping[str, object]) -> list[ScoredChunk]:
+        """The semantic hits again from pgvector's widest candidate list when row-level
+        security left fewer than ``limit`` and this role reads more chunks (:mod:`.hnsw`)."""
+        limit = int(str(params["limit"]))
+        if len(hits) >= limit or self._hnsw.ef_search >= EF_SEARCH_MAX:
+            return hits
+        if len(hits) >= self.num_chunks():
+            return hits
+        with self._hnsw.widest():
+            return ranked(self._rows(SEMANTIC.format(s=self._schema), params))
 
     def refresh(self) -> None:
         """Notice a grant made since the store was opened (the first ingest for one of this
@@ -492,27 +507,27 @@ class PgStore(Closes):
         s = self._schema
         now = time.time()
         with server_errors(self.store), self._conn.transaction():
+            counted: list[int] = []  # documents whose chunks have no postings yet
             for meta, status, reason, chunks, vectors in items:
                 values = document_values(meta, status, reason, len(chunks), now)
-                doc_id = self._one(
-                    f"INSERT INTO {s}.documents (title, sha256, size_bytes, mtime_ns, format,"
-                    " status, reason, chunk_count, ingested_at, acl_group, source)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::regrole, %s)"
-                    " ON CONFLICT (source) DO UPDATE SET title = excluded.title,"
-                    " sha256 = excluded.sha256, size_bytes = excluded.size_bytes,"
-                    " mtime_ns = excluded.mtime_ns, format = excluded.format,"
-                    " status = excluded.status, reason = excluded.reason,"
-                    " chunk_count = excluded.chunk_count, ingested_at = excluded.ingested_at,"
-                    " acl_group = excluded.acl_group RETURNING doc_id",
-                    (*values, self._group, stored_source(meta.source)),
+                doc_id = int(
+                    str(
+                        self._one(
+                            UPSERT_DOCUMENT.format(s=s),
+                            (*values, self._group, stored_source(meta.source)),
+                        )
+                    )
                 )
-                self._conn.execute(f"DELETE FROM {s}.chunks WHERE doc_id = %s".encode(), (doc_id,))
+                if doc_id in counted:  # the same source twice in one commit
+                    add_postings(self._conn, s, counted)
+                    counted = []
+                delete_chunks(self._conn, s, "c.doc_id = %s", (doc_id,))
                 if not chunks:
                     continue
                 assert vectors is not None and len(vectors) == len(chunks)
                 rows = [
                     (
-                        *chunk_values(int(str(doc_id)), c),
+                        *chunk_values(doc_id, c),
                         np.asarray(vec, dtype=np.float32),
                         c.is_reference,
                         json.dumps(instruction_cues(c.text)),
@@ -522,14 +537,9 @@ class PgStore(Closes):
                     for c, vec in zip(chunks, vectors, strict=True)
                 ]
                 with self._conn.cursor() as cur:
-                    cur.executemany(
-                        f"INSERT INTO {s}.chunks (doc_id, ordinal, text, char_start, char_end,"
-                        " loc_kind, loc_number, loc_heading, sentence_spans, embedding,"
-                        " is_reference, instruction_cues, ocr, acl_group) VALUES (%s, %s, %s,"
-                        " %s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s::jsonb, %s::jsonb,"
-                        " %s::regrole)".encode(),
-                        rows,
-                    )
+                    cur.executemany(INSERT_CHUNK.format(s=s).encode(), rows)
+                counted.append(doc_id)
+            add_postings(self._conn, s, counted)
         return 0
 
     def flush(self) -> None:
@@ -542,10 +552,17 @@ class PgStore(Closes):
             The sources that were present.
         """
         self.acquire_write_lock()
+        stored = [stored_source(s) for s in sources]
         with server_errors(self.store), self._conn.transaction():
+            delete_chunks(
+                self._conn,
+                self._schema,
+                f"c.doc_id IN (SELECT doc_id FROM {self._schema}.documents WHERE source = ANY(%s))",
+                (stored,),
+            )
             rows = self._rows(
                 f"DELETE FROM {self._schema}.documents WHERE source = ANY(%s) RETURNING source",
-                ([stored_source(s) for s in sources],),
+                (stored,),
             )
         return [read_source(r[0]) for r in rows]
 
