@@ -111,8 +111,8 @@ class GenerationSettings:
         prompt_passage_tokens: passage budget when the generator runs on the CPU.
         prompt_passage_tokens_gpu: passage budget when llama.cpp offloads layers to a GPU,
             where prompt reading is one to two orders of magnitude faster.
-        quote_first: quote the passages' sentences that bear most on the question before it,
-            and ask for every figure as written there with the group it belongs to
+        quote_first: for a question asking for a figure, quote the passages' sentences that
+            bear most on it and ask for figures as written there with their group
             (:mod:`verifai_desktop.generate.quote`; issue 39).
     """
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from verifai_desktop.domain import Passage
 from verifai_desktop.generate.numbered import NumberedSentence, number_sentences
 from verifai_desktop.generate.passages import MIN_PART_TOKENS, truncate_passage
-from verifai_desktop.generate.quote import KEEP_FIGURES, quote_block
+from verifai_desktop.generate.quote import KEEP_FIGURES, asks_for_figure, quote_block
 from verifai_desktop.ingest.injection import neutralise_control_tokens
 from verifai_desktop.names import printable
 
@@ -156,9 +156,10 @@ def build_answer_prompt(
         passage_budget_tokens: tokens the passages may take, source lines included
             (``GenerationSettings.passage_budget``); None gives every passage.
         system_prompt: the instruction.
-        quote_first: after the passages, quote the sentences that bear most on the question
-            and ask for figures as written there (:mod:`.quote`); the quotes are not counted
-            in the budgets (:data:`~.quote.QUOTED` sentences).
+        quote_first: when the question asks for a figure (:func:`~.quote.asks_for_figure`),
+            quote after the passages the sentences that bear most on it and ask for figures as
+            written there (:mod:`.quote`); the quotes are not counted in the budgets
+            (:data:`~.quote.QUOTED` sentences).
 
     Returns:
         The prompt with the passages as given and shown.
@@ -195,7 +196,7 @@ def build_answer_prompt(
                 truncated += i not in cut_already
     sentences: tuple[NumberedSentence, ...] = ()
     quotes = ""
-    if quote_first:
+    if quote_first and asks_for_figure(question):
         sentences = number_sentences(texts)
         quotes = "\n" + quote_block(question, sentences)
         footer = f"{footer[: -len(ANSWER_CUE)]}{KEEP_FIGURES}\n{ANSWER_CUE}"

@@ -1,5 +1,6 @@
-"""Quote before paraphrasing: the sentences that bear most on the question, quoted before the
-question, with the instruction to keep their figures as written (issue 39, item 9).
+"""Quote before paraphrasing: for a question that asks for a figure, the sentences that bear
+most on it, quoted before the question, with the instruction to keep their figures as written
+(issue 39, item 9).
 
 A small generator asked to answer from whole passages often writes the neighbouring figure:
 the control arm's value for the treated arm, the total for a sub-group. With
@@ -89,6 +90,26 @@ STOP_WORDS = frozenset(
 )
 """Words that never count as shared with the question (English function words and question
 words)."""
+
+
+FIGURE_QUESTION = re.compile(
+    r"\b(how (many|much|long|often|large|high|low|old|big|far)"
+    r"|(what|which) (was |were |is |are )?(the )?([\w'-]+ ){0,8}?"
+    r"(percentage|percent|proportion|share|fraction|number|rate|rates|ratio|dose|mean|median"
+    r"|average|incidence|prevalence|frequency|odds|score|sensitivity|specificity|survival"
+    r"|mortality|duration|count|level|levels|value|size|age|risk|yield|accuracy|area"
+    r"|concordance|volume|weight|length|time|concentration|amount))\b",
+    re.IGNORECASE,
+)
+"""A question that asks for a quantity ("how many ...", "what was the 5-year survival ...").
+It matches all 50 dev figure questions and none of PubMedQA PQA-L questions 41-400 (yes/no
+questions), where quoting cost green sentences (``benchmarks/quote_first.py --general``)."""
+
+
+def asks_for_figure(question: str) -> bool:
+    """Whether ``question`` asks for a figure (:data:`FIGURE_QUESTION`); only then are the
+    sentences quoted."""
+    return FIGURE_QUESTION.search(question) is not None
 
 
 def _words(text: str) -> set[str]:

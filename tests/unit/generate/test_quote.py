@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
 from verifai_desktop.generate.numbered import number_sentences
 from verifai_desktop.generate.prompt import ANSWER_CUE, build_answer_prompt
@@ -16,6 +18,7 @@ from verifai_desktop.generate.quote import (
     KEEP_FIGURES,
     QUOTE_HEAD,
     QUOTED,
+    asks_for_figure,
     quote_block,
     rank_sentences,
 )
@@ -101,3 +104,29 @@ def test_a_quote_first_prompt_adds_quotes_and_keeps_the_passages() -> None:
     assert quoted_user.endswith(f"{KEEP_FIGURES}\n{ANSWER_CUE}")
     assert quoted.passage_texts == plain.passage_texts
     assert {s.passage for s in quoted.sentences} == {1, 2}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (QUESTION, True),
+        ("How many patients had a wound infection after laparoscopy?", True),
+        ("What was the 5-year overall survival of women with stage I adenocarcinoma?", True),
+        ("What was the in-hospital mortality of emergency aortic surgery patients?", True),
+        ("What does SPECTER use citations for?", False),
+        ("Is laparoscopic surgery associated with fewer wound infections?", False),
+        ("Does vitamin C prevent complex regional pain syndrome?", False),
+    ],
+)
+def test_only_a_question_asking_for_a_figure_is_answered_from_quotes(
+    question: str, expected: bool
+) -> None:
+    assert asks_for_figure(question) is expected
+    prompt = build_answer_prompt(
+        question,
+        [_passage(1, METHODS), _passage(2, RESULTS)],
+        count_tokens=_words,
+        max_prompt_tokens=10_000,
+        quote_first=True,
+    )
+    assert (QUOTE_HEAD in prompt.messages[1].content) is expected
