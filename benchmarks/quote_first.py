@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from verifai_desktop import modelstore
-from verifai_desktop.evaluate.answers import evaluate_pubmedqa
+from verifai_desktop.evaluate.answers import evaluate_pubmedqa, without_abstention
 from verifai_desktop.evaluate.figures import (
     FigureResult,
     ask_figure_questions,
@@ -55,11 +55,8 @@ def _uptime() -> str:
 
 def _mode_settings(settings: Settings, quote_first: bool) -> Settings:
     return dataclasses.replace(
-        settings,
+        without_abstention(settings),
         generation=dataclasses.replace(settings.generation, quote_first=quote_first),
-        verify=dataclasses.replace(
-            settings.verify, abstain_threshold=-1.0, abstain_unsupported=False
-        ),
     )
 
 

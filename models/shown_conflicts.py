@@ -26,7 +26,6 @@ Usage: .venv/bin/python models/shown_conflicts.py --out FILE [--limit 50]
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from verifai_desktop import modelstore
 from verifai_desktop.domain import Answer, SentenceLabel, ShownLabel, Verdict
+from verifai_desktop.evaluate.answers import without_abstention
 from verifai_desktop.evaluate.figures import load_figure_questions
 from verifai_desktop.evaluate.generation_cache import CachingGenerator
 from verifai_desktop.evaluate.pubmedqa import build_collection, load_pubmedqa
@@ -85,12 +85,7 @@ def conflict_rows(qid: str, answer: Answer) -> list[dict[str, object]]:
 
 def write(out: Path, limit: int) -> int:
     settings = load_settings()
-    settings = dataclasses.replace(
-        settings,
-        verify=dataclasses.replace(
-            settings.verify, abstain_threshold=-1.0, abstain_unsupported=False
-        ),
-    )
+    settings = without_abstention(settings)
     build_collection(COLLECTION, load_pubmedqa(PUBMEDQA), settings=settings)
     ident = modelstore.resolve(settings.models.generator, "generator")
     generator: Generator = CachingGenerator(

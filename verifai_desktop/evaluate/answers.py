@@ -48,6 +48,17 @@ from verifai_desktop.store.collection import Collection
 from verifai_desktop.verify.check import Verifier
 
 
+def without_abstention(settings: Settings) -> Settings:
+    """``settings`` with both abstentions off (by retrieval score and by evidence), so every
+    question of an evaluation is answered and its sentences counted."""
+    return dataclasses.replace(
+        settings,
+        verify=dataclasses.replace(
+            settings.verify, abstain_threshold=-1.0, abstain_unsupported=False
+        ),
+    )
+
+
 def decide(generator: Generator, prompt: AnswerPrompt, answer_text: str) -> str:
     """A one-word yes/no/maybe decision for an answered question (the PubMedQA decision).
 
@@ -125,12 +136,7 @@ def evaluate_pubmedqa(
     n_docs = build_collection(
         collection_name, corpus, settings=settings, progress=progress, cancel=cancel
     )
-    run_settings = dataclasses.replace(
-        settings,
-        verify=dataclasses.replace(
-            settings.verify, abstain_threshold=-1.0, abstain_unsupported=False
-        ),
-    )
+    run_settings = without_abstention(settings)
     ident = modelstore.resolve(settings.models.generator, "generator")
     generator: Generator = make_generator(ident.path, settings.models)
     cache: CachingGenerator | None = None

@@ -38,55 +38,11 @@ KEEP_FIGURES = (
 _WORD = re.compile(r"[a-z][a-z0-9-]+")
 
 STOP_WORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "many",
-        "much",
-        "of",
-        "on",
-        "or",
-        "than",
-        "that",
-        "the",
-        "their",
-        "there",
-        "these",
-        "this",
-        "those",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "with",
-    ]
+    (  # noqa: SIM905 (a word list reads better as words)
+        "a an and are as at be been by did do does for from had has have how in into is "
+        "it its many much of on or than that the their there these this those to was were "
+        "what when where which who whom why with"
+    ).split()
 )
 """Words that never count as shared with the question (English function words and question
 words)."""
@@ -143,7 +99,7 @@ def quote_block(question: str, sentences: Sequence[NumberedSentence]) -> str:
     """The quoted sentences for the prompt: :data:`QUOTE_HEAD`, then the best
     :data:`QUOTED` of :func:`rank_sentences`, one a line, each ending with its passage number
     (``"... 45% in the treated arm. [2]"``), in the order they rank. Empty without sentences."""
-    best = [s for s in rank_sentences(question, sentences)[:QUOTED]]
+    best = rank_sentences(question, sentences)[:QUOTED]
     if not best:
         return ""
     lines = "\n".join(f'"{s.text}" [{s.passage}]' for s in best)
