@@ -33,6 +33,7 @@ from verifai_desktop.domain import (
     strip_citations,
 )
 from verifai_desktop.errors import Cancelled, EmptyClaim, ModelNotFound, SettingsError
+from verifai_desktop.foreground import FOREGROUND
 from verifai_desktop.generate import Generator, make_generator, uses_gpu
 from verifai_desktop.generate.grammar import citation_grammar
 from verifai_desktop.generate.passages import dedupe_passages
@@ -77,10 +78,6 @@ PREPARE_STAGE = "prepare"
 RetrieverFactory = Callable[[CollectionStore, Settings], PassageRetriever]
 
 
-def _has_words(text: str) -> bool:
-    return any(ch.isalnum() for ch in text)
-
-
 def claim_to_check(claim: str) -> str:
     """The text of ``claim`` that is checked: citation markers removed. The one validation of
     a claim, for :meth:`AskSession.check_claim` and the front ends before they start a check.
@@ -95,7 +92,7 @@ def claim_to_check(claim: str) -> str:
         EmptyClaim: no letter or digit is left to check.
     """
     text = strip_citations(claim)
-    if not _has_words(text):
+    if not any(ch.isalnum() for ch in text):
         raise EmptyClaim(claim)
     return text
 
@@ -371,7 +368,7 @@ class AskSession:
         cancel: threading.Event | None = None,
     ) -> AskResult:
         """Like :meth:`ask`, also returning the prompt used (None when abstaining)."""
-        with self._lock:
+        with self._lock, FOREGROUND.answering():  # background jobs wait their turn
             return self._ask(collection, question, k, on_token, progress, cancel)
 
     def search(
@@ -521,6 +518,7 @@ class AskSession:
             - PROMPT_MARGIN_TOKENS,
             passage_budget_tokens=budget,
             quote_first=settings.generation.quote_first,
+            reading_sentences=settings.generation.reading_sentences,
         )
         log.info(
             "prompt: %d of %d passages, %d passage tokens (budget %d), %d cut, %d tokens in all",

@@ -17,6 +17,7 @@ from typing import Any
 
 from verifai_desktop.domain import ShownLabel
 from verifai_desktop.errors import Cancelled
+from verifai_desktop.foreground import FOREGROUND
 from verifai_desktop.settings import PremiseGranularity, VerifySettings
 from verifai_desktop.verify.check import LABEL_ORDER, PairResults, Verifier, verify_pairs
 from verifai_desktop.verify.checks import Checks
@@ -178,6 +179,7 @@ def verify_in_chunks(
         Cancelled: ``cancel`` was set (checked before each chunk).
     """
     for start in range(0, len(items), chunk):
+        FOREGROUND.wait_turn(cancel, what)  # an answer being written goes first
         if cancel is not None and cancel.is_set():
             raise Cancelled(what)
         part = items[start : start + chunk]

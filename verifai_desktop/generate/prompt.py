@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import Passage
+from verifai_desktop.generate.focus import focus_passages
 from verifai_desktop.generate.numbered import NumberedSentence, number_sentences
 from verifai_desktop.generate.passages import MIN_PART_TOKENS, truncate_passage
 from verifai_desktop.generate.quote import KEEP_FIGURES, asks_for_figure, quote_block
@@ -61,7 +62,7 @@ class AnswerPrompt:
         passages: the passages given, best first; ``passages[i]`` is citation ``[i + 1]``.
             Passages the budget left out are not here, so citation numbers, the answer's
             passages and the prompt agree.
-        passage_texts: the text shown for each passage (possibly truncated).
+        passage_texts: the text shown for each passage (possibly trimmed or truncated).
         truncated: how many given passages were cut (by the passage budget or the context).
         prompt_tokens: token count of all message contents (without the chat template).
         left_out: passages offered but not given, because the passage budget was used up.
@@ -138,6 +139,7 @@ def build_answer_prompt(
     passage_budget_tokens: int | None = None,
     system_prompt: str = SYSTEM_PROMPT,
     quote_first: bool = False,
+    reading_sentences: int = 0,
 ) -> AnswerPrompt:
     """Build the chat messages for answering ``question`` from ``passages``.
 
@@ -160,6 +162,9 @@ def build_answer_prompt(
             quote after the passages the sentences that bear most on it and ask for figures as
             written there (:mod:`.quote`); the quotes are not counted in the budgets
             (:data:`~.quote.QUOTED` sentences).
+        reading_sentences: trim each passage to this many sentences that bear on the question,
+            their neighbours and its first sentence (:mod:`.focus`) before the budgets are
+            applied; 0 gives passages whole. ``AnswerPrompt.passages`` stay whole.
 
     Returns:
         The prompt with the passages as given and shown.
@@ -168,6 +173,8 @@ def build_answer_prompt(
     footer = f"\nQuestion: {neutralise_control_tokens(question.strip())}\n{ANSWER_CUE}"
     fixed = count_tokens(system_prompt) + count_tokens(header) + count_tokens(footer)
     offered = len(passages)
+    whole = tuple(passages)
+    passages = focus_passages(question, passages, reading_sentences)
     truncated = 0
     if passage_budget_tokens is not None:
         given, texts, truncated = _fit_budget(passages, passage_budget_tokens, count_tokens)
@@ -206,7 +213,7 @@ def build_answer_prompt(
     tokens = count_tokens(system_prompt) + count_tokens(user)
     return AnswerPrompt(
         messages,
-        tuple(passages),
+        whole[: len(passages)],  # the budget gives a prefix of the offered passages
         tuple(texts),
         truncated,
         tokens,

@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 
 from verifai_desktop.generate.numbered import NumberedSentence
+from verifai_desktop.words import STOP_WORDS as STOP_WORDS
 
 QUOTED = 3
 """Sentences quoted before the question."""
@@ -37,15 +38,6 @@ KEEP_FIGURES = (
 
 _WORD = re.compile(r"[a-z][a-z0-9-]+")
 
-STOP_WORDS = frozenset(
-    (  # noqa: SIM905 (a word list reads better as words)
-        "a an and are as at be been by did do does for from had has have how in into is "
-        "it its many much of on or than that the their there these this those to was were "
-        "what when where which who whom why with"
-    ).split()
-)
-"""Words that never count as shared with the question (English function words and question
-words)."""
 
 
 FIGURE_QUESTION = re.compile(
@@ -72,26 +64,34 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS}
 
 
+def sentence_scores(question: str, texts: Sequence[str]) -> list[float]:
+    """How much each of ``texts`` (sentences) bears on ``question``: the sum over the
+    question's words it contains of ``log(1 + n / (1 + df))``, ``n`` the number of sentences
+    and ``df`` how many contain the word (an IDF over these sentences, so a word every passage
+    repeats counts little). Words are lower-cased runs of letters, digits and hyphens starting
+    with a letter, without :data:`STOP_WORDS`.
+
+    Returns:
+        One score per text, in order; 0.0 for a text sharing no word with the question.
+    """
+    question_words = _words(question)
+    words = [_words(t) for t in texts]
+    n = len(texts)
+    df = {w: sum(w in ws for ws in words) for w in question_words}
+    return [sum(math.log(1 + n / (1 + df[w])) for w in question_words & ws) for ws in words]
+
+
 def rank_sentences(
     question: str, sentences: Sequence[NumberedSentence]
 ) -> tuple[NumberedSentence, ...]:
-    """``sentences`` ordered by the rare words they share with ``question``, best first.
-
-    A sentence scores the sum over the question's words it contains of
-    ``log(1 + n / (1 + df))``, ``n`` the number of sentences and ``df`` how many contain the
-    word (an IDF over the prompt's own sentences, so a word every passage repeats counts
-    little). Ties keep the prompt's order. Words are lower-cased runs of letters, digits and
-    hyphens starting with a letter, without :data:`STOP_WORDS`.
+    """``sentences`` ordered by the rare words they share with ``question``, best first
+    (:func:`sentence_scores`). Ties keep the prompt's order.
 
     Returns:
         Every sentence, reordered; sentences sharing no word come last, in prompt order.
     """
-    question_words = _words(question)
-    words = [_words(s.text) for s in sentences]
-    n = len(sentences)
-    df = {w: sum(w in ws for ws in words) for w in question_words}
-    scores = [sum(math.log(1 + n / (1 + df[w])) for w in question_words & ws) for ws in words]
-    order = sorted(range(n), key=lambda i: (-scores[i], i))
+    scores = sentence_scores(question, [s.text for s in sentences])
+    order = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
     return tuple(sentences[i] for i in order)
 
 

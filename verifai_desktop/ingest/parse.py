@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from verifai_desktop import errors
 from verifai_desktop.domain import DocFormat, Document
 from verifai_desktop.errors import Cancelled, ParseError, VerifaiError
+from verifai_desktop.foreground import lower_priority
 from verifai_desktop.hashing import sha256_file
 from verifai_desktop.ingest.formats import detect_format
 
@@ -291,6 +292,7 @@ class ParserPool:
         )
         with _main_file_hidden_if_missing():
             proc.start()
+        lower_priority(proc.pid)  # background work: an answer being written goes first
         child_conn.close()
         if not parent_conn.poll(self.STARTUP_TIMEOUT_S):
             proc.kill()

@@ -9,6 +9,7 @@ this process or on a Ray cluster: :mod:`verifai_desktop.store.spread`; pre-parse
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import deque
@@ -21,6 +22,7 @@ from numpy.typing import NDArray
 
 from verifai_desktop.domain import Chunk, Document, Progress
 from verifai_desktop.errors import Cancelled
+from verifai_desktop.foreground import FOREGROUND
 from verifai_desktop.index.embedder import Embedder
 from verifai_desktop.index.onnx_embedder import EMBED_BATCH_SIZE
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document
@@ -108,6 +110,8 @@ class IngestRun:
             self.progress(Progress(what, done, total, unit, message))
 
     def check_cancel(self, what: str) -> None:
+        with contextlib.suppress(Cancelled):  # an answer being written goes first
+            FOREGROUND.wait_turn(self.cancel, what)
         if self.cancel is not None and self.cancel.is_set():
             self.flush(force=True)
             raise Cancelled(what)

@@ -40,6 +40,7 @@ from verifai_desktop.verify.negation import positive_pair
 from verifai_desktop.verify.parts import PART_REASON_PREFIX, ClaimPart, claim_parts
 from verifai_desktop.verify.premises import sentence_windows
 from verifai_desktop.verify.rules import findings, reasons, shown_with
+from verifai_desktop.words import content_stems
 
 LABEL_ORDER: tuple[NliLabel, ...] = (NliLabel.SUPPORT, NliLabel.CONTRADICT, NliLabel.NO_EVIDENCE)
 """Column order of every probability array a :class:`Verifier` returns."""
@@ -348,7 +349,7 @@ def verify_pairs(
                 owners.append((n, k))
                 windows.append((start, end))
                 batch.append((text[start:end], part.text))
-    probs = _classify(verifier, batch, checks)
+    probs = _classify_gated(verifier, batch, checks)
     out = np.zeros((len(items), 3), dtype=np.float32)
     chosen: list[Span] = []
     flags: list[tuple[str, ...]] = []
@@ -373,6 +374,30 @@ def verify_pairs(
         shown.append(label)
         conflicts.append(None if other is None else (probs[other], windows[other]))
     return PairResults(out, tuple(chosen), tuple(flags), tuple(shown), tuple(conflicts))
+
+
+NO_WORD_IN_COMMON = np.array([0.0, 0.0, 1.0], dtype=np.float32)
+"""The probabilities of a window the gate keeps from the verifier (NO_EVIDENCE)."""
+
+
+def _classify_gated(
+    verifier: Verifier, batch: Sequence[tuple[str, str]], checks: Checks
+) -> NDArray[np.float32]:
+    """:func:`_classify` of the ``(window, part)`` pairs that share a content word; with
+    ``checks.gate``, the others get :data:`NO_WORD_IN_COMMON` without the verifier."""
+    if not checks.gate:
+        return _classify(verifier, batch, checks)
+    parts: dict[str, frozenset[str]] = {}
+    asked: list[int] = []
+    for r, (window, part) in enumerate(batch):
+        if part not in parts:
+            parts[part] = content_stems(part)
+        if parts[part] & content_stems(window):
+            asked.append(r)
+    probs = np.tile(NO_WORD_IN_COMMON, (len(batch), 1))
+    if asked:
+        probs[asked] = _classify(verifier, [batch[r] for r in asked], checks)
+    return probs
 
 
 def _classify(

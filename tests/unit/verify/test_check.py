@@ -7,6 +7,7 @@ from this path is tested in tests/unit/test_pipeline.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,11 +23,13 @@ from verifai_desktop.domain import (
     LocationKind,
     NliLabel,
     Passage,
+    ShownLabel,
 )
 from verifai_desktop.evaluate.verifier import LexicalOverlapVerifier, evaluate_pairs, load_scifact
 from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify.check import (
     LABEL_ORDER,
+    NO_WORD_IN_COMMON,
     deciding_window,
     premise_windows,
     verify_claims,
@@ -102,6 +105,30 @@ def test_every_window_of_every_item_goes_in_one_batch_and_the_deciding_one_is_ke
         np.array([[0.05, 0.9, 0.05], [0.05, 0.9, 0.05], [0.1, 0.1, 0.8]], dtype=np.float32),
     )
     assert result.probs.dtype == np.float32
+
+
+def test_windows_sharing_no_content_word_are_no_evidence_without_the_verifier() -> None:
+    verifier = ScriptedVerifier({"Dogs bark.": (0.05, 0.9, 0.05)})
+    gated = dataclasses.replace(NO_CHECKS, gate=True)
+    items = [(TEXT, "Dogs are quiet."), ("Nothing here.", "Fish swim.")]
+    result = verify_pairs(
+        verifier, items, granularity="sentences", sentence_spans=[SPANS, None], checks=gated
+    )
+    # only the windows holding "Dogs" reach the verifier; "Nothing here." shares no word
+    assert verifier.batches == [
+        [
+            ("Dogs bark.", "Dogs are quiet."),
+            ("Cats sleep. Dogs bark.", "Dogs are quiet."),
+            ("Dogs bark. Birds sing.", "Dogs are quiet."),
+            ("Cats sleep. Dogs bark. Birds sing.", "Dogs are quiet."),
+        ]
+    ]
+    assert result.spans[0] == (12, 22)
+    np.testing.assert_array_equal(result.probs[1], NO_WORD_IN_COMMON)
+    assert result.shown[1] is ShownLabel.NO_EVIDENCE
+    # a figure is a word: a window sharing only "48" is asked
+    verify_pairs(verifier, [("It took 48 hours.", "Copper: 48.")], checks=gated)
+    assert verifier.batches[-1] == [("It took 48 hours.", "Copper: 48.")]
 
 
 def test_passage_granularity_is_one_premise_per_item() -> None:
