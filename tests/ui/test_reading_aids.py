@@ -23,7 +23,7 @@ from verifai_desktop.ui.answer_render import CITATION_COLOR
 from verifai_desktop.ui.answer_view import LINK_COPY_ACTION
 from verifai_desktop.ui.documents_table import NAME_COLUMN, DocumentRow, DocumentsTable
 from verifai_desktop.ui.help_menu import HelpDialog
-from verifai_desktop.ui.legend import RECITED_DESCRIPTION, LegendView
+from verifai_desktop.ui.legend import RECITED_DESCRIPTION, WORD_JOINER, LegendView
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.sources_panel import SOURCE_COLUMN, SourcesPanel
 
@@ -53,7 +53,8 @@ def test_a_sentences_menu_has_no_copy_link_location(qtbot: QtBot, hand_answer: A
 def test_the_legend_names_the_re_citation_sign(qtbot: QtBot) -> None:
     legend = LegendView()
     qtbot.addWidget(legend)
-    assert legend.toPlainText().endswith("⇄ Conflicting evidence   ↻ Re-cited")
+    text = legend.toPlainText().replace(WORD_JOINER, "")
+    assert text.endswith("⇄ Conflicting evidence   ↻ Re-cited   What do the colours mean?")
     fmt = legend.document().find("↻").charFormat()
     assert fmt.foreground().color().name() == CITATION_COLOR
     assert fmt.toolTip() == RECITED_DESCRIPTION

@@ -172,6 +172,7 @@ class MainWindow(Asking, Exporting):
         """Open ``passage`` in the document view with the evidence at ``span`` (offsets into
         its text) highlighted, its first sentence when the span is empty."""
         password = self.library.passwords.get(str(passage.path))
+        self.answer_view.popup.hide()  # a hover card would cover the page being opened
         # Shown first so the page is fitted to the panel's real width and scrolled to the
         # evidence as laid out.
         self.tabs.setCurrentWidget(self.document_view)

@@ -35,6 +35,7 @@ from verifai_desktop.evaluate.selfcheck import (
     summary_line,
 )
 from verifai_desktop.settings import Settings
+from verifai_desktop.ui.elided_label import ElidedLabel, keep_column_width
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.operations import CollectionHost, OpenCollection
 from verifai_desktop.ui.resources import icon
@@ -149,7 +150,7 @@ class SelfCheckPanel(QFrame):
         self.note.setVisible(False)
         self.check_button = QPushButton(CHECK_BUTTON_TEXT)
         self.check_button.setToolTip(CHECK_TIP)
-        self.progress_label = QLabel("")
+        self.progress_label = ElidedLabel()  # a long status never widens the column
         self.cancel_button = QPushButton(icon("cancel"), "Cancel")
         self.cancel_button.setToolTip("Stop the colour check; nothing is kept")
         row = QHBoxLayout()
@@ -161,6 +162,7 @@ class SelfCheckPanel(QFrame):
         layout.addWidget(self.summary)
         layout.addWidget(self.note)
         layout.addLayout(row)
+        keep_column_width(self.summary, self.note)
         self.check_button.clicked.connect(self.on_check_clicked)
         self.cancel_button.clicked.connect(self.on_cancel_clicked)
         self._show_running(False)
@@ -201,7 +203,10 @@ class SelfCheckPanel(QFrame):
         self.note.setVisible(bool(text))
 
     def _show_running(self, running: bool, text: str = "") -> None:
+        # While a check runs its progress takes the button's place: the row never asks the
+        # column for more width than the button alone does.
         self.check_button.setEnabled(not running)
+        self.check_button.setVisible(not running)
         self.cancel_button.setEnabled(running)
         self.cancel_button.setVisible(running)
         self.progress_label.setText(text)
