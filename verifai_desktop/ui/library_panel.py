@@ -45,7 +45,14 @@ from verifai_desktop.store.pg.team import forget_team, is_team_key
 from verifai_desktop.store.repair import RepairReport
 from verifai_desktop.store.watch import SyncReport
 from verifai_desktop.store.writer import IngestReport
-from verifai_desktop.ui.adding import dropped_paths, pick_files, pick_folder
+from verifai_desktop.ui.adding import (
+    NEW_COLLECTION_LABEL,
+    NEW_COLLECTION_TITLE,
+    dropped_paths,
+    pick_files,
+    pick_folder,
+    suggested_collection_name,
+)
 from verifai_desktop.ui.collection_list import CollectionList, delete_question
 from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
 from verifai_desktop.ui.elided_label import ElidedLabel, keep_column_width
@@ -387,16 +394,32 @@ class LibraryPanel(QWidget):
         self.documents_changed.emit(name)
 
     def ingest(
-        self, paths: Sequence[Path], *, passwords: dict[Path, str] | None = None
+        self,
+        paths: Sequence[Path],
+        *,
+        passwords: dict[Path, str] | None = None,
+        new_name: str | None = None,
     ) -> Task[IngestReport] | None:
         """Ingest files and folders into the current collection in the background.
 
-        Creates a collection named ``default`` when none is selected. Encrypted PDFs found in
-        the run are asked for their password afterwards and ingested again with it.
+        With no collection open, a new one is made, named as the user says when asked
+        (offered: the folder's name, :func:`~verifai_desktop.ui.adding.
+        suggested_collection_name`); nothing is added when they cancel. Encrypted PDFs found
+        in the run are asked for their password afterwards and ingested again with it.
+        ``new_name`` names that new collection without asking (the command line's
+        ``--ingest``).
         """
         if not paths:
             return None
-        name = self.current or "default"
+        name = (
+            self.current
+            or new_name
+            or self.ask_text(
+                NEW_COLLECTION_TITLE, NEW_COLLECTION_LABEL, suggested_collection_name(paths)
+            )
+        )
+        if not name:
+            return None
         if not self.current:
             self.create_collection(name)
         task = self.runs.ingest(name, [Path(p) for p in paths], dict(passwords or {}))
