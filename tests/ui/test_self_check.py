@@ -5,6 +5,7 @@ kept in the collection's metadata (or shown but not kept when the collection is 
 
 from __future__ import annotations
 
+import html
 import threading
 from collections.abc import Sequence
 
@@ -24,10 +25,13 @@ from verifai_desktop.ui.resources import sample_files
 from verifai_desktop.ui.self_check import (
     CANCELLED_TEXT,
     CHECK_BUTTON_TEXT,
+    MEANING_TEXT,
     NOT_CHECKED_TEXT,
     NOT_KEPT_TEXT,
     SMOKE_TEST_TEXT,
+    TYPICAL_TIME,
     self_check_text,
+    start_text,
 )
 from verifai_desktop.ui.tasks import TaskRunner
 from verifai_desktop.ui.watched_roots import sync_time
@@ -144,7 +148,23 @@ def test_a_check_runs_off_the_ui_thread_and_is_kept(qtbot: QtBot, papers: str) -
     check = panel.self_check
     results: list[tuple[str, dict[str, object]]] = []
     check.checked.connect(lambda name, data: results.append((name, data)))
+    # Before it starts, the check says what it does, how long it takes, that it stays here.
+    asked: list[str] = []
+    check.confirm_start = lambda text: False  # type: ignore[method-assign]
     check.check_button.click()
+    assert not check.running  # declined: nothing starts
+
+    def agree(text: str) -> bool:
+        asked.append(text)
+        return True
+
+    check.confirm_start = agree  # type: ignore[method-assign]
+    assert check.meaning.isHidden()  # no figures yet, nothing to explain
+    check.check_button.click()
+    assert asked == [start_text(papers, check.n_per_kind)]
+    assert f"up to {7 * check.n_per_kind} sentences from the passages of “{papers}”" in asked[0]
+    assert f"It takes a few minutes ({TYPICAL_TIME})." in asked[0]
+    assert "on this machine: nothing is sent anywhere" in asked[0]
     assert not check.check_button.isEnabled() and check.cancel_button.isVisibleTo(panel)
     qtbot.waitUntil(lambda: not check.running, timeout=TIMEOUT_MS)
 
@@ -163,6 +183,14 @@ def test_a_check_runs_off_the_ui_thread_and_is_kept(qtbot: QtBot, papers: str) -
     assert check.summary.text().endswith(SMOKE_TEST_TEXT)
     assert check.note.isHidden() and check.check_button.isEnabled()
     assert check.cancel_button.isHidden()
+    # After it, what the figures mean and what they do not cover, and a link to the help.
+    assert check.meaning.isVisibleTo(panel)
+    assert html.escape(MEANING_TEXT) in check.meaning.text()
+    assert "paraphrased errors" in check.meaning.text() and "help:colours" in check.meaning.text()
+    with qtbot.waitSignal(check.help_requested, timeout=1000):
+        check.meaning.linkActivated.emit("help:colours")
+    # The next check says how long the last one took.
+    assert "The last check of these documents took" in start_text(papers, 3, 250.0)
 
 
 def test_a_busy_collection_shows_the_result_without_keeping_it(

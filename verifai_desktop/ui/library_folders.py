@@ -90,8 +90,11 @@ class FollowedFolders(QObject):
         self.label.show_roots(self.roots, watching=watching, note=self.sync_note)
 
     def sync(self, changed: Iterable[Path] | None, name: str) -> Task[SyncReport]:
-        """Bring collection ``name`` in step with its folders (see
-        :meth:`~verifai_desktop.ui.library_panel.LibraryPanel.sync`)."""
+        """Bring collection ``name`` in step with its folders, on the single writer like an
+        ingest: added and changed files among ``changed`` are indexed, deleted ones removed;
+        ``None`` rescans every folder. A folder that cannot be reached is reported and nothing
+        under it removed. A failure is shown under the folders, not in a dialog (syncs run
+        unasked)."""
         task = self._runs.sync(name, changed)
         task.succeeded.connect(lambda report: self._on_synced(name, report))
         task.failed.connect(lambda exc: self._on_sync_failed(name, exc))

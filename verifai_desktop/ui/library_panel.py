@@ -54,7 +54,7 @@ from verifai_desktop.ui.adding import (
     suggested_collection_name,
 )
 from verifai_desktop.ui.collection_list import CollectionList, delete_question
-from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
+from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, collection_rows
 from verifai_desktop.ui.elided_label import ElidedLabel, keep_column_width
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.library_folders import FollowedFolders
@@ -148,6 +148,7 @@ class LibraryPanel(QWidget):
         self.drop_hint.setWordWrap(True)
         self.roots_label = self.folders.label
         self.self_check = SelfCheckPanel(self.host, settings)  # the collection's colour check
+        self.self_check.display_name = self.display_name
 
         self.progress_frame = self.runs.progress
         self.progress_label = self.progress_frame.label
@@ -188,6 +189,7 @@ class LibraryPanel(QWidget):
         self.table.cellDoubleClicked.connect(self.on_row_double_clicked)
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.runs.ingest_finished.connect(self.ingest_finished)
+        self.runs.rows_read.connect(self._on_rows_read)
         self.runs.encrypted_found.connect(self._on_encrypted_found)
         self.runs.password_requested.connect(self.password_requested)
         self.runs.passwords_given.connect(self._on_passwords_given)
@@ -329,7 +331,7 @@ class LibraryPanel(QWidget):
         if not name:
             return None
 
-        task = self.host.query("list documents", name, _document_rows)
+        task = self.host.query("list documents", name, collection_rows)
         task.succeeded.connect(lambda rows: self._on_rows(name, rows))
         task.failed.connect(
             lambda exc: show_error(
@@ -345,17 +347,18 @@ class LibraryPanel(QWidget):
         self._fill_table()
         self.reload_roots()
 
+    def _on_rows_read(self, name: str, rows: list[DocumentRow]) -> None:
+        """Rows of a running ingest: the table fills as files finish."""
+        if name == self.current:
+            self.rows = rows
+            self._fill_table()
+
     # ----- folders followed (ui/library_folders.py) ---------------------------------------
 
     @property
     def roots(self) -> list[WatchedRoot]:
         """The folders and files the current collection was built from, as last read."""
         return self.folders.roots
-
-    @property
-    def sync_note(self) -> str:
-        """The last sync's outcome, shown under the folders ('' for none)."""
-        return self.folders.sync_note
 
     def reload_roots(self) -> Task[list[WatchedRoot]] | None:
         """Read the current collection's folders and files (queued behind any write);
@@ -371,15 +374,13 @@ class LibraryPanel(QWidget):
         return self.roots_label.lines()
 
     def sync(self, changed: Iterable[Path] | None, name: str | None = None) -> Task[SyncReport]:
-        """Bring collection ``name`` (default: the current one) in step with its folders, on
-        the single writer like an ingest: added and changed files among ``changed`` are
-        indexed, deleted ones removed; ``None`` rescans every folder. A folder that cannot be
-        reached is reported and nothing under it removed. A failure is shown under the
-        folders, not in a dialog (syncs run unasked)."""
+        """Bring collection ``name`` (default: the current one) in step with its folders
+        (:meth:`FollowedFolders.sync <verifai_desktop.ui.library_folders.FollowedFolders.sync>`)."""
         return self.folders.sync(changed, self.current if name is None else name)
 
     def _fill_table(self) -> None:
         self.table.set_rows(self.rows)
+        self.drop_hint.setVisible(not self.rows)  # the table's room goes to its rows
         self._update_buttons()
 
     def table_rows(self) -> list[tuple[str, str, str, str]]:
@@ -595,7 +596,3 @@ class LibraryPanel(QWidget):
 
 def _create(col: OpenCollection, ctx: TaskContext) -> None:
     """Opening with ``create=True`` made the collection; nothing more to do."""
-
-
-def _document_rows(col: OpenCollection, ctx: TaskContext) -> list[DocumentRow]:
-    return document_rows(col.documents())

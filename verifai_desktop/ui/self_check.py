@@ -17,12 +17,21 @@ kept, and the panel says so.
 
 from __future__ import annotations
 
+import html
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import CollectionBusy
@@ -41,6 +50,7 @@ from verifai_desktop.ui.operations import CollectionHost, OpenCollection
 from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.tasks import Task, TaskContext
 from verifai_desktop.ui.watched_roots import sync_time
+from verifai_desktop.verify.perturb import PerturbKind
 
 if TYPE_CHECKING:
     from verifai_desktop.pipeline import AskSession
@@ -61,6 +71,50 @@ NOT_KEPT_TEXT = (
     "(an ingest?). Check again once it has finished to keep it."
 )
 NO_PASSAGES_TEXT = "Nothing to check: the collection has no indexed passages yet."
+START_TITLE = "Check the colours"
+TYPICAL_TIME = "3-5 minutes on a two-core laptop processor"
+"""How long a check of :data:`DEFAULT_PER_KIND` pairs per kind takes: 4-5 minutes under Xvfb on
+this project's two-core machines (issue 42), two to four with nothing else running."""
+MEANING_TEXT = (
+    "“Caught” means the changed sentence was not shown green (it was red or unsure). These "
+    "are mechanical changes to sentences copied from your documents: errors an answer makes "
+    "in its own words (paraphrased errors) are not covered, and are caught less often: on a "
+    "test set of paraphrased claims, 16% of the wrong ones were still shown green (README, "
+    "“Colours on paraphrase”)."
+)
+"""What a check's figures mean and what they leave out, shown under its result; the 16% is
+the paraphrase dev set's "wrong claims not shown green" 0.84 (README, issue 39)."""
+HELP_LINK = '<a href="help:colours">What do the colours mean?</a>'
+
+
+def start_text(collection: str, per_kind: int, last_seconds: float | None = None) -> str:
+    """What the confirmation before a check says: what it checks, how long it takes, that it
+    reads this collection's passages on this machine only.
+
+    Args:
+        collection: the collection's name as shown.
+        per_kind: pairs of each kind (:data:`~verifai_desktop.evaluate.selfcheck.
+            DEFAULT_PER_KIND`); seven kinds.
+        last_seconds: how long the last check of this collection took (seconds), if known.
+    """
+    pairs = per_kind * len(PerturbKind)
+    took = (
+        f" The last check of these documents took {round(last_seconds / 60) or 1} min."
+        if last_seconds
+        else ""
+    )
+    return (
+        f"The colour check takes up to {pairs} sentences from the passages of “{collection}”, "
+        "changes most of them (a figure swapped or changed, two items swapped, a negation "
+        "inserted or removed, an aim read as a finding) and verifies each one as an answer "
+        "sentence is verified. It counts how often a changed sentence is still shown green, "
+        "and how often an unchanged one is.\n\n"
+        f"It takes a few minutes ({TYPICAL_TIME}).{took} Cancel stops it.\n\n"
+        "It reads only this collection's passages, on this machine: nothing is sent anywhere, "
+        "and nothing in the collection changes but the result, kept with it."
+    )
+
+
 CANCELLED_TEXT = "The colour check was cancelled."
 
 Passages = list[tuple[str, str]]
@@ -114,13 +168,16 @@ class SelfCheckPanel(QFrame):
         session_factory: makes the session whose verifier and thresholds a check uses (the
             default loads the verifier of the settings; tests pass a fake verifier).
         n_per_kind: pairs of each kind a check makes.
+        display_name: a collection's name as shown, from its folder name.
 
     Signals:
         checked(str, object): a check of the named collection ended with this result
             (:meth:`SelfCheck.as_dict`), before it is kept.
+        help_requested(): the link to the colours' help page was clicked.
     """
 
     checked = Signal(str, object)
+    help_requested = Signal()
 
     def __init__(
         self,
@@ -137,6 +194,7 @@ class SelfCheckPanel(QFrame):
         self.task: Task[Any] | None = None
         self.session_factory: SessionFactory = new_session
         self.n_per_kind = DEFAULT_PER_KIND
+        self.display_name: Callable[[str], str] = lambda name: name
 
         self.summary = QLabel(NOT_CHECKED_TEXT)
         self.summary.setObjectName("selfCheckSummary")
@@ -148,6 +206,14 @@ class SelfCheckPanel(QFrame):
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color:#8a4b00")
         self.note.setVisible(False)
+        # What the figures mean and do not cover, once there are figures.
+        self.meaning = QLabel(f"{html.escape(MEANING_TEXT)} {HELP_LINK}")
+        self.meaning.setObjectName("selfCheckMeaning")
+        self.meaning.setWordWrap(True)
+        self.meaning.setStyleSheet("color:#556")
+        self.meaning.setTextFormat(Qt.TextFormat.RichText)
+        self.meaning.linkActivated.connect(lambda _href: self.help_requested.emit())
+        self.meaning.setVisible(False)
         self.check_button = QPushButton(CHECK_BUTTON_TEXT)
         self.check_button.setToolTip(CHECK_TIP)
         self.progress_label = ElidedLabel()  # a long status never widens the column
@@ -160,9 +226,10 @@ class SelfCheckPanel(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addWidget(self.summary)
+        layout.addWidget(self.meaning)
         layout.addWidget(self.note)
         layout.addLayout(row)
-        keep_column_width(self.summary, self.note)
+        keep_column_width(self.summary, self.meaning, self.note)
         self.check_button.clicked.connect(self.on_check_clicked)
         self.cancel_button.clicked.connect(self.on_cancel_clicked)
         self._show_running(False)
@@ -197,6 +264,7 @@ class SelfCheckPanel(QFrame):
     def _show_data(self, data: dict[str, Any]) -> None:
         self.data = data
         self.summary.setText(self_check_text(data))
+        self.meaning.setVisible(bool(summary_line(data)))
 
     def _set_note(self, text: str) -> None:
         self.note.setText(text)
@@ -308,10 +376,30 @@ class SelfCheckPanel(QFrame):
         if p.total:
             self.progress_label.setText(f"Checking {p.done} of {p.total} pairs…")
 
+    def confirm_start(self, text: str) -> bool:
+        """Ask whether to start a check, saying what it does (a dialog; tests replace it)."""
+        answer = QMessageBox.question(
+            self,
+            START_TITLE,
+            text,
+            QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Ok,
+        )
+        return answer == QMessageBox.StandardButton.Ok
+
     @Slot()
     def on_check_clicked(self) -> None:
-        """Start a check of the current collection."""
-        self.run()
+        """Say what a check does and how long it takes; start it when the user agrees."""
+        if not self.collection or self.running:
+            return
+        seconds = self.data.get("seconds")
+        text = start_text(
+            self.display_name(self.collection),
+            self.n_per_kind,
+            float(seconds) if isinstance(seconds, int | float) else None,
+        )
+        if self.confirm_start(text):
+            self.run()
 
     @Slot()
     def on_cancel_clicked(self) -> None:
