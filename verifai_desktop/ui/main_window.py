@@ -109,6 +109,8 @@ class MainWindow(Asking, Exporting):
         self.history.answer_opened.connect(self.on_history_opened)
         self.history.answers_deleted.connect(self.on_answers_deleted)
         self.history.feedback_changed.connect(self.on_feedback_changed)
+        self.legend.help_requested.connect(self.help_menu.show_colours)
+        self.library.self_check.help_requested.connect(self.help_menu.show_colours)
 
     def _restore_state(self) -> None:
         ui = self.settings.ui
