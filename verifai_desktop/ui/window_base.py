@@ -254,7 +254,7 @@ class WindowBase(QMainWindow):
         self.statusBar().addPermanentWidget(self.read_bar)
         self.statusBar().addPermanentWidget(self.model_status)
         # Where the models run; filled once they load, or by the Models dialog.
-        self.device_status = ElidedLabel()
+        self.device_status = QLabel("")
         self.device_status.setObjectName("deviceStatus")
         self.statusBar().addPermanentWidget(self.device_status)
 
