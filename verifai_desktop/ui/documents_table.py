@@ -91,6 +91,8 @@ def collection_rows(col: Catalogued, _ctx: object = None) -> list[DocumentRow]:
     return document_rows(col.documents())
 
 
+MIN_VISIBLE_ROWS = 4
+"""Rows the table always has room for (issue 42: about 1.5 showed at 1366x768)."""
 SUFFIX_KEPT_CHARS = 8
 """A file name's extension (with its dot) up to this long is never cut."""
 CELL_PADDING_PX = 8  # left and right padding of a cell's text, as the style draws it
@@ -145,12 +147,17 @@ class DocumentsTable(QTableWidget):
         header.setSectionResizeMode(STATUS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(CHUNKS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(REASON_COLUMN, QHeaderView.ResizeMode.Stretch)
-        header.setStretchLastSection(True)
+        # The name and reason columns stretch; the last shown column must not (with the
+        # reason hidden, the chunks column would take the names' width).
+        header.setStretchLastSection(False)
+        rows = self.verticalHeader().defaultSectionSize()
+        self.setMinimumHeight(header.sizeHint().height() + MIN_VISIBLE_ROWS * rows + 4)
         # A file name too long for its column is cut in its middle, its extension kept; its
         # cell's tooltip holds the full path. The reason column shows only while a row has a
         # reason, so that the names have the width.
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.setItemDelegateForColumn(NAME_COLUMN, FileNameDelegate(self))
+        self.setColumnHidden(REASON_COLUMN, True)  # until a row has a reason
         self.setToolTip("Double-click an encrypted PDF to enter its password.")
 
     def set_rows(self, rows: Sequence[DocumentRow]) -> None:

@@ -17,7 +17,6 @@ kept, and the panel says so.
 
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -84,7 +83,12 @@ MEANING_TEXT = (
 )
 """What a check's figures mean and what they leave out, shown under its result; the 16% is
 the paraphrase dev set's "wrong claims not shown green" 0.84 (README, issue 39)."""
-HELP_LINK = '<a href="help:colours">What do the colours mean?</a>'
+HELP_HREF = "help:colours"
+DETAILS_TITLE = "The colour check"
+HELP_BUTTON_TEXT = "What do the colours mean?"
+DETAILS_LINK = (
+    f'<a href="details">What these figures mean</a> · <a href="{HELP_HREF}">the colours</a>'
+)
 
 
 def start_text(collection: str, per_kind: int, last_seconds: float | None = None) -> str:
@@ -150,6 +154,30 @@ def self_check_text(data: dict[str, Any]) -> str:
     return f"Colour check{f' ({about})' if about else ''}: {line} {SMOKE_TEST_TEXT}"
 
 
+def compact_text(data: dict[str, Any]) -> str:
+    """The panel's one or two lines on a stored self-check: all changed sentences caught, and
+    the unchanged ones kept green (the whole report is :func:`self_check_text`).
+
+    Returns:
+        "Colours checked (14:03, preset balanced): changed sentences caught in 170 of 180,
+        unchanged ones green in 24 of 30."; :data:`NOT_CHECKED_TEXT` without a result.
+    """
+    kinds = data.get("kinds", {})
+    if not summary_line(data):
+        return NOT_CHECKED_TEXT
+    changed = [k for name, k in kinds.items() if name != PerturbKind.UNCHANGED.value]
+    caught, n = sum(int(k["caught"]) for k in changed), sum(int(k["n"]) for k in changed)
+    same = kinds.get(PerturbKind.UNCHANGED.value)
+    when = sync_time(str(data.get("created_at", "")))
+    preset = f"preset {data['preset']}" if data.get("preset") else ""
+    about = ", ".join(x for x in (when, preset) if x)
+    text = f"Colours checked{f' ({about})' if about else ''}: "
+    text += f"changed sentences caught in {caught} of {n}"
+    if same:
+        text += f", unchanged ones green in {same['green']} of {same['n']}"
+    return text + "."
+
+
 def _read_passages(col: OpenCollection, ctx: TaskContext) -> tuple[str, Passages]:
     return col.display_name, collection_passages(col)
 
@@ -207,12 +235,14 @@ class SelfCheckPanel(QFrame):
         self.note.setStyleSheet("color:#8a4b00")
         self.note.setVisible(False)
         # What the figures mean and do not cover, once there are figures.
-        self.meaning = QLabel(f"{html.escape(MEANING_TEXT)} {HELP_LINK}")
+        self.meaning = QLabel(DETAILS_LINK)
         self.meaning.setObjectName("selfCheckMeaning")
         self.meaning.setWordWrap(True)
         self.meaning.setStyleSheet("color:#556")
         self.meaning.setTextFormat(Qt.TextFormat.RichText)
-        self.meaning.linkActivated.connect(lambda _href: self.help_requested.emit())
+        self.meaning.linkActivated.connect(self.on_link_activated)
+        self.meaning.setToolTip(MEANING_TEXT)
+        self.details_box: QMessageBox | None = None
         self.meaning.setVisible(False)
         self.check_button = QPushButton(CHECK_BUTTON_TEXT)
         self.check_button.setToolTip(CHECK_TIP)
@@ -262,9 +292,43 @@ class SelfCheckPanel(QFrame):
             self._show_data(data)
 
     def _show_data(self, data: dict[str, Any]) -> None:
+        # One or two lines in the narrow column; the whole report in the tooltip and in the
+        # details ("What these figures mean"), which open by themselves after a run.
         self.data = data
-        self.summary.setText(self_check_text(data))
-        self.meaning.setVisible(bool(summary_line(data)))
+        self.summary.setText(compact_text(data))
+        checked = bool(summary_line(data))
+        self.summary.setToolTip(
+            f"{self_check_text(data)}\n\n{MEANING_TEXT}" if checked else CHECK_TIP
+        )
+        self.meaning.setVisible(checked)
+
+    def details_text(self) -> str:
+        """The last check's whole report, then what its figures mean and do not cover."""
+        return f"{self_check_text(self.data)}\n\n{MEANING_TEXT}"
+
+    def show_details(self) -> QMessageBox:
+        """Open (not blocking) the last check's report with what its figures mean, and a
+        button to the colours' help page."""
+        if self.details_box is not None:
+            self.details_box.close()
+        box = QMessageBox(
+            QMessageBox.Icon.Information, DETAILS_TITLE, self.details_text(), parent=self
+        )
+        box.setObjectName("selfCheckDetails")
+        helper = box.addButton(HELP_BUTTON_TEXT, QMessageBox.ButtonRole.HelpRole)
+        box.addButton(QMessageBox.StandardButton.Close)
+        helper.clicked.connect(self.help_requested)
+        box.open()
+        self.details_box = box
+        return box
+
+    @Slot(str)
+    def on_link_activated(self, href: str) -> None:
+        """The details link opens the report; the help link the colours' help page."""
+        if href == HELP_HREF:
+            self.help_requested.emit()
+        else:
+            self.show_details()
 
     def _set_note(self, text: str) -> None:
         self.note.setText(text)
@@ -353,6 +417,8 @@ class SelfCheckPanel(QFrame):
         task = self.host.collection_op("keep colour check", name, op)
         self.task = task
         task.succeeded.connect(lambda _r: self._end(""))
+        if name == self.collection:
+            self.show_details()  # the user waited minutes for it: what it found, and means
         task.failed.connect(lambda exc: self._on_not_kept(name, exc))
 
     def _on_not_kept(self, name: str, exc: BaseException) -> None:

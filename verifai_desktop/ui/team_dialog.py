@@ -56,6 +56,7 @@ _SESSION_PASSWORDS: dict[str, str] = {}  # keyring user name -> password, this p
 OK_STYLE = "color:#1d5c2a"
 FAILED_STYLE = "color:#8a1c1c"
 TESTING_TEXT = "Connecting…"
+MIN_WIDTH_PX = 580  # the explanation and the messages read in a few lines
 
 
 def session_password(name: str) -> str | None:
@@ -160,6 +161,7 @@ class TeamDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Team collection")
         self.setObjectName("teamDialog")
+        self.setMinimumWidth(MIN_WIDTH_PX)
         self.runner = runner
         self.test_task: Task[ConnectionCheck] | None = None
         self.host = QLineEdit()
@@ -272,7 +274,15 @@ class TeamDialog(QDialog):
     def _show(self, ok: bool, text: str) -> None:
         self.message.setText(text)
         self.message.setStyleSheet(OK_STYLE if ok else FAILED_STYLE)
+        self._fit_height()
         self.reported.emit(ok, text)
+
+    def _fit_height(self) -> None:
+        """Grow to show every line of the wrapped texts (Qt does not for a shown dialog)."""
+        layout = self.layout()
+        if layout is not None:
+            need = layout.heightForWidth(self.width()) if layout.hasHeightForWidth() else 0
+            self.resize(self.width(), max(self.height(), need, self.sizeHint().height()))
 
     @Slot()
     def on_browse_clicked(self) -> None:
