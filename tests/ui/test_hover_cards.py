@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QHelpEvent
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt
+from PySide6.QtGui import QHelpEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication, QToolTip
 from pytestqt.qtbot import QtBot
 
@@ -150,9 +150,17 @@ def test_a_long_card_near_the_bottom_stays_inside_the_window_and_scrolls(
         card.label.heightForWidth(card.label.width()) > window.height()
     )  # the card is taller than the window
     assert card.scrolls  # so it scrolls inside
+    # The wheel over the sentence scrolls the card, not the answer.
     bar = card.scroll_area.verticalScrollBar()
-    bar.setValue(bar.maximum())
-    assert bar.value() > 0
+    answer_at = view.verticalScrollBar().value()
+    wheel = QWheelEvent(
+        QPointF(point), QPointF(pointer), QPoint(0, 0), QPoint(0, -120),
+        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase, False,
+    )  # fmt: skip
+    QApplication.sendEvent(view.viewport(), wheel)
+    assert bar.value() > 0 and card.isVisible()
+    assert view.verticalScrollBar().value() == answer_at
 
 
 def test_no_tooltip_over_empty_answer_space(qtbot: QtBot, hand_answer: Answer) -> None:

@@ -29,6 +29,7 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocumentFragment,
+    QWheelEvent,
 )
 from PySide6.QtWidgets import (
     QInputDialog,
@@ -317,6 +318,18 @@ class AnswerView(QTextBrowser):
                 self.popup.show_html(self.hover_html(index), e.globalPosition().toPoint())
             elif self.focused_index < 0:
                 self.popup.hide_soon()  # unless the pointer is on its way onto the card
+
+    def wheelEvent(self, e: QWheelEvent) -> None:  # noqa: N802 (Qt override)
+        """Over the sentence whose card is cut to the window, the wheel scrolls the card (the
+        pointer cannot reach it without crossing other sentences); elsewhere, the answer."""
+        card = self.popup
+        here = self.sentence_at(e.position().toPoint()) if self.answer else -1
+        if card.isVisible() and card.scrolls and here >= 0 and here == self.hovered_index:
+            bar = card.scroll_area.verticalScrollBar()
+            bar.setValue(bar.value() - e.angleDelta().y() // 120 * bar.singleStep() * 3)
+            e.accept()
+            return
+        super().wheelEvent(e)
 
     def leaveEvent(self, e: object) -> None:  # noqa: N802 (Qt override)
         if self.hovered_index >= 0:

@@ -287,9 +287,10 @@ class EvidencePopup(QFrame):
     """A tooltip-like frame that shows the hover card; it never takes focus.
 
     It stays inside the window it belongs to (:func:`card_geometry`): below the pointer, or
-    above it near the window's bottom, and a card taller than the window scrolls inside. The
-    pointer may move onto the card (to scroll it) within :data:`HIDE_DELAY_MS`; the card hides
-    when the pointer leaves it.
+    above it near the window's bottom, and a card taller than the window scrolls inside: the
+    mouse wheel over its sentence scrolls it (:meth:`AnswerView.wheelEvent
+    <verifai_desktop.ui.answer_view.AnswerView.wheelEvent>`), or the pointer moves onto it
+    within :data:`HIDE_DELAY_MS`; the card hides when the pointer leaves it.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
