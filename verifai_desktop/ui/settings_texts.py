@@ -90,8 +90,8 @@ SERVER_KEY_TIP = (
 SERVER_CONSTRAINT_LABEL = "Citations:"
 BUDGET_CHECK_LABEL = "Passages checked per sentence:"
 PRESET_LABEL = "Colour preset:"
-SUPPORT_LABEL = "Support threshold:"
-CONTRADICT_LABEL = "Contradiction threshold:"
+SUPPORT_LABEL = "Green from this probability:"
+CONTRADICT_LABEL = "Red from this probability:"
 
 RECITE_TEXT = "Re-cite sentences to the passage that supports them"
 RECITE_TIP = (
