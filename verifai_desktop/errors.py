@@ -282,6 +282,8 @@ class SettingsError(VerifaiError):
     """The settings file or a setting value is invalid."""
 
     def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
         super().__init__(f"invalid setting {where}: {reason}")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import socket
 import sys
 from pathlib import Path
 
@@ -18,13 +19,12 @@ from tests.hub_server import LocalHub, serve_generator
 from verifai_desktop import hardware, hub, modelstore
 from verifai_desktop.settings import ModelSettings, load_settings, models_dir
 from verifai_desktop.ui.main_window import MainWindow
+from verifai_desktop.ui.model_texts import NEEDS_TEXT, NEEDS_TIP, offline_remedy
 from verifai_desktop.ui.models_dialog import (
     COL_DEVICE,
     COL_SHA,
     COL_SIZE,
     COL_STATUS,
-    NEEDS_TEXT,
-    NEEDS_TIP,
     PROGRESS_STEPS,
     ModelsDialog,
 )
@@ -324,3 +324,30 @@ def test_the_1_5b_generator_downloads_from_the_hub_in_the_users_words(
     item = dialog.item(name)
     assert item is not None and item.text(COL_STATUS) == "optional, not downloaded"
     qtbot.waitUntil(lambda: not runner.running, timeout=TIMEOUT_MS)
+
+
+def test_a_failed_download_names_the_folder_and_the_file_to_copy(
+    qtbot: QtBot, local_hub: LocalHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42, item 13: not "copy the model files onto this machine" without saying where."""
+    _serve(local_hub, tmp_path, monkeypatch)
+    with socket.socket() as s:  # a port nothing listens on: the Hub is unreachable
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    monkeypatch.setenv(hub.ENDPOINT_ENV, f"http://127.0.0.1:{closed}")
+    runner = TaskRunner()
+    dialog = _open(qtbot, runner)
+    dialog.select(NAME)
+    _click(qtbot, dialog.download_button)
+    qtbot.waitUntil(
+        lambda: dialog.findChild(QMessageBox, "errorBox") is not None, timeout=TIMEOUT_MS
+    )
+    box = dialog.findChild(QMessageBox, "errorBox")
+    assert box is not None
+    assert box.windowTitle() == "Offline"
+    remedy = box.informativeText()
+    assert remedy == offline_remedy(dialog.rows[NAME].entry)
+    assert f"download {FILE} from https://huggingface.co/{REPO}" in remedy
+    assert f"put it in the folder {models_dir()} (as {models_dir() / FILE})" in remedy
+    qtbot.waitUntil(lambda: not runner.running, timeout=TIMEOUT_MS)
+    box.close()

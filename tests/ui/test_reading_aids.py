@@ -9,7 +9,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 from pytestqt.qtbot import QtBot
 
@@ -23,7 +23,7 @@ from verifai_desktop.ui.answer_render import CITATION_COLOR
 from verifai_desktop.ui.answer_view import LINK_COPY_ACTION
 from verifai_desktop.ui.documents_table import NAME_COLUMN, DocumentRow, DocumentsTable
 from verifai_desktop.ui.help_menu import HelpDialog
-from verifai_desktop.ui.legend import RECITED_DESCRIPTION, LegendView
+from verifai_desktop.ui.legend import RECITED_DESCRIPTION, WORD_JOINER, LegendView
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.sources_panel import SOURCE_COLUMN, SourcesPanel
 
@@ -53,7 +53,8 @@ def test_a_sentences_menu_has_no_copy_link_location(qtbot: QtBot, hand_answer: A
 def test_the_legend_names_the_re_citation_sign(qtbot: QtBot) -> None:
     legend = LegendView()
     qtbot.addWidget(legend)
-    assert legend.toPlainText().endswith("⇄ Conflicting evidence   ↻ Re-cited")
+    text = legend.toPlainText().replace(WORD_JOINER, "")
+    assert text.endswith("⇄ Conflicting evidence   ↻ Re-cited   What do the colours mean?")
     fmt = legend.document().find("↻").charFormat()
     assert fmt.foreground().color().name() == CITATION_COLOR
     assert fmt.toolTip() == RECITED_DESCRIPTION
@@ -76,6 +77,7 @@ def test_the_help_menu_says_where_data_is_and_whose_models_are_bundled(qtbot: Qt
     window = _window(qtbot)
     assert [a.text() for a in window.menuBar().actions()] == ["&File", "&Edit", "&View", "&Help"]
     assert [a.text() for a in window.help_menu.menu.actions()] == [
+        "What the colours mean",
         "Keyboard shortcuts",
         "Where your data is kept",
         "Licences of the bundled models",
@@ -174,3 +176,17 @@ def test_markdown_export_joins_the_line_breaks_of_quoted_evidence(
 )
 def test_joined_lines(text: str, joined: str) -> None:
     assert joined_lines(text) == joined
+
+
+def test_the_legend_and_the_help_menu_open_the_colours_page(qtbot: QtBot) -> None:
+    """Issue 42, item 9: what each colour means, how often it was right, what to do."""
+    window = _window(qtbot)
+    window.legend.anchorClicked.emit(QUrl("help:colours"))
+    dialog = window.help_menu.dialog
+    assert isinstance(dialog, HelpDialog) and dialog.isVisible()
+    assert dialog.windowTitle() == "What the colours mean"
+    text = dialog.text.toPlainText()
+    assert "✓ Supported" in text and "When a colour is wrong" in text
+    assert "54% were supported (24 shown green)" in text
+    dialog.close()
+    assert _page(qtbot, window, "What the colours mean") == text

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from numpy.typing import NDArray
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from verifai_desktop.domain import Progress
@@ -24,10 +25,14 @@ from verifai_desktop.ui.resources import sample_files
 from verifai_desktop.ui.self_check import (
     CANCELLED_TEXT,
     CHECK_BUTTON_TEXT,
+    MEANING_TEXT,
     NOT_CHECKED_TEXT,
     NOT_KEPT_TEXT,
     SMOKE_TEST_TEXT,
+    TYPICAL_TIME,
+    compact_text,
     self_check_text,
+    start_text,
 )
 from verifai_desktop.ui.tasks import TaskRunner
 from verifai_desktop.ui.watched_roots import sync_time
@@ -116,7 +121,18 @@ def test_the_last_check_is_read_from_the_collection(qtbot: QtBot, papers: str) -
     # Each collection shows its own last check.
     panel.refresh_collections(select=papers)
     qtbot.waitUntil(lambda: check.summary.text() != NOT_CHECKED_TEXT, timeout=TIMEOUT_MS)
-    assert check.summary.text() == (
+    # Short in the narrow column; the whole report on hover and in the details.
+    when = sync_time("2026-03-02T09:15:00+00:00")
+    assert (
+        check.summary.text()
+        == compact_text(STORED)
+        == (
+            f"Colours checked ({when}, preset strict): changed sentences caught in 66 of 80, "
+            "unchanged ones green in 24 of 30."
+        )
+    )
+    assert check.summary.toolTip().startswith(self_check_text(STORED))
+    assert self_check_text(STORED) == (
         f"Colour check ({sync_time('2026-03-02T09:15:00+00:00')}, preset strict): "
         "On these documents, a figure swapped for another of the passage was caught in 16 of "
         "20 cases; a changed figure was caught in 21 of 30 cases; a negation inserted was "
@@ -144,7 +160,23 @@ def test_a_check_runs_off_the_ui_thread_and_is_kept(qtbot: QtBot, papers: str) -
     check = panel.self_check
     results: list[tuple[str, dict[str, object]]] = []
     check.checked.connect(lambda name, data: results.append((name, data)))
+    # Before it starts, the check says what it does, how long it takes, that it stays here.
+    asked: list[str] = []
+    check.confirm_start = lambda text: False  # type: ignore[method-assign]
     check.check_button.click()
+    assert not check.running  # declined: nothing starts
+
+    def agree(text: str) -> bool:
+        asked.append(text)
+        return True
+
+    check.confirm_start = agree  # type: ignore[method-assign]
+    assert check.meaning.isHidden()  # no figures yet, nothing to explain
+    check.check_button.click()
+    assert asked == [start_text(papers, check.n_per_kind)]
+    assert f"up to {7 * check.n_per_kind} sentences from the passages of “{papers}”" in asked[0]
+    assert f"It takes a few minutes ({TYPICAL_TIME})." in asked[0]
+    assert "on this machine: nothing is sent anywhere" in asked[0]
     assert not check.check_button.isEnabled() and check.cancel_button.isVisibleTo(panel)
     qtbot.waitUntil(lambda: not check.running, timeout=TIMEOUT_MS)
 
@@ -158,11 +190,29 @@ def test_a_check_runs_off_the_ui_thread_and_is_kept(qtbot: QtBot, papers: str) -
     for kind in ("number_swap", "number_change", "negation_insert"):
         assert (kinds[kind]["n"], kinds[kind]["caught"]) == (3, 3)
     assert _stored(papers) == data
-    assert check.summary.text() == self_check_text(data)
-    assert "a changed figure was caught in 3 of 3 cases" in check.summary.text()
-    assert check.summary.text().endswith(SMOKE_TEST_TEXT)
+    assert check.summary.text() == compact_text(data)
+    assert "a changed figure was caught in 3 of 3 cases" in check.summary.toolTip()
+    assert self_check_text(data).endswith(SMOKE_TEST_TEXT)
     assert check.note.isHidden() and check.check_button.isEnabled()
     assert check.cancel_button.isHidden()
+    # After it, what the figures mean and what they do not cover, opened by itself, with
+    # the way to the colours' help; the panel keeps a link to both.
+    box = check.details_box
+    assert box is not None and box.isVisible()
+    assert box.text() == f"{self_check_text(data)}\n\n{MEANING_TEXT}"
+    assert "paraphrased errors" in MEANING_TEXT and "are not covered" in MEANING_TEXT
+    (helper,) = [b for b in box.buttons() if box.buttonRole(b) is QMessageBox.ButtonRole.HelpRole]
+    with qtbot.waitSignal(check.help_requested, timeout=1000):
+        helper.click()
+    box.close()
+    assert check.meaning.isVisibleTo(panel) and "help:colours" in check.meaning.text()
+    with qtbot.waitSignal(check.help_requested, timeout=1000):
+        check.meaning.linkActivated.emit("help:colours")
+    check.meaning.linkActivated.emit("details")
+    assert check.details_box is not None and check.details_box.isVisible()
+    check.details_box.close()
+    # The next check says how long the last one took.
+    assert "The last check of these documents took" in start_text(papers, 3, 250.0)
 
 
 def test_a_busy_collection_shows_the_result_without_keeping_it(
@@ -177,7 +227,7 @@ def test_a_busy_collection_shows_the_result_without_keeping_it(
     check.run()
     qtbot.waitUntil(lambda: not check.running, timeout=TIMEOUT_MS)
     assert check.note.text() == NOT_KEPT_TEXT and check.note.isVisibleTo(panel)
-    assert "unchanged sentences were green" in check.summary.text()
+    assert "unchanged sentences were green" in check.summary.toolTip()
     assert check.data["preset"] == "balanced"
     assert _stored(papers) == {}
 

@@ -16,7 +16,13 @@ from tests.ui.conftest import make_answer
 from verifai_desktop.settings import GenerationSettings, ModelSettings, Settings, load_settings
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.settings_dialog import SettingsDialog
-from verifai_desktop.ui.settings_texts import GROUPS, PASSAGES_NOTE, PASSAGES_TIP
+from verifai_desktop.ui.settings_texts import (
+    GROUPS,
+    PASSAGES_NOTE,
+    PASSAGES_TIP,
+    TECHNICAL_NAMES,
+    with_technical_name,
+)
 
 
 def _dialog(qtbot: QtBot, settings: Settings) -> SettingsDialog:
@@ -113,6 +119,13 @@ def test_every_label_and_check_box_carries_a_tooltip(qtbot: QtBot) -> None:
     assert labelled == 21
     for box in dialog.findChildren(QCheckBox):
         assert box.toolTip() != "", box.text()
+    # Every setting's tooltip ends with its technical name (labels are in the user's words).
+    for form in dialog.findChildren(QFormLayout):
+        for row in range(form.rowCount()):
+            label = form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            text = label.widget().text() if label is not None else ""
+            if text in TECHNICAL_NAMES:
+                assert label.widget().toolTip().endswith(f"settings.toml: {TECHNICAL_NAMES[text]}")
     form = _form_of(dialog.generator)
     assert _field(form, 0) is dialog.generator
     label_item = form.itemAt(0, QFormLayout.ItemRole.LabelRole)
@@ -132,7 +145,11 @@ def test_passages_read_up_to_k_as_many_as_fit_the_reading_budget(qtbot: QtBot) -
     assert note.text() == PASSAGES_NOTE == "Up to k, as many as fit the model's reading budget."
     label = _form_of(dialog.k).labelForField(dialog.k)
     assert isinstance(label, QLabel)
-    assert (label.text(), label.toolTip()) == ("Passages per answer:", PASSAGES_TIP)
+    # In the user's words, the technical name on hover.
+    assert (label.text(), label.toolTip()) == (
+        "Passages per answer:",
+        with_technical_name(PASSAGES_TIP, "retrieval.k"),
+    )
     assert "reading budget" in PASSAGES_TIP and "how many were given" in PASSAGES_TIP
     # The reading budgets are on Advanced and saved.
     assert (dialog.budget_cpu.value(), dialog.budget_gpu.value()) == (1500, 4000)

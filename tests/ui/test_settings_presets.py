@@ -21,6 +21,7 @@ from verifai_desktop.ui.settings_texts import (
     PRESET_TIP,
     SUPPORT_TIP,
     preset_figures_text,
+    with_technical_name,
 )
 
 # As models/choose_thresholds.py writes them: Strict never shows red (1.01), HealthVer beside.
@@ -169,9 +170,12 @@ def test_preset_shows_its_figures_and_thresholds_and_custom_is_saved(
 def test_labels_carry_the_tooltips(qtbot: QtBot, tmp_path: Path) -> None:
     dialog = _dialog(qtbot, _settings(str(_verifier_folder(tmp_path, PRESETS))))
     fields: list[tuple[QWidget, str]] = [
-        (dialog.preset, PRESET_TIP),
-        (dialog.support_threshold, SUPPORT_TIP),
-        (dialog.contradict_threshold, CONTRADICT_TIP),
+        (dialog.preset, with_technical_name(PRESET_TIP, "verify.preset")),
+        (dialog.support_threshold, with_technical_name(SUPPORT_TIP, "verify.support_threshold")),
+        (
+            dialog.contradict_threshold,
+            with_technical_name(CONTRADICT_TIP, "verify.contradict_threshold"),
+        ),
     ]
     for field, tip in fields:
         assert field.toolTip() == tip

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import keyring
 import pytest
-from PySide6.QtWidgets import QDialogButtonBox
+from PySide6.QtWidgets import QDialogButtonBox, QFormLayout
 from pytestqt.qtbot import QtBot
 
 from tests.conftest import DOCS_CLEAN
@@ -34,7 +34,7 @@ from verifai_desktop.ui import team_dialog
 from verifai_desktop.ui.errors import STORE_FAILURES
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.tasks import TaskRunner
-from verifai_desktop.ui.team_dialog import HISTORY_TEXT, OK_STYLE, TeamDialog
+from verifai_desktop.ui.team_dialog import HISTORY_TEXT, MISSING_TEXT, OK_STYLE, TeamDialog
 
 pytest.importorskip(
     "pgserver", reason="pgserver is not installed (the test extra): no PostgreSQL to test with"
@@ -148,9 +148,32 @@ def test_the_form_gives_the_store_url_without_the_password(qtbot: QtBot) -> None
     )
     _fill(dialog, host=" ")
     assert dialog.on_test_clicked() is None
-    assert dialog.message.text() == (
-        "invalid setting server: give the server of the PostgreSQL store"
-    )
+    assert dialog.message.text() == MISSING_TEXT["host"]
+
+
+def test_the_empty_dialog_explains_itself_and_every_field(qtbot: QtBot) -> None:
+    dialog = TeamDialog(TaskRunner())
+    qtbot.addWidget(dialog)
+    intro = dialog.intro.text()
+    assert "PostgreSQL with the pgvector extension" in intro
+    assert "verifai-desktop[postgres]" in intro
+    form = dialog.findChild(QFormLayout)
+    assert form is not None
+    for row in range(form.rowCount()):
+        label = form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+        if label is not None and label.widget() is not None and label.widget().text():
+            assert label.widget().toolTip() != "", label.widget().text()
+    for field in (dialog.host, dialog.port, dialog.database, dialog.user, dialog.collection,
+                  dialog.sslmode, dialog.sslrootcert, dialog.browse_button, dialog.password,
+                  dialog.remember, dialog.test_button):  # fmt: skip
+        assert field.toolTip() != "", field.objectName() or type(field).__name__
+    # Test connection on the empty form: a sentence per empty field, nothing technical.
+    assert dialog.on_test_clicked() is None
+    text = dialog.message.text()
+    assert text == " ".join(MISSING_TEXT[k] for k in ("host", "database", "user", "collection"))
+    assert "invalid setting" not in text
+    dialog.buttons.accepted.emit()  # Save says the same, and saves nothing
+    assert dialog.message.text() == text and not dialog.result()
 
 
 def test_a_connection_test_succeeds_and_shows_the_tls_mode(

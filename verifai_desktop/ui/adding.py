@@ -3,6 +3,7 @@ local files and folders of a drag and drop (the library panel ingests what they 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData
@@ -30,3 +31,23 @@ def dropped_paths(mime: QMimeData) -> list[Path]:
     if not mime.hasUrls():
         return []
     return [Path(u.toLocalFile()) for u in mime.urls() if u.isLocalFile()]
+
+
+NEW_COLLECTION_TITLE = "New collection"
+NEW_COLLECTION_LABEL = (
+    "No collection is open, so these documents go into a new one. Its name (you can rename "
+    "it later):"
+)
+
+
+def suggested_collection_name(paths: Sequence[Path]) -> str:
+    """The name offered for a new collection made from ``paths``: the folder's name for one
+    folder, the folder the files are in when they share one, else ``"Documents"``."""
+    if not paths:
+        return "Documents"
+    if len(paths) == 1 and paths[0].is_dir():
+        return paths[0].resolve().name or "Documents"
+    parents = {(p if p.is_dir() else p.parent).resolve() for p in paths}
+    if len(parents) == 1:
+        return next(iter(parents)).name or "Documents"
+    return "Documents"

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QPoint, QPointF, QRect, Qt, QUrl, Signal, Slot
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, Qt, QUrl, Signal, Slot
 from PySide6.QtGui import (
     QColor,
     QContextMenuEvent,
     QFocusEvent,
+    QHelpEvent,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -28,8 +29,17 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocumentFragment,
+    QWheelEvent,
 )
-from PySide6.QtWidgets import QInputDialog, QLineEdit, QMenu, QTextBrowser, QTextEdit, QWidget
+from PySide6.QtWidgets import (
+    QInputDialog,
+    QLineEdit,
+    QMenu,
+    QTextBrowser,
+    QTextEdit,
+    QToolTip,
+    QWidget,
+)
 
 from verifai_desktop.domain import Answer, CheckResult, NliLabel, SentenceLabel
 from verifai_desktop.store.history import Feedback, FeedbackVerdict
@@ -272,7 +282,7 @@ class AnswerView(QTextBrowser):
             and self.answer is not None
             and 0 <= index < len(self.answer.sentences)
         ):
-            self.popup.show_html(self.hover_html(index), self.popup.pos() - QPoint(12, 16))
+            self.popup.show_html(self.hover_html(index), self.popup.pointer)
 
     def feedback_of(self, index: int, passage: int) -> Feedback | None:
         """The reader's judgement of sentence ``index``'s verdict on passage ``passage``
@@ -307,15 +317,50 @@ class AnswerView(QTextBrowser):
             if index >= 0:
                 self.popup.show_html(self.hover_html(index), e.globalPosition().toPoint())
             elif self.focused_index < 0:
-                self.popup.hide()
+                self.popup.hide_soon()  # unless the pointer is on its way onto the card
+
+    def wheelEvent(self, e: QWheelEvent) -> None:  # noqa: N802 (Qt override)
+        """Over the sentence whose card is cut to the window, the wheel scrolls the card (the
+        pointer cannot reach it without crossing other sentences); elsewhere, the answer."""
+        card = self.popup
+        here = self.sentence_at(e.position().toPoint()) if self.answer else -1
+        if card.isVisible() and card.scrolls and here >= 0 and here == self.hovered_index:
+            bar = card.scroll_area.verticalScrollBar()
+            bar.setValue(bar.value() - e.angleDelta().y() // 120 * bar.singleStep() * 3)
+            e.accept()
+            return
+        super().wheelEvent(e)
 
     def leaveEvent(self, e: object) -> None:  # noqa: N802 (Qt override)
         if self.hovered_index >= 0:
             self.hovered_index = -1
             self.sentence_hovered.emit(-1)
         if self.focused_index < 0:
-            self.popup.hide()
+            self.popup.hide_soon()
         super().leaveEvent(e)  # type: ignore[arg-type]
+
+    def viewportEvent(self, e: QEvent) -> bool:  # noqa: N802 (Qt override)
+        """Tooltips only over text and never over a sentence: Qt's text control shows the
+        nearest character's tooltip, so a sentence's label ("Supported") appeared over empty
+        space beside it; over a sentence its card says it all."""
+        if (
+            isinstance(e, QHelpEvent)
+            and e.type() == QEvent.Type.ToolTip
+            and not self.tooltip_allowed(e.pos())
+        ):
+            QToolTip.hideText()
+            e.accept()  # handled: an ignored one goes on to the view, which shows it
+            return True
+        return super().viewportEvent(e)
+
+    def tooltip_allowed(self, pos: QPoint) -> bool:
+        """Whether a tooltip may show at viewport point ``pos``: over a character (exact hit)
+        that belongs to no sentence with a card."""
+        doc_pos = QPointF(
+            pos.x() + self.horizontalScrollBar().value(), pos.y() + self.verticalScrollBar().value()
+        )
+        hit = self.document().documentLayout().hitTest(doc_pos, Qt.HitTestAccuracy.ExactHit)
+        return hit >= 0 and (self.answer is None or self.sentence_at(pos) < 0)
 
     def focusOutEvent(self, e: QFocusEvent) -> None:  # noqa: N802 (Qt override)
         self.popup.hide()
@@ -507,6 +552,7 @@ class AnswerView(QTextBrowser):
         :data:`SHOW_GENERATED_HREF` and :data:`HIDE_GENERATED_HREF` show and hide the
         generated text of a refused answer; in a claim check, ``evidence:`` links open their
         passage and :data:`BACK_HREF` asks for the answer back."""
+        self.popup.hide()  # it would cover the passage being opened
         href = url.toString()
         if self.check is not None:
             if href == BACK_HREF:

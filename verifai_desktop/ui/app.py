@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication
 from verifai_desktop.domain import Answer
 from verifai_desktop.logs import setup_logging
 from verifai_desktop.offline import stay_offline
+from verifai_desktop.ui.adding import suggested_collection_name
 from verifai_desktop.ui.errors import install_excepthook
 from verifai_desktop.ui.main_window import MainWindow
 from verifai_desktop.ui.resources import icon, stylesheet
@@ -65,7 +66,7 @@ class _Scripted(QObject):
             if screen is not None:
                 window.setGeometry(screen.availableGeometry())
         if ingest:
-            window.library.ingest(ingest)
+            window.library.ingest(ingest, new_name=suggested_collection_name(ingest))
         self._poll = QTimer(self)
         self._poll.setInterval(300)
         self._poll.timeout.connect(self._tick)

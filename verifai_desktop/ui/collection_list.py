@@ -41,6 +41,10 @@ TEAM_MARK = "[team]"
 """After the name of a team collection (a PostgreSQL store) in the list."""
 
 
+MIN_LIST_ROWS = 2  # the collection list's height, in rows, at least ...
+MAX_LIST_ROWS = 6  # ... and at most (it scrolls beyond)
+
+
 def team_label(team: TeamCollection) -> tuple[str, str]:
     """``(display name, list text)`` of a team collection: the name marked :data:`TEAM_MARK`;
     under it, the server and the ``sslmode``."""
@@ -86,7 +90,7 @@ class CollectionList(QWidget):
         title.setObjectName("sectionTitle")
         self.list_widget = QListWidget()
         self.list_widget.setObjectName("collectionList")
-        self.list_widget.setMaximumHeight(150)
+        self._fit_height()
         self.new_button = tool_button("new-collection", "New collection")
         self.rename_button = tool_button("rename", "Rename collection")
         self.delete_button = tool_button("delete", "Delete collection")
@@ -171,10 +175,19 @@ class CollectionList(QWidget):
         elif self.names:
             self.list_widget.setCurrentRow(0)
         self.list_widget.blockSignals(False)
+        self._fit_height()
         if self.names:
             self.sample_banner.setVisible(False)
         current = self.list_widget.currentRow()
         return self.names[current].folder if 0 <= current < len(self.names) else ""
+
+    def _fit_height(self) -> None:
+        """As tall as its collections, between :data:`MIN_LIST_ROWS` and
+        :data:`MAX_LIST_ROWS` rows: the room left goes to the documents table."""
+        rows = max(MIN_LIST_ROWS, min(MAX_LIST_ROWS, self.list_widget.count()))
+        row_px = self.list_widget.sizeHintForRow(0) if self.list_widget.count() else 0
+        row_px = max(row_px, self.list_widget.fontMetrics().height() + 6)
+        self.list_widget.setFixedHeight(rows * row_px + 2 * self.list_widget.frameWidth() + 2)
 
     def row_of(self, name: str) -> int | None:
         """Row of the collection with this folder name, else with this display name."""

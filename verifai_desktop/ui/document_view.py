@@ -1,6 +1,7 @@
 """Opens a cited passage where it is: a PDF page rendered with PyMuPDF with the evidence
-highlighted, or, for other formats, the passage text with a button that opens the file in the
-system viewer.
+highlighted, a text file (TXT, Markdown) whole and scrolled to the passage with its evidence
+highlighted (:mod:`~verifai_desktop.ui.source_view`), or, for other formats, the passage text;
+a button opens the file in the system viewer.
 
 The highlight covers exactly the evidence's characters (the verifier's deciding window, by its
 offsets into the passage), a rectangle per text line it touches, across line breaks and
@@ -43,6 +44,7 @@ from PySide6.QtWidgets import (
 from verifai_desktop.domain import Passage
 from verifai_desktop.ingest.pdf_layout import PageLayout, Rect, locate_span, page_layout, span_rects
 from verifai_desktop.ui.resources import icon, tool_button
+from verifai_desktop.ui.source_view import SourceSpan, locate_passage, show_source
 
 if TYPE_CHECKING:
     import pymupdf
@@ -78,6 +80,7 @@ class DocumentView(QWidget):
         self.passage: Passage | None = None
         self.evidence = ""  # the highlighted text of the passage
         self.evidence_span = (0, 0)  # its offsets into the passage text
+        self.source_span: SourceSpan | None = None  # where it is in a text file shown whole
         self.page_index = -1
         self.highlight_count = 0  # rectangles drawn on the current page (text lines)
         self.zoom = 1.0
@@ -453,6 +456,18 @@ class DocumentView(QWidget):
         assert self.passage is not None
         p = self.passage
         start, end = self.evidence_span
+        self.source_span = locate_passage(p, (start, end))
+        if self.source_span is not None:  # a text file: shown whole at the passage
+            self.header.setText(
+                f"<b>{html.escape(p.title)}</b><br>"
+                f"{html.escape(p.path.name)}, line {self.source_span.line}"
+                + (f", {html.escape(p.location.label())}" if p.location.label() else "")
+            )
+            show_source(self.text, self.source_span)
+            self._text_shown()
+            self.highlight_count = 1
+            return
+        self.text.setExtraSelections([])
         if start < end:
             body = (
                 html.escape(p.text[:start])
@@ -464,12 +479,15 @@ class DocumentView(QWidget):
         else:
             body = html.escape(p.text)
         self.text.setHtml(f"<p style='line-height:140%'>{body}</p>")
+        self._text_shown()
+        self.highlight_count = 1 if start < end else 0
+
+    def _text_shown(self) -> None:
         self.page_label.setText("")
         self.zoom_label.setText("")
         self.prev_button.setEnabled(False)
         self.next_button.setEnabled(False)
         self._set_zoom_enabled(False)
-        self.highlight_count = 1 if start < end else 0
         self.stack.setCurrentWidget(self.text)
 
     def _close_pdf(self) -> None:

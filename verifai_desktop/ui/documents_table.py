@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
 )
@@ -74,6 +78,55 @@ def document_rows(records: Sequence[DocumentRecord]) -> list[DocumentRow]:
     return [DocumentRow(r.source, r.status, r.reason, r.chunk_count) for r in records]
 
 
+class Catalogued(Protocol):
+    """A collection whose documents can be listed (on this machine or on a server)."""
+
+    def documents(self) -> Sequence[DocumentRecord]:
+        """Its catalog records, in catalog order."""
+        ...
+
+
+def collection_rows(col: Catalogued, _ctx: object = None) -> list[DocumentRow]:
+    """Table rows of every document of ``col`` (an op for the collection host)."""
+    return document_rows(col.documents())
+
+
+MIN_VISIBLE_ROWS = 4
+"""Rows the table always has room for (issue 42: about 1.5 showed at 1366x768)."""
+SUFFIX_KEPT_CHARS = 8
+"""A file name's extension (with its dot) up to this long is never cut."""
+CELL_PADDING_PX = 8  # left and right padding of a cell's text, as the style draws it
+
+
+def elide_file_name(name: str, fm: QFontMetrics, width_px: int) -> str:
+    """``name`` fitted to ``width_px`` pixels of font ``fm``, cut in the middle of its stem so
+    that its start and its extension stay: ``"acl2020_…ter.pdf"`` (not ``"acl202…"``).
+
+    Returns:
+        ``name`` when it fits; else the elided name, at worst ``"…" + extension``.
+    """
+    if fm.horizontalAdvance(name) <= width_px:
+        return name
+    suffix = Path(name).suffix
+    if not suffix or len(suffix) > SUFFIX_KEPT_CHARS or len(suffix) == len(name):
+        return fm.elidedText(name, Qt.TextElideMode.ElideMiddle, width_px)
+    stem = name[: -len(suffix)]
+    room = width_px - fm.horizontalAdvance(suffix)
+    cut = fm.elidedText(stem, Qt.TextElideMode.ElideMiddle, max(0, room))
+    return (cut or "…") + suffix
+
+
+class FileNameDelegate(QStyledItemDelegate):
+    """Paints a file name cut in its middle, its extension kept (:func:`elide_file_name`)."""
+
+    def initStyleOption(  # noqa: N802 (Qt override)
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().initStyleOption(option, index)
+        width = option.rect.width() - CELL_PADDING_PX
+        option.text = elide_file_name(option.text, option.fontMetrics, width)
+
+
 class DocumentsTable(QTableWidget):
     """Read-only table of :class:`DocumentRow`; non-indexed rows in dark red.
 
@@ -94,10 +147,17 @@ class DocumentsTable(QTableWidget):
         header.setSectionResizeMode(STATUS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(CHUNKS_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(REASON_COLUMN, QHeaderView.ResizeMode.Stretch)
-        header.setStretchLastSection(True)
-        # A file name too long for its column is cut at its end; its cell's tooltip holds
-        # the full path.
+        # The name and reason columns stretch; the last shown column must not (with the
+        # reason hidden, the chunks column would take the names' width).
+        header.setStretchLastSection(False)
+        rows = self.verticalHeader().defaultSectionSize()
+        self.setMinimumHeight(header.sizeHint().height() + MIN_VISIBLE_ROWS * rows + 4)
+        # A file name too long for its column is cut in its middle, its extension kept; its
+        # cell's tooltip holds the full path. The reason column shows only while a row has a
+        # reason, so that the names have the width.
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setItemDelegateForColumn(NAME_COLUMN, FileNameDelegate(self))
+        self.setColumnHidden(REASON_COLUMN, True)  # until a row has a reason
         self.setToolTip("Double-click an encrypted PDF to enter its password.")
 
     def set_rows(self, rows: Sequence[DocumentRow]) -> None:
@@ -124,6 +184,7 @@ class DocumentsTable(QTableWidget):
                     it.setForeground(Qt.GlobalColor.darkRed)
             for col, it in enumerate(items):
                 self.setItem(i, col, it)
+        self.setColumnHidden(REASON_COLUMN, not any(app_reason(r) for r in rows))
 
     def cell_texts(self) -> list[tuple[str, str, str, str]]:
         """The cell texts (file, status, chunks, reason) of every row."""

@@ -181,6 +181,7 @@ def show_error(
     *,
     context: str = "",
     repair: Callable[[str], object] | None = None,
+    remedy: str = "",
 ) -> QMessageBox:
     """Show ``exc`` in a window-modal, non-blocking message box and return it.
 
@@ -191,6 +192,8 @@ def show_error(
         repair: starts the repair of a collection (its folder name). Given, a damaged
             collection (:class:`~verifai_desktop.errors.IndexCorrupt` naming its collection)
             gets Repair and Cancel buttons; Repair calls it.
+        remedy: what to do, where the caller knows better than the error's kind (a failed
+            download: the folder and the files to copy); default: :func:`describe_error`'s.
     """
     name = exc.collection if isinstance(exc, errors.IndexCorrupt) else None
     offer = repair is not None and bool(name)
@@ -201,7 +204,7 @@ def show_error(
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle(report.title)
     box.setText(f"{context}: {report.message}" if context else report.message)
-    box.setInformativeText(report.remedy)
+    box.setInformativeText(remedy or report.remedy)
     box.setObjectName("errorBox")
     if offer and repair is not None and name:
         button = box.addButton("Repair", QMessageBox.ButtonRole.AcceptRole)

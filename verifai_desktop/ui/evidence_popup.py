@@ -8,9 +8,9 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QHideEvent
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from verifai_desktop.domain import Answer, Evidence, NliLabel, Passage, Verdict
 from verifai_desktop.presentation import (
@@ -245,32 +245,127 @@ def _named_html(answer: Answer, verdict: Verdict) -> str:
     )
 
 
+CARD_WIDTH_PX = 520  # the card's text width
+CARD_GAP_BELOW_PX = 16  # between the pointer and a card shown below it
+CARD_GAP_ABOVE_PX = 8  # between the pointer and a card shown above it
+CARD_EDGE_PX = 4  # kept free between a card and the window's edge
+MIN_CARD_HEIGHT_PX = 120  # a card squeezed by the window still shows this much, scrolling
+HIDE_DELAY_MS = 300  # the pointer may travel this long from a sentence onto its card
+
+
+def card_geometry(size: QSize, pointer: QPoint, area: QRect) -> QRect:
+    """Where a card of natural ``size`` goes for a pointer at ``pointer``, inside ``area``
+    (global pixels): below the pointer when it fits, else above it, else on the side with
+    more room with its height cut to that room (the card scrolls inside); never over the
+    pointer, and shifted left to stay inside ``area``.
+
+    Returns:
+        The card's rectangle, global pixels; its height may be less than ``size``'s.
+    """
+    inner = area.adjusted(CARD_EDGE_PX, CARD_EDGE_PX, -CARD_EDGE_PX, -CARD_EDGE_PX)
+    height = min(size.height(), inner.height())
+    below_top = pointer.y() + CARD_GAP_BELOW_PX
+    room_below = inner.bottom() + 1 - below_top
+    room_above = pointer.y() - CARD_GAP_ABOVE_PX - inner.top()
+    if height <= room_below:
+        top = below_top
+    elif height <= room_above:
+        top = pointer.y() - CARD_GAP_ABOVE_PX - height
+    elif room_below >= room_above:
+        height = max(min(height, MIN_CARD_HEIGHT_PX), room_below)
+        top = below_top
+    else:
+        height = max(min(height, MIN_CARD_HEIGHT_PX), room_above)
+        top = pointer.y() - CARD_GAP_ABOVE_PX - height
+    top = max(inner.top(), min(top, inner.bottom() + 1 - height))
+    width = min(size.width(), inner.width())
+    left = max(inner.left(), min(pointer.x() + 12, inner.right() + 1 - width))
+    return QRect(left, top, width, height)
+
+
 class EvidencePopup(QFrame):
-    """A tooltip-like frame that shows the hover card; it never takes focus."""
+    """A tooltip-like frame that shows the hover card; it never takes focus.
+
+    It stays inside the window it belongs to (:func:`card_geometry`): below the pointer, or
+    above it near the window's bottom, and a card taller than the window scrolls inside: the
+    mouse wheel over its sentence scrolls it (:meth:`AnswerView.wheelEvent
+    <verifai_desktop.ui.answer_view.AnswerView.wheelEvent>`), or the pointer moves onto it
+    within :data:`HIDE_DELAY_MS`; the card hides when the pointer leaves it.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.ToolTip | Qt.WindowType.FramelessWindowHint)
         self.setObjectName("evidencePopup")
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.label = QLabel(self)
+        self.label = QLabel()
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
-        self.label.setFixedWidth(520)
+        self.label.setFixedWidth(CARD_WIDTH_PX)
+        self.label.setContentsMargins(10, 8, 10, 8)
+        self.scroll_area = QScrollArea(self)
+        self.scroll_area.setObjectName("evidenceScroll")
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setWidget(self.label)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(10, 8, 10, 8)
-        layout.addWidget(self.label)
+        layout.setContentsMargins(1, 1, 1, 1)
+        layout.addWidget(self.scroll_area)
+        self._hide_timer = QTimer(self)
+        self._hide_timer.setSingleShot(True)
+        self._hide_timer.setInterval(HIDE_DELAY_MS)
+        self._hide_timer.timeout.connect(self._hide_unless_hovered)
+        self.pointer = QPoint()  # where the card was last shown for (global pixels)
 
-    def show_html(self, rich_text: str, global_pos: QPoint) -> None:
-        """Show ``rich_text`` with the top-left corner near ``global_pos``, kept on screen."""
+    @property
+    def scrolls(self) -> bool:
+        """True when the card is cut to the window and scrolls inside."""
+        return self.label.height() > self.scroll_area.viewport().height()
+
+    def natural_size(self) -> QSize:
+        """The card's size with all of its text shown (pixels)."""
+        height = self.label.heightForWidth(CARD_WIDTH_PX)
+        self.label.resize(CARD_WIDTH_PX, height)
+        frame = 2 * (self.frameWidth() + 1)
+        bar = self.scroll_area.verticalScrollBar().sizeHint().width()
+        return QSize(CARD_WIDTH_PX + frame + bar, height + frame)
+
+    def show_html(self, rich_text: str, global_pos: QPoint, area: QRect | None = None) -> None:
+        """Show ``rich_text`` next to the pointer at ``global_pos`` (:func:`card_geometry`),
+        inside ``area`` (global pixels; default: the parent's window, within its screen)."""
+        self._hide_timer.stop()
+        self.pointer = QPoint(global_pos)
         self.label.setText(rich_text)
-        self.adjustSize()
-        screen = QGuiApplication.screenAt(global_pos) or QGuiApplication.primaryScreen()
-        x, y = global_pos.x() + 12, global_pos.y() + 16
-        if screen is not None:
-            geo = screen.availableGeometry()
-            x = min(x, geo.right() - self.width())
-            if y + self.height() > geo.bottom():
-                y = max(geo.top(), global_pos.y() - self.height() - 24)
-        self.move(x, y)
+        self.scroll_area.verticalScrollBar().setValue(0)
+        rect = card_geometry(self.natural_size(), global_pos, area or self.allowed_area(global_pos))
+        self.setGeometry(rect)
         self.show()
+
+    def allowed_area(self, global_pos: QPoint) -> QRect:
+        """The parent's window (its frame) within the screen at ``global_pos``, global pixels;
+        the screen alone without a parent."""
+        screen = QGuiApplication.screenAt(global_pos) or QGuiApplication.primaryScreen()
+        screen_rect = screen.availableGeometry() if screen is not None else QRect()
+        parent = self.parentWidget()
+        if parent is None:
+            return screen_rect
+        window = parent.window()
+        area = window.frameGeometry() if window.isWindow() else window.geometry()
+        return area.intersected(screen_rect) if screen_rect.isValid() else area
+
+    def hide_soon(self) -> None:
+        """Hide after :data:`HIDE_DELAY_MS` unless the pointer is on the card by then."""
+        if self.isVisible():
+            self._hide_timer.start()
+
+    def _hide_unless_hovered(self) -> None:
+        if not self.underMouse():
+            self.hide()
+
+    def hideEvent(self, e: QHideEvent) -> None:  # noqa: N802 (Qt override)
+        self._hide_timer.stop()
+        super().hideEvent(e)
+
+    def leaveEvent(self, e: QEvent) -> None:  # noqa: N802 (Qt override)
+        self.hide_soon()
+        super().leaveEvent(e)

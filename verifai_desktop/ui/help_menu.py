@@ -1,5 +1,5 @@
-"""The Help menu: keyboard shortcuts, where VerifAI keeps its data, the bundled models' licences
-and About, each in a small window of its own.
+"""The Help menu: what the colours mean, keyboard shortcuts, where VerifAI keeps its data, the
+bundled models' licences and About, each in a small window of its own.
 
 What it says is read when it is opened, never written down twice: the shortcuts from the
 window's own actions (:func:`shortcut_rows`), the folders from
@@ -38,6 +38,7 @@ from verifai_desktop.settings import (
     models_dir,
     settings_path,
 )
+from verifai_desktop.ui import colour_help
 
 SENTENCE_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter (question box)", "Ask the question, or check the claim"),
@@ -183,6 +184,8 @@ class HelpMenu(QObject):
         super().__init__(window)
         self.main_window = window
         self.dialog: HelpDialog | None = None
+        self.colours_action = QAction(colour_help.TITLE, window)
+        self.colours_action.setObjectName("coloursHelpAction")
         self.shortcuts_action = QAction("Keyboard shortcuts", window)
         self.shortcuts_action.setShortcut(QKeySequence.StandardKey.HelpContents)
         self.data_action = QAction("Where your data is kept", window)
@@ -191,6 +194,7 @@ class HelpMenu(QObject):
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self.menu = window.menuBar().addMenu("&Help")
         for action in (
+            self.colours_action,
             self.shortcuts_action,
             self.data_action,
             self.licences_action,
@@ -200,6 +204,7 @@ class HelpMenu(QObject):
         self._connect_signals()
 
     def _connect_signals(self) -> None:
+        self.colours_action.triggered.connect(self.show_colours)
         self.shortcuts_action.triggered.connect(self.on_shortcuts_triggered)
         self.data_action.triggered.connect(
             lambda: self.show_page("Where your data is kept", data_html())
@@ -210,6 +215,14 @@ class HelpMenu(QObject):
         self.about_action.triggered.connect(
             lambda: self.show_page("About VerifAI Desktop", about_html())
         )
+
+    @Slot()
+    def show_colours(self) -> HelpDialog:
+        """Show what the colours and marks mean, how often each was right, and what to do
+        when one is wrong (:mod:`~verifai_desktop.ui.colour_help`)."""
+        dialog = self.show_page(colour_help.TITLE, colour_help.colours_html())
+        dialog.resize(720, 640)
+        return dialog
 
     @Slot()
     def on_shortcuts_triggered(self) -> None:

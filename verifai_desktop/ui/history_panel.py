@@ -17,14 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QListView,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
     QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -204,6 +207,23 @@ def write_audit_record(
     return write_record(build_record(saved, collection=collection), output)
 
 
+class FitWidthDelegate(QStyledItemDelegate):
+    """Rows as wide as the list's viewport, their text wrapped to it: a list view in list mode
+    lays a row out at its text's full width, which brought a horizontal scroll bar."""
+
+    def sizeHint(  # noqa: N802 (Qt override)
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        view = self.parent()
+        if isinstance(view, QListView):
+            fitted = QStyleOptionViewItem(option)
+            width = view.viewport().width() - 2 * view.spacing()
+            fitted.rect = QRect(0, 0, max(1, width), option.rect.height())
+            hint = super().sizeHint(fitted, index)
+            return QSize(min(hint.width(), max(1, width)), hint.height())
+        return super().sizeHint(option, index)
+
+
 class HistoryPanel(QWidget):
     """Past questions of the current collection.
 
@@ -234,6 +254,12 @@ class HistoryPanel(QWidget):
         self.list.setObjectName("historyList")
         self.list.setWordWrap(True)
         self.list.setAlternatingRowColors(True)
+        # Rows wrap to the list's width, and what no line break fits is cut with "…": no
+        # horizontal scroll bar (issue 42, item 2).
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setItemDelegate(FitWidthDelegate(self.list))
         self.list.setToolTip("Choose a past question or claim check to see it as it was verified")
         self.note = QLabel(NO_COLLECTION_TEXT)
         self.note.setObjectName("historyEmptyNote")

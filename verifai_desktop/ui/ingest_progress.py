@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from verifai_desktop.domain import Progress
 from verifai_desktop.store.repair import RepairReport
 from verifai_desktop.store.writer import IngestReport, Outcome
+from verifai_desktop.ui.elided_label import ElidedLabel, keep_column_width
 from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.tasks import Task
 
@@ -44,12 +45,13 @@ class ProgressFrame(QFrame):
         super().__init__(parent)
         # The ingest or repair whose progress is shown (and Cancel stops).
         self.task: Task[IngestReport] | Task[RepairReport] | None = None
-        self.label = QLabel("")
-        self.label.setWordWrap(True)
+        # One line, cut in the middle (a file name keeps its extension): a long name never
+        # widens the library column.
+        self.label = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)
         self.files_bar = QProgressBar()
         self.files_bar.setObjectName("filesProgress")
         self.files_bar.setFormat("%v / %m files")
-        self.chunks_label = QLabel("")
+        self.chunks_label = ElidedLabel()
         self.cancel_button = QPushButton(icon("cancel"), "Cancel")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
@@ -124,6 +126,7 @@ class SummaryFrame(QFrame):
         self.label.setObjectName("ingestSummaryText")
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        keep_column_width(self.label)
         self.close_button = QToolButton()
         self.close_button.setIcon(
             self.style().standardIcon(QStyle.StandardPixmap.SP_TitleBarCloseButton)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl, Signal, Slot
 from PySide6.QtGui import QColor, QResizeEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -26,12 +26,34 @@ RECITED_DESCRIPTION = (
 )
 
 
+WORD_JOINER = "\u2060"
+"""No line break on either side: keeps "Re-cited" whole after its hyphen."""
+HELP_HREF = "help:colours"
+HELP_LINK_TEXT = "What do the colours mean?"
+HELP_TIP = "What each colour and mark means, how often it is right, and what to do when it is not"
+
+
+def unbroken(text: str) -> str:
+    """``text`` that never wraps inside: no-break spaces, and no break after a hyphen (the
+    legend wraps between its entries only, never as "Re-/cited")."""
+    return text.replace(" ", "\u00a0").replace("-", "-" + WORD_JOINER)
+
+
 class LegendView(QTextBrowser):
-    """One line naming each label in exactly the style the answer view uses."""
+    """One line naming each label in exactly the style the answer view uses, and a link to
+    the colours' help page.
+
+    Signals:
+        help_requested(): the link to the help page was clicked.
+    """
+
+    help_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("legend")
+        self.setOpenLinks(False)
+        self.anchorClicked.connect(self._on_anchor_clicked)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -42,18 +64,25 @@ class LegendView(QTextBrowser):
         for style in LABEL_STYLES.values():
             fmt = sentence_char_format(style.label)
             fmt.setToolTip(style.description)
-            # No-break spaces keep glyph and name together when the legend wraps.
-            cursor.insertText(f"{style.glyph} {style.title}".replace(" ", "\u00a0"), fmt)
+            cursor.insertText(unbroken(f"{style.glyph} {style.title}"), fmt)
             cursor.insertText("   ", QTextCharFormat())
         conflict = QTextCharFormat()
         conflict.setForeground(QColor(CONFLICT_COLOR))
         conflict.setToolTip(CONFLICT_DESCRIPTION)
-        cursor.insertText(f"{CONFLICT_GLYPH} Conflicting evidence".replace(" ", "\u00a0"), conflict)
+        cursor.insertText(unbroken(f"{CONFLICT_GLYPH} Conflicting evidence"), conflict)
         cursor.insertText("   ", QTextCharFormat())
         recited = QTextCharFormat()
         recited.setForeground(QColor(CITATION_COLOR))
         recited.setToolTip(RECITED_DESCRIPTION)
-        cursor.insertText(f"{RECITED_SIGN} {RECITED_TITLE}".replace(" ", "\u00a0"), recited)
+        cursor.insertText(unbroken(f"{RECITED_SIGN} {RECITED_TITLE}"), recited)
+        cursor.insertText("   ", QTextCharFormat())
+        link = QTextCharFormat()
+        link.setAnchor(True)
+        link.setAnchorHref(HELP_HREF)
+        link.setForeground(self.palette().link())
+        link.setFontUnderline(True)
+        link.setToolTip(HELP_TIP)
+        cursor.insertText(unbroken(HELP_LINK_TEXT), link)
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self.setFixedHeight(int(self.fontMetrics().height() * 2.2))
         self.setToolTip(
@@ -64,6 +93,11 @@ class LegendView(QTextBrowser):
             + f"<br><b>{CONFLICT_GLYPH} {html.escape(CONFLICT_TITLE)}</b>: {CONFLICT_DESCRIPTION}"
             + f"<br><b>{RECITED_SIGN} {RECITED_TITLE}</b>: {html.escape(RECITED_DESCRIPTION)}"
         )
+
+    @Slot(QUrl)
+    def _on_anchor_clicked(self, url: QUrl) -> None:
+        if url.toString() == HELP_HREF:
+            self.help_requested.emit()
 
     def resizeEvent(self, e: QResizeEvent) -> None:  # noqa: N802 (Qt override)
         """Fit the height to the text, which wraps onto a second line in narrow windows."""

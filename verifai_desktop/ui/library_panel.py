@@ -4,8 +4,8 @@ progress and cancel, and syncing a collection with the folders it was built from
 
 The panel is composed of its parts: the collection list and its buttons
 (:mod:`verifai_desktop.ui.collection_list`), the documents table
-(:mod:`verifai_desktop.ui.documents_table`), the folders followed
-(:mod:`verifai_desktop.ui.watched_roots`), the ingest, repair and sync runs
+(:mod:`verifai_desktop.ui.documents_table`), the folders followed and their syncs
+(:mod:`verifai_desktop.ui.library_folders`), the ingest, repair and sync runs
 (:mod:`verifai_desktop.ui.library_runs`, shown by :mod:`verifai_desktop.ui.ingest_progress`)
 and the colour check (:mod:`verifai_desktop.ui.self_check`). A team collection (a PostgreSQL
 store, added by the list's "Team…" entry) is named by its key and used like the others; it is
@@ -45,17 +45,26 @@ from verifai_desktop.store.pg.team import forget_team, is_team_key
 from verifai_desktop.store.repair import RepairReport
 from verifai_desktop.store.watch import SyncReport
 from verifai_desktop.store.writer import IngestReport
-from verifai_desktop.ui.adding import dropped_paths, pick_files, pick_folder
+from verifai_desktop.ui.adding import (
+    NEW_COLLECTION_LABEL,
+    NEW_COLLECTION_TITLE,
+    dropped_paths,
+    pick_files,
+    pick_folder,
+    suggested_collection_name,
+)
 from verifai_desktop.ui.collection_list import CollectionList, delete_question
-from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
+from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, collection_rows
+from verifai_desktop.ui.elided_label import ElidedLabel, keep_column_width
 from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.library_folders import FollowedFolders
 from verifai_desktop.ui.library_runs import CollectionRuns
 from verifai_desktop.ui.operations import CollectionHost, OpenCollection, remove_documents
 from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files
 from verifai_desktop.ui.self_check import SelfCheckPanel
 from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
-from verifai_desktop.ui.watched_roots import RootsLabel, WatchedRoot, sync_time, watched_roots
+from verifai_desktop.ui.watched_roots import WatchedRoot
 
 log = logging.getLogger(__name__)
 
@@ -104,9 +113,12 @@ class LibraryPanel(QWidget):
         self.current: str = ""  # the current collection's folder name
         self.rows: list[DocumentRow] = []
         self._writes = 0
-        self.roots: list[WatchedRoot] = []
-        self.sync_note = ""  # the last sync's outcome, under the folders
         self.runs = CollectionRuns(self.host, settings, self._write, self.display_name, self)
+        # The folders (and files) the collection follows, each with its last sync or why it
+        # cannot be reached.
+        self.folders = FollowedFolders(
+            self.host, self.runs, lambda: self._settings(), lambda: self.current, self
+        )
         self.passwords = self.runs.passwords  # source -> PDF password given in this session
 
         self.collection_list = CollectionList(runner, offer_sample=offer_sample)
@@ -116,7 +128,7 @@ class LibraryPanel(QWidget):
         self.repair_button = self.collection_list.repair_button
         self.delete_button = self.collection_list.delete_button
 
-        self.docs_title = QLabel("Documents")
+        self.docs_title = ElidedLabel("Documents")
         self.docs_title.setObjectName("sectionTitle")
         self.table = DocumentsTable()
         self.add_files_button = QPushButton(icon("add-file"), "Add files…")
@@ -134,10 +146,9 @@ class LibraryPanel(QWidget):
         self.drop_hint = QLabel("Drop files or folders here to add them.")
         self.drop_hint.setStyleSheet("color:#667")
         self.drop_hint.setWordWrap(True)
-        # The folders (and files) the collection follows, each with its last sync or why it
-        # cannot be reached.
-        self.roots_label = RootsLabel()
+        self.roots_label = self.folders.label
         self.self_check = SelfCheckPanel(self.host, settings)  # the collection's colour check
+        self.self_check.display_name = self.display_name
 
         self.progress_frame = self.runs.progress
         self.progress_label = self.progress_frame.label
@@ -159,6 +170,7 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.drop_hint)
         layout.addWidget(self.progress_frame)
         layout.addWidget(self.summary_frame)
+        keep_column_width(self.drop_hint, self.roots_label)
         self._connect_signals()
         self._update_buttons()
 
@@ -177,10 +189,13 @@ class LibraryPanel(QWidget):
         self.table.cellDoubleClicked.connect(self.on_row_double_clicked)
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.runs.ingest_finished.connect(self.ingest_finished)
+        self.runs.rows_read.connect(self._on_rows_read)
         self.runs.encrypted_found.connect(self._on_encrypted_found)
         self.runs.password_requested.connect(self.password_requested)
         self.runs.passwords_given.connect(self._on_passwords_given)
         self.collection_changed.connect(self.self_check.show_collection)
+        self.folders.roots_changed.connect(self.roots_changed)
+        self.folders.synced.connect(self.synced)
 
     # ----- collections ---------------------------------------------------------------------
 
@@ -203,9 +218,7 @@ class LibraryPanel(QWidget):
         if changed:
             self.rows = []
             self._fill_table()
-            self.roots = []
-            self.sync_note = ""
-            self.show_roots()
+            self.folders.forget()
             self.collection_changed.emit(name)
         self.summary_frame.show_collection(name)  # "Added to …" of this collection only
         if name:
@@ -318,7 +331,7 @@ class LibraryPanel(QWidget):
         if not name:
             return None
 
-        task = self.host.query("list documents", name, _document_rows)
+        task = self.host.query("list documents", name, collection_rows)
         task.succeeded.connect(lambda rows: self._on_rows(name, rows))
         task.failed.connect(
             lambda exc: show_error(
@@ -334,63 +347,40 @@ class LibraryPanel(QWidget):
         self._fill_table()
         self.reload_roots()
 
-    # ----- folders followed ----------------------------------------------------------------
+    def _on_rows_read(self, name: str, rows: list[DocumentRow]) -> None:
+        """Rows of a running ingest: the table fills as files finish."""
+        if name == self.current:
+            self.rows = rows
+            self._fill_table()
+
+    # ----- folders followed (ui/library_folders.py) ---------------------------------------
+
+    @property
+    def roots(self) -> list[WatchedRoot]:
+        """The folders and files the current collection was built from, as last read."""
+        return self.folders.roots
 
     def reload_roots(self) -> Task[list[WatchedRoot]] | None:
-        """Read the folders and files the current collection was built from, and whether each
-        can be reached now (queued behind any write); :attr:`roots_changed` carries them."""
-        name = self.current
-        if not name:
-            return None
-        task = self.host.query("list roots", name, watched_roots)
-        task.succeeded.connect(lambda roots: self._on_roots(name, roots))
-        # The documents were just read from the same collection; a failure here is logged.
-        task.failed.connect(lambda exc: log.warning("cannot read the roots of %s: %s", name, exc))
-        return task
-
-    def _on_roots(self, name: str, roots: list[WatchedRoot]) -> None:
-        if name != self.current:
-            return
-        self.roots = roots
-        self.show_roots()
-        self.roots_changed.emit(name, roots)
+        """Read the current collection's folders and files (queued behind any write);
+        :attr:`roots_changed` carries them."""
+        return self.folders.reload()
 
     def show_roots(self) -> None:
-        """List the folders followed under the documents: watched or not (the setting), each
-        with its last sync time or why it cannot be reached; then the last sync's outcome."""
-        watching = bool(self.roots) and self._settings().watch.enabled
-        self.roots_label.show_roots(self.roots, watching=watching, note=self.sync_note)
+        """List the folders followed under the documents (watched or not, last sync)."""
+        self.folders.show()
 
     def roots_text(self) -> list[str]:
         """The folders list's lines as shown (title first)."""
         return self.roots_label.lines()
 
     def sync(self, changed: Iterable[Path] | None, name: str | None = None) -> Task[SyncReport]:
-        """Bring collection ``name`` (default: the current one) in step with its folders, on
-        the single writer like an ingest: added and changed files among ``changed`` are
-        indexed, deleted ones removed; ``None`` rescans every folder. A folder that cannot be
-        reached is reported and nothing under it removed. A failure is shown under the
-        folders, not in a dialog (syncs run unasked)."""
-        name = self.current if name is None else name
-        task = self.runs.sync(name, changed)
-        task.succeeded.connect(lambda report: self._on_synced(name, report))
-        task.failed.connect(lambda exc: self._on_sync_failed(name, exc))
-        return task
-
-    def _on_synced(self, name: str, report: SyncReport) -> None:
-        if name == self.current:
-            self.sync_note = f"Last sync {sync_time(report.finished)}: {report.summary()}"
-            self.show_roots()
-        self.synced.emit(name, report)
-
-    def _on_sync_failed(self, name: str, exc: BaseException) -> None:
-        log.warning("syncing %s with its folders failed: %s", name, exc)
-        if name == self.current:
-            self.sync_note = f"Last sync failed: {exc}"
-            self.show_roots()
+        """Bring collection ``name`` (default: the current one) in step with its folders
+        (:meth:`FollowedFolders.sync <verifai_desktop.ui.library_folders.FollowedFolders.sync>`)."""
+        return self.folders.sync(changed, self.current if name is None else name)
 
     def _fill_table(self) -> None:
         self.table.set_rows(self.rows)
+        self.drop_hint.setVisible(not self.rows)  # the table's room goes to its rows
         self._update_buttons()
 
     def table_rows(self) -> list[tuple[str, str, str, str]]:
@@ -405,16 +395,32 @@ class LibraryPanel(QWidget):
         self.documents_changed.emit(name)
 
     def ingest(
-        self, paths: Sequence[Path], *, passwords: dict[Path, str] | None = None
+        self,
+        paths: Sequence[Path],
+        *,
+        passwords: dict[Path, str] | None = None,
+        new_name: str | None = None,
     ) -> Task[IngestReport] | None:
         """Ingest files and folders into the current collection in the background.
 
-        Creates a collection named ``default`` when none is selected. Encrypted PDFs found in
-        the run are asked for their password afterwards and ingested again with it.
+        With no collection open, a new one is made, named as the user says when asked
+        (offered: the folder's name, :func:`~verifai_desktop.ui.adding.
+        suggested_collection_name`); nothing is added when they cancel. Encrypted PDFs found
+        in the run are asked for their password afterwards and ingested again with it.
+        ``new_name`` names that new collection without asking (the command line's
+        ``--ingest``).
         """
         if not paths:
             return None
-        name = self.current or "default"
+        name = (
+            self.current
+            or new_name
+            or self.ask_text(
+                NEW_COLLECTION_TITLE, NEW_COLLECTION_LABEL, suggested_collection_name(paths)
+            )
+        )
+        if not name:
+            return None
         if not self.current:
             self.create_collection(name)
         task = self.runs.ingest(name, [Path(p) for p in paths], dict(passwords or {}))
@@ -590,7 +596,3 @@ class LibraryPanel(QWidget):
 
 def _create(col: OpenCollection, ctx: TaskContext) -> None:
     """Opening with ``create=True`` made the collection; nothing more to do."""
-
-
-def _document_rows(col: OpenCollection, ctx: TaskContext) -> list[DocumentRow]:
-    return document_rows(col.documents())

@@ -12,12 +12,14 @@ hears of it by the signals of :class:`CollectionRuns`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from verifai_desktop.domain import Progress
 from verifai_desktop.errors import VerifaiError
 from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.settings import Settings
@@ -25,6 +27,7 @@ from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.repair import RepairReport, repair_collection
 from verifai_desktop.store.watch import SyncReport, sync_changes
 from verifai_desktop.store.writer import IngestReport, Outcome, ingest_paths
+from verifai_desktop.ui.documents_table import collection_rows
 from verifai_desktop.ui.ingest_progress import (
     ProgressFrame,
     SummaryFrame,
@@ -34,6 +37,10 @@ from verifai_desktop.ui.ingest_progress import (
 from verifai_desktop.ui.operations import CollectionHost, OpenCollection
 from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.tasks import T, Task, TaskContext
+
+ROWS_EVERY_S = 0.5
+"""Least time between two readings of the documents during an ingest (seconds): a folder of
+small files must not be slowed by reading the catalog after each."""
 
 
 class Write(Protocol):
@@ -50,6 +57,8 @@ class CollectionRuns(QObject):
 
     Signals:
         ingest_finished(object): an ingest run ended with this ``IngestReport``.
+        rows_read(str, object): while an ingest into the named collection runs, its
+            documents after another file was committed (a list of ``DocumentRow``).
         encrypted_found(str, object, object): a run into the named collection found
             encrypted PDFs (a list of ``Path``), trying these passwords (``{Path: str}``).
         password_requested(PasswordQuestion): an encrypted PDF needs its password.
@@ -58,6 +67,7 @@ class CollectionRuns(QObject):
     """
 
     ingest_finished = Signal(object)
+    rows_read = Signal(str, object)
     encrypted_found = Signal(str, object, object)
     password_requested = Signal(object)
     passwords_given = Signal(object)
@@ -108,7 +118,7 @@ class CollectionRuns(QObject):
                 col,
                 paths,
                 passwords=passwords,
-                progress=ctx.progress,
+                progress=self._reporting_rows(name, col, ctx),
                 cancel=ctx.cancel,
                 follow_external_links=ingest_settings.follow_external_links,
                 max_chunks_per_file=ingest_settings.max_chunks_per_file,
@@ -124,6 +134,28 @@ class CollectionRuns(QObject):
         task.succeeded.connect(lambda report: self._on_ingest_done(name, report, passwords))
         task.cancelled.connect(lambda: self._on_ingest_cancelled(name))
         return task
+
+    def _reporting_rows(
+        self, name: str, col: OpenCollection, ctx: TaskContext
+    ) -> Callable[[Progress], None]:
+        """``ctx.progress``, and, once a file is committed (the next one starts), the
+        collection's rows read by :attr:`rows_read`, at most every :data:`ROWS_EVERY_S`: the
+        documents table fills as files finish. Runs on the writer thread, which alone
+        touches ``col``; the signal is queued to the UI thread."""
+        last = {"done": 0, "at": 0.0}
+
+        def progress(p: Progress) -> None:
+            ctx.progress(p)
+            now = time.monotonic()
+            if (
+                p.unit == "files"
+                and p.done > last["done"]
+                and (now - last["at"] >= ROWS_EVERY_S or p.done == p.total)
+            ):
+                last["done"], last["at"] = p.done, now
+                self.rows_read.emit(name, collection_rows(col))
+
+        return progress
 
     def _on_ingest_cancelled(self, name: str) -> None:
         self.progress.label.setText("Cancelled; files finished before stay indexed.")

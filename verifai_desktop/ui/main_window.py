@@ -109,6 +109,8 @@ class MainWindow(Asking, Exporting):
         self.history.answer_opened.connect(self.on_history_opened)
         self.history.answers_deleted.connect(self.on_answers_deleted)
         self.history.feedback_changed.connect(self.on_feedback_changed)
+        self.legend.help_requested.connect(self.help_menu.show_colours)
+        self.library.self_check.help_requested.connect(self.help_menu.show_colours)
 
     def _restore_state(self) -> None:
         ui = self.settings.ui
@@ -172,6 +174,7 @@ class MainWindow(Asking, Exporting):
         """Open ``passage`` in the document view with the evidence at ``span`` (offsets into
         its text) highlighted, its first sentence when the span is empty."""
         password = self.library.passwords.get(str(passage.path))
+        self.answer_view.popup.hide()  # a hover card would cover the page being opened
         # Shown first so the page is fitted to the panel's real width and scrolled to the
         # evidence as laid out.
         self.tabs.setCurrentWidget(self.document_view)

@@ -11,8 +11,9 @@ without the ``torch`` extra its row says so and Download is off. The optional 1.
 when its offline packages are not installed, is downloaded from the Hub like the others (the
 same file, :func:`verifai_desktop.modelstore.from_hub`).
 
-Statuses and tooltips are in the user's words: no package names nor install commands
-(:func:`status_text`, :func:`status_tip`).
+Statuses and tooltips are in the user's words (:mod:`~verifai_desktop.ui.model_texts`): no
+package names nor install commands; a failed download says where to copy the model's files
+instead (:func:`~verifai_desktop.ui.model_texts.offline_remedy`).
 """
 
 from __future__ import annotations
@@ -41,11 +42,23 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop import hardware, modelstore
 from verifai_desktop.domain import Progress
-from verifai_desktop.errors import VerifaiError
+from verifai_desktop.errors import OfflineError, VerifaiError
 from verifai_desktop.hardware import Hardware
 from verifai_desktop.modelstore import ModelStatus, Role, format_bytes
 from verifai_desktop.settings import Settings
 from verifai_desktop.ui.errors import show_error
+from verifai_desktop.ui.model_texts import (
+    GPU_NOTE,
+    LORA_NOTE,
+    NEEDS_TIP,
+    ROLE_ORDER,
+    ROLE_TITLES,
+    SHA_TEXT,
+    STAGE_TEXT,
+    offline_remedy,
+    status_text,
+    status_tip,
+)
 from verifai_desktop.ui.tasks import Task, TaskContext, TaskRunner
 from verifai_desktop.verify.export import export_verifier
 
@@ -53,73 +66,7 @@ log = logging.getLogger(__name__)
 
 COLUMNS = ("Model", "Status", "Size", "Licence", "sha256", "Device")
 (COL_NAME, COL_STATUS, COL_SIZE, COL_LICENCE, COL_SHA, COL_DEVICE) = range(len(COLUMNS))
-ROLE_TITLES: dict[Role, str] = {
-    "generator": "Generators: write the answers",
-    "verifier": "Verifiers: check each sentence against its sources",
-    "embedder": "Embedders: find the passages that match a question",
-    "lora": "LoRA adapters: tune a generator",
-}
-ROLE_ORDER: tuple[Role, ...] = ("generator", "verifier", "embedder", "lora")
-SHA_TEXT = {"verified": "verified ✓", "not checked": "not checked", "mismatch": "mismatch ✗"}
-STAGE_TEXT = {
-    "download": "Downloading",
-    "verify": "Checking sha256 of",
-    "export": "Converting for the app",
-}
-LORA_NOTE = (
-    "A PEFT adapter: convert it to GGUF with llama.cpp's convert_lora_to_gguf.py, then choose "
-    "the file as the LoRA in Settings."
-)
-GPU_NOTE = (
-    "How much of the generator runs on the GPU is set in Settings "
-    "(Edit → Settings…, Models and devices)."
-)
-NEEDS_TEXT = "recommended; needs PyTorch, which is not installed"
-NEEDS_TIP = (
-    "This model is converted for the app after its download, which needs PyTorch, "
-    "transformers and onnx; they are not installed with this copy of the app. An "
-    "installation of the app with its PyTorch option can download it."
-)
-BUNDLED_TIP = "Comes with the app; nothing to download."
-MISSING_TIP = "Comes with the app, but its files are missing here: reinstall the app."
-HUB_TIP = "Downloaded from the Hugging Face Hub ({repo}), checked against its sha256 before use."
-OFFLINE_TIP = (
-    " On a computer without internet, the app's offline installation puts the same file in place."
-)
 PROGRESS_STEPS = 1000  # QProgressBar holds an int: bytes are shown in thousandths
-
-
-def status_text(row: ModelStatus) -> str:
-    """The Status column in the user's words: where the model comes from, whether it is here,
-    active, resumable (no package names nor install commands: :func:`status_tip` and the
-    description say how to get it)."""
-    e = row.entry
-    kind = "optional" if e.bundled else "recommended"
-    if row.downloaded:
-        text = "downloaded" + (", converted for the app" if e.export else "")
-    elif e.bundled and row.present:
-        text = "bundled"
-    elif row.needs:
-        text = NEEDS_TEXT
-    elif row.partial_bytes:
-        of = f" of {format_bytes(row.size_bytes)}" if row.size_bytes else ""
-        text = f"{kind}; {format_bytes(row.partial_bytes)}{of} downloaded, resumable"
-    elif row.from_hub or not e.bundled:
-        text = f"{kind}, not downloaded"
-    else:
-        text = "bundled, missing: reinstall the app"
-    return f"{text} · active" if row.in_use else text
-
-
-def status_tip(row: ModelStatus) -> str:
-    """The Status column's tooltip: where the model comes from and how it gets here."""
-    e = row.entry
-    if row.needs:
-        return NEEDS_TIP
-    if e.bundled and not (row.from_hub or row.downloaded or row.partial_bytes):
-        return BUNDLED_TIP if row.present else MISSING_TIP
-    tip = HUB_TIP.format(repo=e.repo) if e.repo else BUNDLED_TIP
-    return tip + (OFFLINE_TIP if row.extra else "")
 
 
 class ModelsDialog(QDialog):
@@ -483,7 +430,8 @@ class ModelsDialog(QDialog):
         """Show why the download stopped; what arrived stays for the next try."""
         self.progress_label.setText(f"The download of {name} stopped.")
         if isinstance(exc, BaseException):
-            show_error(self, exc, context=f"Downloading {name}")
+            remedy = offline_remedy(self.rows[name].entry) if isinstance(exc, OfflineError) else ""
+            show_error(self, exc, context=f"Downloading {name}", remedy=remedy)
 
     def on_download_cancelled(self, name: str) -> None:
         """Say how much was kept for the next download."""

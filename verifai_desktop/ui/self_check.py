@@ -22,7 +22,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import CollectionBusy
@@ -35,11 +43,13 @@ from verifai_desktop.evaluate.selfcheck import (
     summary_line,
 )
 from verifai_desktop.settings import Settings
+from verifai_desktop.ui.elided_label import ElidedLabel, keep_column_width
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.operations import CollectionHost, OpenCollection
 from verifai_desktop.ui.resources import icon
 from verifai_desktop.ui.tasks import Task, TaskContext
 from verifai_desktop.ui.watched_roots import sync_time
+from verifai_desktop.verify.perturb import PerturbKind
 
 if TYPE_CHECKING:
     from verifai_desktop.pipeline import AskSession
@@ -60,6 +70,55 @@ NOT_KEPT_TEXT = (
     "(an ingest?). Check again once it has finished to keep it."
 )
 NO_PASSAGES_TEXT = "Nothing to check: the collection has no indexed passages yet."
+START_TITLE = "Check the colours"
+TYPICAL_TIME = "3-5 minutes on a two-core laptop processor"
+"""How long a check of :data:`DEFAULT_PER_KIND` pairs per kind takes: 4-5 minutes under Xvfb on
+this project's two-core machines (issue 42), two to four with nothing else running."""
+MEANING_TEXT = (
+    "“Caught” means the changed sentence was not shown green (it was red or unsure). These "
+    "are mechanical changes to sentences copied from your documents: errors an answer makes "
+    "in its own words (paraphrased errors) are not covered, and are caught less often: on a "
+    "test set of paraphrased claims, 16% of the wrong ones were still shown green (README, "
+    "“Colours on paraphrase”)."
+)
+"""What a check's figures mean and what they leave out, shown under its result; the 16% is
+the paraphrase dev set's "wrong claims not shown green" 0.84 (README, issue 39)."""
+HELP_HREF = "help:colours"
+DETAILS_TITLE = "The colour check"
+HELP_BUTTON_TEXT = "What do the colours mean?"
+DETAILS_LINK = (
+    f'<a href="details">What these figures mean</a> · <a href="{HELP_HREF}">the colours</a>'
+)
+
+
+def start_text(collection: str, per_kind: int, last_seconds: float | None = None) -> str:
+    """What the confirmation before a check says: what it checks, how long it takes, that it
+    reads this collection's passages on this machine only.
+
+    Args:
+        collection: the collection's name as shown.
+        per_kind: pairs of each kind (:data:`~verifai_desktop.evaluate.selfcheck.
+            DEFAULT_PER_KIND`); seven kinds.
+        last_seconds: how long the last check of this collection took (seconds), if known.
+    """
+    pairs = per_kind * len(PerturbKind)
+    took = (
+        f" The last check of these documents took {round(last_seconds / 60) or 1} min."
+        if last_seconds
+        else ""
+    )
+    return (
+        f"The colour check takes up to {pairs} sentences from the passages of “{collection}”, "
+        "changes most of them (a figure swapped or changed, two items swapped, a negation "
+        "inserted or removed, an aim read as a finding) and verifies each one as an answer "
+        "sentence is verified. It counts how often a changed sentence is still shown green, "
+        "and how often an unchanged one is.\n\n"
+        f"It takes a few minutes ({TYPICAL_TIME}).{took} Cancel stops it.\n\n"
+        "It reads only this collection's passages, on this machine: nothing is sent anywhere, "
+        "and nothing in the collection changes but the result, kept with it."
+    )
+
+
 CANCELLED_TEXT = "The colour check was cancelled."
 
 Passages = list[tuple[str, str]]
@@ -95,6 +154,30 @@ def self_check_text(data: dict[str, Any]) -> str:
     return f"Colour check{f' ({about})' if about else ''}: {line} {SMOKE_TEST_TEXT}"
 
 
+def compact_text(data: dict[str, Any]) -> str:
+    """The panel's one or two lines on a stored self-check: all changed sentences caught, and
+    the unchanged ones kept green (the whole report is :func:`self_check_text`).
+
+    Returns:
+        "Colours checked (14:03, preset balanced): changed sentences caught in 170 of 180,
+        unchanged ones green in 24 of 30."; :data:`NOT_CHECKED_TEXT` without a result.
+    """
+    kinds = data.get("kinds", {})
+    if not summary_line(data):
+        return NOT_CHECKED_TEXT
+    changed = [k for name, k in kinds.items() if name != PerturbKind.UNCHANGED.value]
+    caught, n = sum(int(k["caught"]) for k in changed), sum(int(k["n"]) for k in changed)
+    same = kinds.get(PerturbKind.UNCHANGED.value)
+    when = sync_time(str(data.get("created_at", "")))
+    preset = f"preset {data['preset']}" if data.get("preset") else ""
+    about = ", ".join(x for x in (when, preset) if x)
+    text = f"Colours checked{f' ({about})' if about else ''}: "
+    text += f"changed sentences caught in {caught} of {n}"
+    if same:
+        text += f", unchanged ones green in {same['green']} of {same['n']}"
+    return text + "."
+
+
 def _read_passages(col: OpenCollection, ctx: TaskContext) -> tuple[str, Passages]:
     return col.display_name, collection_passages(col)
 
@@ -113,13 +196,16 @@ class SelfCheckPanel(QFrame):
         session_factory: makes the session whose verifier and thresholds a check uses (the
             default loads the verifier of the settings; tests pass a fake verifier).
         n_per_kind: pairs of each kind a check makes.
+        display_name: a collection's name as shown, from its folder name.
 
     Signals:
         checked(str, object): a check of the named collection ended with this result
             (:meth:`SelfCheck.as_dict`), before it is kept.
+        help_requested(): the link to the colours' help page was clicked.
     """
 
     checked = Signal(str, object)
+    help_requested = Signal()
 
     def __init__(
         self,
@@ -136,6 +222,7 @@ class SelfCheckPanel(QFrame):
         self.task: Task[Any] | None = None
         self.session_factory: SessionFactory = new_session
         self.n_per_kind = DEFAULT_PER_KIND
+        self.display_name: Callable[[str], str] = lambda name: name
 
         self.summary = QLabel(NOT_CHECKED_TEXT)
         self.summary.setObjectName("selfCheckSummary")
@@ -147,9 +234,19 @@ class SelfCheckPanel(QFrame):
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color:#8a4b00")
         self.note.setVisible(False)
+        # What the figures mean and do not cover, once there are figures.
+        self.meaning = QLabel(DETAILS_LINK)
+        self.meaning.setObjectName("selfCheckMeaning")
+        self.meaning.setWordWrap(True)
+        self.meaning.setStyleSheet("color:#556")
+        self.meaning.setTextFormat(Qt.TextFormat.RichText)
+        self.meaning.linkActivated.connect(self.on_link_activated)
+        self.meaning.setToolTip(MEANING_TEXT)
+        self.details_box: QMessageBox | None = None
+        self.meaning.setVisible(False)
         self.check_button = QPushButton(CHECK_BUTTON_TEXT)
         self.check_button.setToolTip(CHECK_TIP)
-        self.progress_label = QLabel("")
+        self.progress_label = ElidedLabel()  # a long status never widens the column
         self.cancel_button = QPushButton(icon("cancel"), "Cancel")
         self.cancel_button.setToolTip("Stop the colour check; nothing is kept")
         row = QHBoxLayout()
@@ -159,8 +256,10 @@ class SelfCheckPanel(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addWidget(self.summary)
+        layout.addWidget(self.meaning)
         layout.addWidget(self.note)
         layout.addLayout(row)
+        keep_column_width(self.summary, self.meaning, self.note)
         self.check_button.clicked.connect(self.on_check_clicked)
         self.cancel_button.clicked.connect(self.on_cancel_clicked)
         self._show_running(False)
@@ -193,15 +292,53 @@ class SelfCheckPanel(QFrame):
             self._show_data(data)
 
     def _show_data(self, data: dict[str, Any]) -> None:
+        # One or two lines in the narrow column; the whole report in the tooltip and in the
+        # details ("What these figures mean"), which open by themselves after a run.
         self.data = data
-        self.summary.setText(self_check_text(data))
+        self.summary.setText(compact_text(data))
+        checked = bool(summary_line(data))
+        self.summary.setToolTip(
+            f"{self_check_text(data)}\n\n{MEANING_TEXT}" if checked else CHECK_TIP
+        )
+        self.meaning.setVisible(checked)
+
+    def details_text(self) -> str:
+        """The last check's whole report, then what its figures mean and do not cover."""
+        return f"{self_check_text(self.data)}\n\n{MEANING_TEXT}"
+
+    def show_details(self) -> QMessageBox:
+        """Open (not blocking) the last check's report with what its figures mean, and a
+        button to the colours' help page."""
+        if self.details_box is not None:
+            self.details_box.close()
+        box = QMessageBox(
+            QMessageBox.Icon.Information, DETAILS_TITLE, self.details_text(), parent=self
+        )
+        box.setObjectName("selfCheckDetails")
+        helper = box.addButton(HELP_BUTTON_TEXT, QMessageBox.ButtonRole.HelpRole)
+        box.addButton(QMessageBox.StandardButton.Close)
+        helper.clicked.connect(self.help_requested)
+        box.open()
+        self.details_box = box
+        return box
+
+    @Slot(str)
+    def on_link_activated(self, href: str) -> None:
+        """The details link opens the report; the help link the colours' help page."""
+        if href == HELP_HREF:
+            self.help_requested.emit()
+        else:
+            self.show_details()
 
     def _set_note(self, text: str) -> None:
         self.note.setText(text)
         self.note.setVisible(bool(text))
 
     def _show_running(self, running: bool, text: str = "") -> None:
+        # While a check runs its progress takes the button's place: the row never asks the
+        # column for more width than the button alone does.
         self.check_button.setEnabled(not running)
+        self.check_button.setVisible(not running)
         self.cancel_button.setEnabled(running)
         self.cancel_button.setVisible(running)
         self.progress_label.setText(text)
@@ -280,6 +417,8 @@ class SelfCheckPanel(QFrame):
         task = self.host.collection_op("keep colour check", name, op)
         self.task = task
         task.succeeded.connect(lambda _r: self._end(""))
+        if name == self.collection:
+            self.show_details()  # the user waited minutes for it: what it found, and means
         task.failed.connect(lambda exc: self._on_not_kept(name, exc))
 
     def _on_not_kept(self, name: str, exc: BaseException) -> None:
@@ -303,10 +442,30 @@ class SelfCheckPanel(QFrame):
         if p.total:
             self.progress_label.setText(f"Checking {p.done} of {p.total} pairs…")
 
+    def confirm_start(self, text: str) -> bool:
+        """Ask whether to start a check, saying what it does (a dialog; tests replace it)."""
+        answer = QMessageBox.question(
+            self,
+            START_TITLE,
+            text,
+            QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Ok,
+        )
+        return answer == QMessageBox.StandardButton.Ok
+
     @Slot()
     def on_check_clicked(self) -> None:
-        """Start a check of the current collection."""
-        self.run()
+        """Say what a check does and how long it takes; start it when the user agrees."""
+        if not self.collection or self.running:
+            return
+        seconds = self.data.get("seconds")
+        text = start_text(
+            self.display_name(self.collection),
+            self.n_per_kind,
+            float(seconds) if isinstance(seconds, int | float) else None,
+        )
+        if self.confirm_start(text):
+            self.run()
 
     @Slot()
     def on_cancel_clicked(self) -> None:

@@ -143,6 +143,31 @@ def _row(form: QFormLayout, text: str, field: QWidget | QLayout, tip: str = "") 
     return label
 
 
+def _add_technical_names(dialog: QWidget) -> None:
+    """Append each setting's technical name to the tooltips of its label (or check box) and
+    field (:data:`~verifai_desktop.ui.settings_texts.TECHNICAL_NAMES`): labels in the
+    user's words, the name ``settings.toml`` uses on hover."""
+    for box in dialog.findChildren(QCheckBox):
+        key = t.TECHNICAL_NAMES.get(box.text())
+        if key is not None:
+            box.setToolTip(t.with_technical_name(box.toolTip(), key))
+    for form in dialog.findChildren(QFormLayout):
+        for row in range(form.rowCount()):
+            label_item = form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            label = label_item.widget() if label_item is not None else None
+            key = t.TECHNICAL_NAMES.get(label.text()) if isinstance(label, QLabel) else None
+            if label is None or key is None:
+                continue
+            tip = t.with_technical_name(label.toolTip(), key)
+            label.setToolTip(tip)
+            field_item = form.itemAt(row, QFormLayout.ItemRole.FieldRole)
+            inner = field_item.layout() if field_item is not None else None
+            first = inner.itemAt(0) if inner is not None and inner.count() else field_item
+            field = first.widget() if first is not None else None
+            if field is not None:
+                field.setToolTip(tip)
+
+
 def _with_button(field: QWidget, button: QPushButton) -> QHBoxLayout:
     row = QHBoxLayout()
     row.addWidget(field, 1)
@@ -319,6 +344,7 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.pages)
         layout.addWidget(buttons)
+        _add_technical_names(self)
         self._connect_signals()
         self.on_preset_changed()
         self.on_gpu_layers_chosen()

@@ -90,8 +90,8 @@ SERVER_KEY_TIP = (
 SERVER_CONSTRAINT_LABEL = "Citations:"
 BUDGET_CHECK_LABEL = "Passages checked per sentence:"
 PRESET_LABEL = "Colour preset:"
-SUPPORT_LABEL = "Support threshold:"
-CONTRADICT_LABEL = "Contradiction threshold:"
+SUPPORT_LABEL = "Green from this probability:"
+CONTRADICT_LABEL = "Red from this probability:"
 
 RECITE_TEXT = "Re-cite sentences to the passage that supports them"
 RECITE_TIP = (
@@ -229,3 +229,42 @@ def preset_figures_text(values: Mapping[str, float]) -> str:
         return " ".join(sentences)
     never = [f"{c} is never shown." for c, n in (("Green", green_never), ("Red", red_never)) if n]
     return " ".join([*never, "The verifier's card gives no dev figures for this preset."])
+
+
+TECHNICAL_NAMES: dict[str, str] = {
+    PASSAGES_LABEL: "retrieval.k",
+    ABSTAIN_LABEL: "verify.abstain_threshold",
+    GENERATOR_LABEL: "models.generator",
+    VERIFIER_LABEL: "models.verifier",
+    EMBEDDER_LABEL: "models.embedder",
+    GPU_LABEL: "models.n_gpu_layers",
+    MODE_LABEL: "retrieval.mode",
+    LEXICAL_LABEL: "retrieval.lexical_weight",
+    SEMANTIC_LABEL: "retrieval.semantic_weight",
+    RRF_LABEL: "retrieval.rrf_k",
+    BUDGET_CPU_LABEL: "generation.prompt_passage_tokens",
+    BUDGET_GPU_LABEL: "generation.prompt_passage_tokens_gpu",
+    PREMISE_LABEL: "verify.premise",
+    SERVER_URL_LABEL: "server.base_url",
+    SERVER_MODEL_LABEL: "server.model",
+    SERVER_KEY_LABEL: "server.api_key_env",
+    SERVER_CONSTRAINT_LABEL: "server.constrain",
+    BUDGET_CHECK_LABEL: "verify.conflict_budget",
+    PRESET_LABEL: "verify.preset",
+    SUPPORT_LABEL: "verify.support_threshold",
+    CONTRADICT_LABEL: "verify.contradict_threshold",
+    RECITE_TEXT: "verify.recite",
+    CONFLICT_SEARCH_TEXT: "verify.conflict_search",
+    SECOND_OPINION_TEXT: "verify.second_opinion",
+    ABSTAIN_UNSUPPORTED_TEXT: "verify.abstain_unsupported",
+    RERANK_TEXT: "retrieval.rerank",
+    KEEP_HISTORY_TEXT: "history.keep",
+    WATCH_TEXT: "watch.enabled",
+}
+"""Each field's label (or check box text) -> its technical name in ``settings.toml``."""
+
+
+def with_technical_name(tip: str, key: str) -> str:
+    """``tip`` followed by the setting's technical name: what ``settings.toml``, the command
+    line's ``--set`` style and the README call it."""
+    return f"{tip}\n\nIn settings.toml: {key}" if tip else f"In settings.toml: {key}"

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.domain import Answer, Evidence, Passage
+from verifai_desktop.ingest.source_text import passage_line
 from verifai_desktop.names import printable
 from verifai_desktop.presentation import (
     CONFLICT_COLOR,
@@ -355,11 +356,16 @@ class SourcesPanel(QWidget):
         for row, p in enumerate(passages):
             number = f"[{row + 1}]" + (" ⚠" if p.instruction_cues else "")
             ocr = OCR_MARK if p.ocr is not None else ""
-            label = p.source_label() + ocr
+            # A text file: the line the passage starts on, first (it survives eliding).
+            line = passage_line(p.path, p.text)
+            where = p.location.label()
+            if line is not None:
+                where = f"line {line}" + (f", {where}" if where else "")
+            label = (f"{p.path.name}, {where}" if where else p.path.name) + ocr
             source = QTableWidgetItem(f"{p.title}\n{label}")
             source.setData(TITLE_ROLE, p.title)
             source.setData(FILE_ROLE, p.path.name)
-            source.setData(WHERE_ROLE, p.location.label() + ocr)
+            source.setData(WHERE_ROLE, where + ocr)
             items = (
                 QTableWidgetItem(number),
                 source,

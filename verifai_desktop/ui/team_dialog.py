@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from verifai_desktop.errors import MissingExtra, StoreUnavailable, VerifaiError
+from verifai_desktop.errors import MissingExtra, SettingsError, StoreUnavailable, VerifaiError
 from verifai_desktop.store.pg.credentials import keep_password
 from verifai_desktop.store.pg.team import (
     DEFAULT_PORT,
@@ -56,6 +56,7 @@ _SESSION_PASSWORDS: dict[str, str] = {}  # keyring user name -> password, this p
 OK_STYLE = "color:#1d5c2a"
 FAILED_STYLE = "color:#8a1c1c"
 TESTING_TEXT = "Connecting…"
+MIN_WIDTH_PX = 580  # the explanation and the messages read in a few lines
 
 
 def session_password(name: str) -> str | None:
@@ -92,10 +93,56 @@ def failure_text(exc: BaseException) -> str:
     """What a failed connection test or save says: for a server that cannot be used (or
     psycopg missing) the kind of failure, the reason and what to do; else the error's message
     (a field of the form)."""
+    if isinstance(exc, SettingsError) and exc.reason.startswith("Give "):
+        return exc.reason  # the form's empty fields, in words (TeamDialog.missing)
     if not isinstance(exc, StoreUnavailable | MissingExtra):
         return str(exc)
     report = describe_error(exc)
     return f"{report.title}: {report.message}" + (f"\n{report.remedy}" if report.remedy else "")
+
+
+INTRO_TEXT = (
+    "A team collection lives on a PostgreSQL server your team shares: everyone given access "
+    "asks questions of the same documents, and each person's questions and answers stay their "
+    "own. The server needs PostgreSQL with the pgvector extension (CREATE EXTENSION vector, "
+    "run once by its administrator); this app needs its postgres option (pip install "
+    "'verifai-desktop[postgres]'). Ask your administrator for the values below."
+)
+TIPS: dict[str, str] = {
+    "host": (
+        "The server's name or address, as your administrator gives it (db.example.org, "
+        "10.0.0.5), or the folder of a local PostgreSQL socket (/var/run/postgresql)"
+    ),
+    "port": "The server's port: 5432 unless your administrator says otherwise",
+    "database": "The database on the server that holds the team's collections",
+    "user": "Your PostgreSQL user name (role) on that server",
+    "collection": (
+        "The collection's name on the server: lowercase letters, digits and _ (papers, "
+        "trial_reports). A name not there yet is created when you add files (you own it)"
+    ),
+    "sslrootcert": (
+        "The file of the root certificate the server's certificate must be signed by (.crt or "
+        ".pem, from your administrator); empty: ~/.postgresql/root.crt"
+    ),
+    "password": (
+        "Your PostgreSQL password; empty: it is read from PGPASSWORD, ~/.pgpass or the system "
+        "keyring. Never written to the settings, the logs or the history"
+    ),
+    "remember": "Keep the password in the system keyring, for the next time the app starts",
+    "test": "Connect with these values and say what works: the server, TLS, your access, "
+    "pgvector and the collection",
+}
+"""The tooltip of each field of the form (and of its label)."""
+MISSING_TEXT: dict[str, str] = {
+    "host": "Give the server's name or address (ask your administrator), e.g. db.example.org.",
+    "database": "Give the database that holds the team's collections (ask your administrator).",
+    "user": "Give your user name on the server (ask your administrator).",
+    "collection": (
+        "Give the collection's name: lowercase letters, digits and _, e.g. papers. A new name "
+        "is created when you add files."
+    ),
+}
+"""What an empty field says, in the form's order."""
 
 
 class TeamDialog(QDialog):
@@ -114,6 +161,7 @@ class TeamDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Team collection")
         self.setObjectName("teamDialog")
+        self.setMinimumWidth(MIN_WIDTH_PX)
         self.runner = runner
         self.test_task: Task[ConnectionCheck] | None = None
         self.host = QLineEdit()
@@ -148,17 +196,40 @@ class TeamDialog(QDialog):
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
+        self.intro = QLabel(INTRO_TEXT)
+        self.intro.setObjectName("teamIntro")
+        self.intro.setWordWrap(True)
+        self.intro.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        for name, widget in (
+            ("host", self.host),
+            ("port", self.port),
+            ("database", self.database),
+            ("user", self.user),
+            ("collection", self.collection),
+            ("sslrootcert", self.sslrootcert),
+            ("password", self.password),
+            ("remember", self.remember),
+            ("test", self.test_button),
+        ):
+            widget.setToolTip(TIPS[name])
+        self.browse_button.setToolTip(TIPS["sslrootcert"])
         form = QFormLayout()
-        form.addRow("Server:", self.host)
-        form.addRow("Port:", self.port)
-        form.addRow("Database:", self.database)
-        form.addRow("User:", self.user)
-        form.addRow("Collection:", self.collection)
-        form.addRow("TLS mode (sslmode):", self.sslmode)
-        form.addRow("Root certificate:", cert_row)
-        form.addRow("Password:", self.password)
+        for text, field, tip in (
+            ("Server:", self.host, TIPS["host"]),
+            ("Port:", self.port, TIPS["port"]),
+            ("Database:", self.database, TIPS["database"]),
+            ("User:", self.user, TIPS["user"]),
+            ("Collection:", self.collection, TIPS["collection"]),
+            ("TLS mode (sslmode):", self.sslmode, self.sslmode.toolTip()),
+            ("Root certificate:", cert_row, TIPS["sslrootcert"]),
+            ("Password:", self.password, TIPS["password"]),
+        ):
+            label = QLabel(text)
+            label.setToolTip(tip)
+            form.addRow(label, field)
         form.addRow("", self.remember)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
         layout.addLayout(form)
         layout.addWidget(self.test_button)
         layout.addWidget(self.message)
@@ -171,12 +242,25 @@ class TeamDialog(QDialog):
         self.buttons.accepted.connect(self.on_save_clicked)
         self.buttons.rejected.connect(self.reject)
 
+    def missing(self) -> list[str]:
+        """What each empty field of the form needs, in words (:data:`MISSING_TEXT`)."""
+        values = {
+            "host": self.host.text(),
+            "database": self.database.text(),
+            "user": self.user.text(),
+            "collection": self.collection.text(),
+        }
+        return [MISSING_TEXT[k] for k, v in values.items() if not v.strip()]
+
     def team(self) -> TeamCollection:
         """The team collection the form names (its URL without the password).
 
         Raises:
             SettingsError: a field is empty or out of range.
         """
+        missing = self.missing()
+        if missing:
+            raise SettingsError("team collection", " ".join(missing))
         url = team_url(
             host=self.host.text(),
             port=self.port.value(),
@@ -190,7 +274,15 @@ class TeamDialog(QDialog):
     def _show(self, ok: bool, text: str) -> None:
         self.message.setText(text)
         self.message.setStyleSheet(OK_STYLE if ok else FAILED_STYLE)
+        self._fit_height()
         self.reported.emit(ok, text)
+
+    def _fit_height(self) -> None:
+        """Grow to show every line of the wrapped texts (Qt does not for a shown dialog)."""
+        layout = self.layout()
+        if layout is not None:
+            need = layout.heightForWidth(self.width()) if layout.hasHeightForWidth() else 0
+            self.resize(self.width(), max(self.height(), need, self.sizeHint().height()))
 
     @Slot()
     def on_browse_clicked(self) -> None:

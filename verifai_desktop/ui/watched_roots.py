@@ -21,7 +21,7 @@ from verifai_desktop.store.roots import Root, roots_of, unavailable_reason
 from verifai_desktop.ui.operations import OpenCollection
 from verifai_desktop.ui.tasks import TaskContext
 
-MAX_LISTED_ROOTS = 6  # folders listed under the documents; the tooltip has them all
+MAX_LISTED_ROOTS = 3  # folders listed under the documents; the tooltip has them all
 WATCHING_TITLE = "Watching for changes:"
 NOT_WATCHING_TITLE = "Built from (watching is off in Settings):"
 

@@ -41,6 +41,7 @@ from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.history import Feedback
 from verifai_desktop.ui.answer_view import AnswerView
 from verifai_desktop.ui.document_view import DocumentView
+from verifai_desktop.ui.elided_label import ElidedLabel
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.help_menu import HelpMenu
 from verifai_desktop.ui.history_panel import HistoryPanel
@@ -240,7 +241,8 @@ class WindowBase(QMainWindow):
         return splitter
 
     def _build_status_bar(self) -> None:
-        self.model_status = QLabel("Models: not loaded (they load on the first question)")
+        # Elided, never wider than the window leaves them: a long status does not move panels.
+        self.model_status = ElidedLabel("Models: not loaded (they load on the first question)")
         self.model_status.setObjectName("modelStatus")
         # Prompt reading takes most of the wait for the first word on a CPU: shown as a bar.
         self.read_bar = QProgressBar()
