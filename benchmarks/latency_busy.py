@@ -8,7 +8,8 @@ Rows, each the median of ``--repeats`` runs, all in one run on one machine:
   ``timings_ms.first_token``) and the answer's ``timings_ms.total``, and the process's wall
   time.
 * ``app, idle``: the question through :class:`~verifai_desktop.pipeline.AskSession` (what the
-  window calls) in this process, the models loaded by an earlier question.
+  window calls) in this process, the models loaded by an earlier question, the generator's
+  KV cache cleared first (the whole prompt is read, as in a new process).
 * ``app + ingest + self-check, no gate``: the same, while two background threads run what the
   app runs beside an answer: an ingest of ``--docs`` into a scratch collection and the
   self-check of the asked collection (:func:`~verifai_desktop.evaluate.selfcheck.run_self_check`);
@@ -74,6 +75,9 @@ def cli_run(collection: str, question: str) -> tuple[float, float, float]:
 def app_run(session: AskSession, collection: Collection, question: str) -> tuple[float, float]:
     """``(first token s, answer total s)`` of one question through the session, from its
     ``timings_ms`` as for the CLI."""
+    llm = getattr(session.generator, "_llm", None)
+    if llm is not None:
+        llm.reset()  # a new question reads its whole prompt, as the CLI's does
     timings = session.ask(collection, question, on_token=lambda _piece: None).timings_ms
     return timings["first_token"] / 1000, timings["total"] / 1000
 

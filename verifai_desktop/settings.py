@@ -123,7 +123,10 @@ class GenerationSettings:
     crosses the budget is cut at a sentence boundary, and at most ``retrieval.k`` are given.
 
     Attributes:
-        prompt_passage_tokens: passage budget when the generator runs on the CPU.
+        prompt_passage_tokens: passage budget when the generator runs on the CPU: 700, the
+            smallest that lost nothing measurable on PubMedQA dev questions 41-80 against the
+            1,500 before it (own abstract cited 95.0% / 97.5% re-cited either way; prompt
+            1,585 -> 797 tokens, first token 12.4 -> 5.9 s; ``benchmarks/reading_budget.py``).
         prompt_passage_tokens_gpu: passage budget when llama.cpp offloads layers to a GPU,
             where prompt reading is one to two orders of magnitude faster.
         quote_first: for a question asking for a figure, quote the passages' sentences that
@@ -131,10 +134,12 @@ class GenerationSettings:
             (:mod:`verifai_desktop.generate.quote`; issue 39).
         reading_sentences: the generator reads each passage trimmed to this many sentences
             that bear on the question, their neighbours and the passage's first sentence
-            (:mod:`verifai_desktop.generate.focus`; issue 40); 0 reads passages whole.
+            (:mod:`verifai_desktop.generate.focus`; issue 40); 0 reads passages whole (the
+            default: trimmed to 2 sentences at the same budget, one more dev question's own
+            abstract went uncited, ``benchmarks/reading_budget.py``).
     """
 
-    prompt_passage_tokens: int = 1500
+    prompt_passage_tokens: int = 700
     prompt_passage_tokens_gpu: int = 4000
     quote_first: bool = True
     reading_sentences: int = 0

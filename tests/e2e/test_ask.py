@@ -25,6 +25,7 @@ pytestmark = pytest.mark.slow
 DOCS = ("acl2020_specter.pdf", "deep_rules_02_intro.md")
 QUESTION = "What does SPECTER use citations for?"
 VERIFAI = [sys.executable, "-m", "verifai_desktop"]
+PYTHON = [sys.executable]
 
 NO_NETWORK = textwrap.dedent(
     """
@@ -295,3 +296,39 @@ def test_ask_and_check_give_a_sentence_one_verdict(
                 assert shown_in_check[chunk] == verdict["shown"], (claim, chunk, check)
                 compared += 1
     assert compared >= 1
+
+
+TRIMMED_PROMPT = """
+import sys
+from verifai_desktop.generate.prompt import build_answer_prompt
+from verifai_desktop.pipeline import AskSession
+from verifai_desktop.settings import load_settings
+from verifai_desktop.store.collection import Collection
+
+settings = load_settings()
+session = AskSession(settings)
+with Collection.open(sys.argv[1], settings=settings) as collection:
+    passages = session.retriever(collection).search(sys.argv[2], k=10)
+count = session.generator.count_tokens
+for sentences in (0, 2):
+    prompt = build_answer_prompt(
+        sys.argv[2], passages, count_tokens=count, max_prompt_tokens=7000,
+        passage_budget_tokens=10_000, reading_sentences=sentences,
+    )
+    print(f"TOKENS {sentences} {prompt.prompt_tokens}")
+print(prompt.messages[1].content)
+"""
+
+
+def test_the_trimmed_prompt_keeps_the_sentence_that_answers_the_readme_question(
+    env: dict[str, str], collection: str
+) -> None:
+    """Issue 40, item 2: passages trimmed to 2 sentences, their neighbours and the first (the
+    real collection, retriever and tokenizer) still hold the sentence the README answer rests
+    on, in a smaller prompt."""
+    done = _run([*PYTHON, "-c", TRIMMED_PROMPT, collection, QUESTION], env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    tokens = dict(line.split()[1:] for line in lines if line.startswith("TOKENS"))
+    assert int(tokens["2"]) < 0.8 * int(tokens["0"])
+    assert "naturally occurring, inter-document incidental supervision signal" in done.stdout
