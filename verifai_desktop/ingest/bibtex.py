@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,7 @@ _PLAIN_FIELDS = {
 }
 _CONTAINERS = ("journal", "journaltitle", "booktitle")
 _UNESCAPED = re.compile(r"(?<!\\)([;:])")
+_WEB = re.compile(r"^(https?|ftp)://", re.IGNORECASE)
 
 
 def _latex_to_text(value: str) -> str:
@@ -173,7 +174,7 @@ def bibtex_to_csl(key: str, entry_type: str, fields: dict[str, str]) -> dict[str
     if container:
         item["container-title"] = _latex_to_text(container)
     if fields.get("pages"):
-        item["page"] = re.sub(r"\s*-+\s*", "-", _latex_to_text(fields["pages"]))
+        item["page"] = _latex_to_text(re.sub(r"\s*-+\s*", "-", fields["pages"]))
     for bib, csl in _PLAIN_FIELDS.items():
         if fields.get(bib):
             item[csl] = _latex_to_text(fields[bib]) if bib not in ("url", "doi") else fields[bib]
@@ -270,7 +271,9 @@ def resolve_attachment(path_text: str, base: Path) -> Path:
     return candidate
 
 
-def entry_files(key: str, paths: Iterable[Path], library: Path) -> tuple[tuple[Path, ...], str]:
+def entry_files(
+    key: str, paths: Iterable[Path], library: Path, links: Sequence[str] = ()
+) -> tuple[tuple[Path, ...], str]:
     """The attachments of entry ``key`` that can be ingested, or why none can.
 
     Returns:
@@ -294,7 +297,16 @@ def entry_files(key: str, paths: Iterable[Path], library: Path) -> tuple[tuple[P
         return (), f"{where}: attached file {missing[0]} not found"
     if other:
         return (), f"{where}: attachment {other[0].name} is not a format VerifAI reads ({READABLE})"
+    if links:
+        return (), f"{where}: only a web link ({links[0]}), no file on this computer"
     return (), f"{where}: no file attached"
+
+
+def _attachments(value: str, base: Path) -> tuple[list[Path], list[str]]:
+    """Local paths (resolved against ``base``) and web links of a ``file`` field."""
+    written = file_field_paths(value)
+    links = [p for p in written if _WEB.match(p)]
+    return [resolve_attachment(p, base) for p in written if not _WEB.match(p)], links
 
 
 def read_bibtex(path: Path) -> list[LibraryEntry]:
@@ -320,8 +332,8 @@ def read_bibtex(path: Path) -> list[LibraryEntry]:
         item = bibtex_to_csl(entry.key, entry.entry_type, fields)
         ref = Reference.from_item(item, bibtex=(entry.raw or "").strip(), library=library_text)
         file_value = fields.get("file") or fields.get("pdf") or fields.get("localfile") or ""
-        paths = [resolve_attachment(p, path.parent) for p in file_field_paths(file_value)]
-        files, reason = entry_files(entry.key, paths, path)
+        paths, links = _attachments(file_value, path.parent)
+        files, reason = entry_files(entry.key, paths, path, links)
         out.append(LibraryEntry(ref, files, reason))
     for block in library.failed_blocks:
         line = (block.start_line or 0) + 1
@@ -352,7 +364,7 @@ def read_csl_json(path: Path) -> list[LibraryEntry]:
         item = {k: v for k, v in raw.items() if k != "file"}
         item["id"] = str(item["id"])
         ref = Reference.from_item(item, bibtex=csl_to_bibtex(item), library=str(path))
-        paths = [resolve_attachment(p, path.parent) for p in file_field_paths(raw.get("file", ""))]
-        files, reason = entry_files(item["id"], paths, path)
+        paths, links = _attachments(str(raw.get("file", "")), path.parent)
+        files, reason = entry_files(item["id"], paths, path, links)
         out.append(LibraryEntry(ref, files, reason))
     return out
