@@ -55,18 +55,20 @@ def test_jabref_example_file_entries_metadata_and_refusals(tmp_path: Path) -> No
     bib = tmp_path / "jabref.bib"
     shutil.copy(LIBRARY / "jabref-pdf-field-upgrade.bib", bib)
     # JabRef's own test file names these attachments relative to the .bib file.
-    shutil.copy(SPECTER, tmp_path / "Fen2010 - From the Resource to the Business Process Risk Level.pdf")
+    fen_pdf = tmp_path / "Fen2010 - From the Resource to the Business Process Risk Level.pdf"
+    shutil.copy(SPECTER, fen_pdf)
     entries = read_bibtex(bib)
     assert [e.reference.key for e in entries] == ["Fen2010", "HKO2007", "LVOS2009"]
     fen, hko, lvos = entries
-    assert fen.files == (tmp_path / "Fen2010 - From the Resource to the Business Process Risk Level.pdf",)
+    assert fen.files == (fen_pdf,)
     assert fen.reason == ""
     assert (fen.reference.authors, fen.reference.year) == (("Fenz",), 2010)
     assert fen.reference.title == "From the Resource to the Business Process Risk Level"
     assert fen.reference.item()["page"] == "100-109"
     assert fen.reference.bibtex.startswith("@InProceedings{Fen2010,\n  Title")
     assert hko.files == ()
-    assert hko.reason == f"entry 'HKO2007' of jabref.bib: attached file {tmp_path / 'HKO2007.pdf'} not found"
+    missing = tmp_path / "HKO2007.pdf"
+    assert hko.reason == f"entry 'HKO2007' of jabref.bib: attached file {missing} not found"
     assert lvos.reason == (
         "entry 'LVOS2009' of jabref.bib: only a web link (http://www.informatik.hu-berlin.de/"
         "top/download/publications/LohmannVOS2008_ijbpim.pdf), no file on this computer"
@@ -95,7 +97,8 @@ def test_bibtex_accents_organisations_and_a_broken_entry(tmp_path: Path) -> None
     bib = tmp_path / "refs.bib"
     bib.write_text(
         "@string{acl = {Proceedings of ACL}}\n"
-        "@inproceedings{who2021,\n  author = {{World Health Organization} and M{\\\"u}ller, J{\\\"o}rg},\n"
+        "@inproceedings{who2021,\n"
+        '  author = {{World Health Organization} and M{\\"u}ller, J{\\"o}rg},\n'
         "  title = {Caf\\'e {DNA}}, booktitle = acl, date = {2021-05-03},\n}\n"
         "@article{broken,\n  author = {x\n",
         encoding="utf-8",

@@ -90,8 +90,11 @@ def build_zotero(folder: Path, stored_pdf: Path, linked_pdf: Path) -> Path:
             (field_id, name),
         )
     for name, type_id in CREATOR_TYPES.items():
-        db.execute("INSERT INTO creatorTypes(creatorTypeID, creatorType) VALUES (?,?)", (type_id, name))
-    db.execute("INSERT INTO libraries(libraryID, type, editable, filesEditable) VALUES (1,'user',1,1)")
+        sql = "INSERT INTO creatorTypes(creatorTypeID, creatorType) VALUES (?,?)"
+        db.execute(sql, (type_id, name))
+    db.execute(
+        "INSERT INTO libraries(libraryID, type, editable, filesEditable) VALUES (1,'user',1,1)"
+    )
     _item(
         db, 1, "journalArticle", "AAAA1111",
         title="SPECTER: Document-level Representation Learning", date="2020-07-00 July 2020",
