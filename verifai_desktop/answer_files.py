@@ -1,6 +1,7 @@
 """Answer files: the export formats an answer is saved in and the one way to write it.
 
-Markdown and HTML come from :mod:`verifai_desktop.presentation`, JSON from
+Markdown and HTML come from :mod:`verifai_desktop.presentation`, with author-year citations
+and the references cited (:mod:`verifai_desktop.citations`, APA), JSON from
 :mod:`verifai_desktop.codec`; a file is user-only and written whole or not at all.
 """
 
@@ -10,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from verifai_desktop.citations import answer_html, answer_markdown
 from verifai_desktop.codec import answer_to_json
 from verifai_desktop.domain import Answer
 from verifai_desktop.errors import UnsupportedExportFormat
-from verifai_desktop.presentation import answer_to_html, answer_to_markdown
 from verifai_desktop.private import export_private_texts, export_target
 
 
@@ -37,10 +38,8 @@ class ExportFormat:
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = {
-    "markdown": ExportFormat(
-        "markdown", ".md", "Markdown (*.md)", answer_to_markdown, (".markdown",)
-    ),
-    "html": ExportFormat("html", ".html", "HTML (*.html)", answer_to_html, (".htm",)),
+    "markdown": ExportFormat("markdown", ".md", "Markdown (*.md)", answer_markdown, (".markdown",)),
+    "html": ExportFormat("html", ".html", "HTML (*.html)", answer_html, (".htm",)),
     "json": ExportFormat("json", ".json", "JSON (*.json)", answer_to_json),
 }
 """Export formats by name, in the order a save dialog offers them."""

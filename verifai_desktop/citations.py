@@ -18,6 +18,7 @@ import html
 import re
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -225,3 +226,40 @@ def cited_bibtex(passages: Iterable[Passage]) -> str:
         if p.reference is not None and p.reference.bibtex:
             seen.setdefault(p.reference.key, p.reference.bibtex.strip())
     return "\n\n".join(seen.values()) + ("\n" if seen else "")
+
+
+def with_citations(answer: Answer, citer: Citer) -> Answer:
+    """``answer`` with each sentence's citation markers written as in-text citations (for the
+    exports: only the shown text changes; offsets, verdicts and passages are kept)."""
+    if not citer.author_year:
+        return answer
+    sentences = tuple(replace(s, text=citer.text(s.text)) for s in answer.sentences)
+    return replace(answer, sentences=sentences)
+
+
+def answer_markdown(answer: Answer, settings: CitationSettings | None = None) -> str:
+    """The Markdown export (:func:`~verifai_desktop.presentation.answer_to_markdown`) with
+    author-year citations and a "References" section of the entries cited."""
+    from verifai_desktop.presentation import answer_to_markdown
+
+    citer = Citer(answer.passages, settings or CitationSettings())
+    text = answer_to_markdown(with_citations(answer, citer))
+    refs = [] if answer.abstained else citer.bibliography(cited_passages(answer), "markdown")
+    if not refs:
+        return text
+    return text + "\n## References\n\n" + "\n\n".join(refs) + "\n"
+
+
+def answer_html(answer: Answer, settings: CitationSettings | None = None) -> str:
+    """The HTML export (:func:`~verifai_desktop.presentation.answer_to_html`) with author-year
+    citations and a "References" section of the entries cited."""
+    from verifai_desktop.presentation import answer_to_html
+
+    citer = Citer(answer.passages, settings or CitationSettings())
+    page = answer_to_html(with_citations(answer, citer))
+    refs = [] if answer.abstained else citer.bibliography(cited_passages(answer), "html")
+    if not refs:
+        return page
+    section = "<h2>References</h2>" + "".join(f'<p class="reference">{r}</p>' for r in refs)
+    head, sep, tail = page.rpartition("</body>")
+    return head + section + sep + tail if sep else page + section
