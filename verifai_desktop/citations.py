@@ -113,9 +113,12 @@ class Citer:
     """
 
     def __init__(self, passages: Sequence[Passage], settings: CitationSettings) -> None:
-        self.author_year = settings.style == "author-year"
         self.passages = tuple(passages)
-        self._references = _unique_references(self.passages) if self.author_year else []
+        self._references = (
+            _unique_references(self.passages) if settings.style == "author-year" else []
+        )
+        # No source with an entry: the numbered markers stay, as before libraries existed.
+        self.author_year = bool(self._references)
         self._style = load_style(settings.csl_style) if self._references else None
         self._labels: dict[tuple[str, str], str] = {}
 
