@@ -41,7 +41,8 @@ log = logging.getLogger(__name__)
 
 LIBRARIES_KEY = "libraries"
 """Collection metadata key of the libraries a collection follows (``libraries.json``):
-``{"<library path>": {"zotero_collection": name or null}}``."""
+``{"<library path>": {"zotero_collection": name or null, "device": st_dev}}`` (the device
+tells a deleted library file from one on a disk not mounted, as for roots)."""
 
 
 class LibraryTarget(IngestTarget, Protocol):
@@ -192,7 +193,11 @@ def _refusal(collection: IngestTarget, entry: LibraryEntry) -> FileOutcome:
 def _follow(target: LibraryTarget, root: Path, zotero_collection: str | None) -> None:
     """Remember ``root`` as a library the collection follows (folder watching)."""
     followed = dict(target.metadata(LIBRARIES_KEY))
-    wanted = {"zotero_collection": zotero_collection}
+    try:
+        device = root.stat().st_dev
+    except OSError:
+        device = 0
+    wanted = {"zotero_collection": zotero_collection, "device": device}
     if followed.get(str(root)) != wanted:
         followed[str(root)] = wanted
         target.set_metadata(LIBRARIES_KEY, followed)
@@ -200,13 +205,24 @@ def _follow(target: LibraryTarget, root: Path, zotero_collection: str | None) ->
 
 def followed_libraries(collection: IngestTarget) -> dict[Path, str | None]:
     """The libraries a collection follows, with the Zotero collection each is limited to."""
+    return {path: name for path, (name, _) in library_records(collection).items()}
+
+
+def library_records(collection: IngestTarget) -> dict[Path, tuple[str | None, int]]:
+    """The libraries a collection follows: ``{path: (Zotero collection or None, st_dev when
+    ingested, 0 unknown)}``."""
     if not hasattr(collection, "metadata"):
         return {}
     data = collection.metadata(LIBRARIES_KEY)
-    out: dict[Path, str | None] = {}
+    out: dict[Path, tuple[str | None, int]] = {}
     for path, options in data.items():
-        name = options.get("zotero_collection") if isinstance(options, dict) else None
-        out[Path(path)] = str(name) if name else None
+        opts = options if isinstance(options, dict) else {}
+        name = opts.get("zotero_collection")
+        try:
+            device = int(opts.get("device") or 0)
+        except (TypeError, ValueError):
+            device = 0
+        out[Path(path)] = (str(name) if name else None, device)
     return out
 
 
