@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from verifai_desktop.citation_settings import CitationSettings
 from verifai_desktop.citations import answer_html, answer_markdown
 from verifai_desktop.codec import answer_to_json
 from verifai_desktop.domain import Answer
@@ -26,21 +27,22 @@ class ExportFormat:
         name: ``"markdown"``, ``"html"`` or ``"json"``.
         suffix: the file suffix written (``".md"``).
         file_filter: the save dialog's filter (``"Markdown (*.md)"``).
-        render: the answer as the file's text.
+        render: the answer as the file's text, cited as the ``[citations]`` settings say
+            (``None``: the defaults).
         other_suffixes: further suffixes read as this format (``".htm"``).
     """
 
     name: str
     suffix: str
     file_filter: str
-    render: Callable[[Answer], str]
+    render: Callable[[Answer, CitationSettings | None], str]
     other_suffixes: tuple[str, ...] = ()
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = {
     "markdown": ExportFormat("markdown", ".md", "Markdown (*.md)", answer_markdown, (".markdown",)),
     "html": ExportFormat("html", ".html", "HTML (*.html)", answer_html, (".htm",)),
-    "json": ExportFormat("json", ".json", "JSON (*.json)", answer_to_json),
+    "json": ExportFormat("json", ".json", "JSON (*.json)", lambda a, _c: answer_to_json(a)),
 }
 """Export formats by name, in the order a save dialog offers them."""
 
@@ -58,8 +60,16 @@ def format_for_path(path: Path | str) -> ExportFormat:
     raise UnsupportedExportFormat(path, tuple(f.suffix for f in EXPORT_FORMATS.values()))
 
 
-def write_answer(answer: Answer, path: Path | str, *, fmt: ExportFormat | None = None) -> Path:
-    """Write ``answer`` to ``path`` as UTF-8 in ``fmt`` (by default the format its suffix names).
+def write_answer(
+    answer: Answer,
+    path: Path | str,
+    *,
+    fmt: ExportFormat | None = None,
+    citations: CitationSettings | None = None,
+) -> Path:
+    """Write ``answer`` to ``path`` as UTF-8 in ``fmt`` (by default the format its suffix names),
+    cited as ``citations`` says (the user's ``[citations]`` settings; ``None``: the defaults,
+    author-year where sources have entries).
 
     The file is user-only (mode 0600; it quotes the documents) and written whole or not at
     all (:func:`~verifai_desktop.private.export_private_texts`).
@@ -74,5 +84,5 @@ def write_answer(answer: Answer, path: Path | str, *, fmt: ExportFormat | None =
     """
     target = export_target(path, "answer")
     fmt = fmt or format_for_path(target)
-    export_private_texts([(target, fmt.render(answer))], what="answer")
+    export_private_texts([(target, fmt.render(answer, citations))], what="answer")
     return target

@@ -17,21 +17,20 @@ import functools
 import html
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from verifai_desktop.citation_settings import STYLES as STYLES
+from verifai_desktop.citation_settings import CitationSettings
+from verifai_desktop.citation_settings import check_citations as check_settings
 from verifai_desktop.domain import CITATION_RE, Answer, LocationKind, Passage
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.reference import Reference
-from verifai_desktop.settings import CitationSettings
 
 if TYPE_CHECKING:
     from citeproc import CitationStylesStyle
-
-STYLES = ("author-year", "numeric")
-"""Values of the setting ``citations.style``."""
 
 BibFormat = Literal["text", "markdown", "html"]
 
@@ -72,9 +71,9 @@ def load_style(name_or_path: str) -> CitationStylesStyle:
 
 def check_citations(settings: CitationSettings) -> None:
     """Raise :class:`SettingsError` for a ``citations.style`` other than :data:`STYLES`, or a
-    CSL style that cannot be loaded."""
-    if settings.style not in STYLES:
-        raise SettingsError("citations.style", f"expected one of {', '.join(STYLES)}")
+    CSL style that cannot be loaded (parsed: the settings dialog's check; ``load_settings``
+    runs the cheap :func:`~verifai_desktop.citation_settings.check_citations`)."""
+    check_settings(settings)
     load_style(settings.csl_style)
 
 
@@ -229,6 +228,20 @@ def cited_bibtex(passages: Iterable[Passage]) -> str:
         if p.reference is not None and p.reference.bibtex:
             seen.setdefault(p.reference.key, p.reference.bibtex.strip())
     return "\n\n".join(seen.values()) + ("\n" if seen else "")
+
+
+def passage_labeler(
+    passages: Sequence[Passage], settings: CitationSettings | None = None
+) -> Callable[[Passage], str]:
+    """How to name each of ``passages`` where a file name was shown (claim checks, search
+    results): ``"Cohan et al., 2020, p. 3"`` for a passage with an entry when the style is
+    author-year, else its file name and location (:meth:`Passage.source_label`).
+
+    Raises:
+        SettingsError: the CSL style cannot be loaded.
+    """
+    citer = Citer(passages, settings or CitationSettings())
+    return citer.label if citer.author_year else Passage.source_label
 
 
 def with_citations(answer: Answer, citer: Citer) -> Answer:

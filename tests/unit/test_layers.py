@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "offline",
             "hashing",
             "paths",
+            "citation_settings",
             "settings",
             "logs",
             "hardware",
