@@ -47,7 +47,7 @@ from verifai_desktop.store.watch import SyncReport
 from verifai_desktop.store.writer import IngestReport
 from verifai_desktop.ui.adding import dropped_paths, pick_files, pick_folder
 from verifai_desktop.ui.collection_list import CollectionList, delete_question
-from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, document_rows
+from verifai_desktop.ui.documents_table import DocumentRow, DocumentsTable, collection_rows
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.library_runs import CollectionRuns
 from verifai_desktop.ui.operations import CollectionHost, OpenCollection, remove_documents
@@ -152,6 +152,7 @@ class LibraryPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.collection_list)
         layout.addWidget(self.docs_title)
+        layout.addWidget(self.table.filter_edit)  # words, author:, year:, title: (issue 43)
         layout.addWidget(self.table, 1)
         layout.addLayout(docs_bar)
         layout.addWidget(self.roots_label)
@@ -593,4 +594,4 @@ def _create(col: OpenCollection, ctx: TaskContext) -> None:
 
 
 def _document_rows(col: OpenCollection, ctx: TaskContext) -> list[DocumentRow]:
-    return document_rows(col.documents())
+    return collection_rows(col)
