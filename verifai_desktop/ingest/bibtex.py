@@ -21,16 +21,20 @@ has no standard field for files; a ``file`` string in the same syntax is read wh
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifai_desktop.errors import ParseError
 from verifai_desktop.ingest.formats import EXTENSIONS
 from verifai_desktop.reference import Reference
+
+if TYPE_CHECKING:
+    from pylatexenc.latex2text import LatexNodes2Text
 
 READABLE = "PDF, DOCX, PPTX, EPUB, MD, TXT"
 
@@ -98,13 +102,24 @@ _PLAIN_FIELDS = {
 }
 _CONTAINERS = ("journal", "journaltitle", "booktitle")
 _UNESCAPED = re.compile(r"(?<!\\)([;:])")
+_LATEX = re.compile(r"[\\{}~$%&]|--|``|''")
+"""What LaTeX would change in a field's value (a value without any is taken as it is)."""
 _WEB = re.compile(r"^(https?|ftp)://", re.IGNORECASE)
 
 
-def _latex_to_text(value: str) -> str:
+@functools.lru_cache(maxsize=1)
+def _latex_converter() -> LatexNodes2Text:
+    """One converter per process: building its macro tables took ~1 ms per call, 20 s for a
+    2,000-entry .bib (benchmarks/library_citations.py)."""
     from pylatexenc.latex2text import LatexNodes2Text  # deferred: only a .bib needs it
 
-    return " ".join(LatexNodes2Text().latex_to_text(value).split())
+    return LatexNodes2Text()
+
+
+def _latex_to_text(value: str) -> str:
+    if not _LATEX.search(value):
+        return " ".join(value.split())  # nothing for LaTeX to do
+    return " ".join(_latex_converter().latex_to_text(value).split())
 
 
 def _names(value: str) -> list[dict[str, str]]:
