@@ -34,6 +34,7 @@ from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.reference import Reference
 from verifai_desktop.store.catalog import DocumentMeta
 from verifai_desktop.store.outcomes import FileOutcome, IngestReport, Outcome
+from verifai_desktop.store.roots import now_utc
 from verifai_desktop.store.target import IngestTarget
 from verifai_desktop.store.writer import Cluster, ProgressFn, ingest_paths
 
@@ -41,8 +42,9 @@ log = logging.getLogger(__name__)
 
 LIBRARIES_KEY = "libraries"
 """Collection metadata key of the libraries a collection follows (``libraries.json``):
-``{"<library path>": {"zotero_collection": name or null, "device": st_dev}}`` (the device
-tells a deleted library file from one on a disk not mounted, as for roots)."""
+``{"<library path>": {"zotero_collection": name or null, "device": st_dev, "last_sync": ISO
+8601}}`` (the device tells a deleted library file from one on a disk not mounted, as for
+roots)."""
 
 
 class LibraryTarget(IngestTarget, Protocol):
@@ -169,6 +171,7 @@ def ingest_library(
     refused = [_refusal(collection, e) for e in entries if not e.files]
     gone = sorted(s for s in before if s not in refs)
     removed = collection.remove_sources(gone) if gone else []
+    _synced(target, root)
     outcomes = (
         *report.outcomes,
         *refused,
@@ -197,24 +200,34 @@ def _follow(target: LibraryTarget, root: Path, zotero_collection: str | None) ->
         device = root.stat().st_dev
     except OSError:
         device = 0
+    before = followed.get(str(root))
     wanted = {"zotero_collection": zotero_collection, "device": device}
-    if followed.get(str(root)) != wanted:
+    if not isinstance(before, dict) or {k: before.get(k) for k in wanted} != wanted:
         followed[str(root)] = wanted
+        target.set_metadata(LIBRARIES_KEY, followed)
+
+
+def _synced(target: LibraryTarget, root: Path) -> None:
+    """Record when the library was last read in full (the app lists it with its folders)."""
+    followed = dict(target.metadata(LIBRARIES_KEY))
+    record = followed.get(str(root))
+    if isinstance(record, dict):
+        followed[str(root)] = {**record, "last_sync": now_utc()}
         target.set_metadata(LIBRARIES_KEY, followed)
 
 
 def followed_libraries(collection: IngestTarget) -> dict[Path, str | None]:
     """The libraries a collection follows, with the Zotero collection each is limited to."""
-    return {path: name for path, (name, _) in library_records(collection).items()}
+    return {path: name for path, (name, _, _) in library_records(collection).items()}
 
 
-def library_records(collection: IngestTarget) -> dict[Path, tuple[str | None, int]]:
+def library_records(collection: IngestTarget) -> dict[Path, tuple[str | None, int, str]]:
     """The libraries a collection follows: ``{path: (Zotero collection or None, st_dev when
-    ingested, 0 unknown)}``."""
+    ingested (0 unknown), when it was last read in full (ISO 8601, UTC; '' never))}``."""
     if not hasattr(collection, "metadata"):
         return {}
     data = collection.metadata(LIBRARIES_KEY)
-    out: dict[Path, tuple[str | None, int]] = {}
+    out: dict[Path, tuple[str | None, int, str]] = {}
     for path, options in data.items():
         opts = options if isinstance(options, dict) else {}
         name = opts.get("zotero_collection")
@@ -222,7 +235,7 @@ def library_records(collection: IngestTarget) -> dict[Path, tuple[str | None, in
             device = int(opts.get("device") or 0)
         except (TypeError, ValueError):
             device = 0
-        out[Path(path)] = (str(name) if name else None, device)
+        out[Path(path)] = (str(name) if name else None, device, str(opts.get("last_sync") or ""))
     return out
 
 

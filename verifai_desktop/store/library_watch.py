@@ -42,9 +42,9 @@ def library_roots(collection: LibraryTarget) -> list[Root]:
     """What to watch for the libraries ``collection`` follows: a library file as a single-file
     root, a Zotero data folder as a folder root (its database and ``storage/``)."""
     out = []
-    for path, (_, device) in library_records(collection).items():
+    for path, (_, device, last_sync) in library_records(collection).items():
         is_folder = path.is_dir() or (device != 0 and path.suffix.lower() not in LIBRARY_SUFFIXES)
-        out.append(Root(path, is_folder, device))
+        out.append(Root(path, is_folder, device, last_sync=last_sync))
     return out
 
 

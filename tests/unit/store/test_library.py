@@ -60,9 +60,11 @@ def test_bib_ingest_keeps_metadata_lists_refusals_and_searches_fields(
         assert refused.title == "Missing"
         refs = col.references_of(str(bib))
         assert sorted(r.key for r in refs.values()) == ["lee2024md", "nofile2001", "wang2019claims"]
-        assert col.metadata(LIBRARIES_KEY) == {
-            str(bib): {"zotero_collection": None, "device": bib.stat().st_dev}
-        }
+        followed = col.metadata(LIBRARIES_KEY)
+        assert list(followed) == [str(bib)]
+        assert followed[str(bib)]["device"] == bib.stat().st_dev
+        assert followed[str(bib)]["zotero_collection"] is None
+        assert str(followed[str(bib)]["last_sync"]).endswith("+00:00")
         assert col.metadata("roots") in ({}, {"roots": []})  # the attachments are not roots
 
         retriever = Retriever(col, RetrievalSettings(k=50, mode="lexical"))
