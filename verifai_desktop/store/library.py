@@ -153,11 +153,11 @@ def ingest_library(
     refs: dict[str, Reference] = {}
     for entry in entries:
         for file in entry.files:
-            refs.setdefault(str(file), entry.reference)
+            refs.setdefault(str(_as_source(file)), entry.reference)
         if not entry.files:
             refs[entry.source] = entry.reference
     target.set_references(list(refs.items()))
-    files = list(dict.fromkeys(f for e in entries for f in e.files))
+    files = list(dict.fromkeys(_as_source(f) for e in entries for f in e.files))
     report = ingest_paths(
         collection,
         files,
@@ -178,6 +178,15 @@ def ingest_library(
         *(FileOutcome(s, Outcome.REMOVED) for s in removed),
     )
     return replace(report, outcomes=outcomes, counts=_counts(outcomes))
+
+
+def _as_source(path: Path) -> Path:
+    """An attached file as the catalog names it: resolved, as a file given on its own is
+    (``../papers/a.pdf`` in a .bib, a link), so that its entry and its document meet."""
+    try:
+        return path.expanduser().resolve()
+    except OSError:
+        return path
 
 
 def _refusal(collection: IngestTarget, entry: LibraryEntry) -> FileOutcome:

@@ -21,7 +21,7 @@ BIB = """@article{lee2024md,
   author = {Lee, Ada and Smith, Bo},
   title = {Deep Rules Introduction},
   journal = {Notes}, year = {2024},
-  file = {Full Text:intro.md:text/markdown},
+  file = {Full Text:sub/../intro.md:text/markdown},
 }
 @misc{wang2019claims,
   author = {Wang, Lucy Lu},
@@ -37,6 +37,7 @@ BIB = """@article{lee2024md,
 
 def _library(tmp_path: Path, bib_text: str = BIB) -> Path:
     shutil.copy(DOCS_CLEAN / "deep_rules_02_intro.md", tmp_path / "intro.md")
+    (tmp_path / "sub").mkdir(exist_ok=True)  # the .bib names ../ paths through it
     shutil.copy(DOCS_CLEAN / "scifact_covid_claims.txt", tmp_path / "claims.txt")
     bib = tmp_path / "library.bib"
     bib.write_text(bib_text.replace("/ABSOLUTE", str(tmp_path)), encoding="utf-8")

@@ -61,6 +61,7 @@ def _following(col: Collection) -> Iterator[list[SyncReport]]:
 
 def _bib(tmp_path: Path) -> Path:
     shutil.copy(DOCS_CLEAN / "deep_rules_02_intro.md", tmp_path / "intro.md")
+    (tmp_path / "sub").mkdir(exist_ok=True)  # the .bib names ../ paths through it
     shutil.copy(DOCS_CLEAN / "scifact_covid_claims.txt", tmp_path / "claims.txt")
     shutil.copy(DOCS_CLEAN / "scifact_data_description.md", tmp_path / "data.md")
     bib = tmp_path / "library.bib"
