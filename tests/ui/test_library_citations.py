@@ -175,3 +175,13 @@ def test_copy_as_bibtex_copies_the_cited_entries_as_written(qtbot: QtBot) -> Non
     window.on_copy_clicked()
     assert "## References" not in QGuiApplication.clipboard().text()
     QGuiApplication.clipboard().clear()  # the offscreen platform crashes on exit otherwise
+
+
+def test_the_settings_dialog_chooses_the_citation_style(qtbot: QtBot) -> None:
+    from verifai_desktop.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    assert dialog.citation_style.currentText() == "author-year"
+    dialog.citation_style.setCurrentText("numeric")
+    assert dialog.edited_settings().citations == CitationSettings(style="numeric")
