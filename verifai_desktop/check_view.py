@@ -14,8 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from verifai_desktop.answer_files import ExportFormat, format_for_path
+from verifai_desktop.citation_settings import CitationSettings
+from verifai_desktop.citations import passage_labeler
 from verifai_desktop.codec import check_to_json
-from verifai_desktop.domain import CheckResult, Evidence, SentenceLabel
+from verifai_desktop.domain import CheckResult, Evidence, Passage, SentenceLabel
 from verifai_desktop.presentation import (
     CHECK_VERDICT_LABEL,
     CHECK_VERDICT_TEXT,
@@ -60,14 +62,23 @@ def _checked(result: CheckResult) -> str:
     return f"{result.candidates} {'passage' if result.candidates == 1 else 'passages'} checked"
 
 
-def check_to_markdown(result: CheckResult) -> str:
+def check_passages(result: CheckResult) -> list[Passage]:
+    """Every passage a claim check shows (documents' evidence, supporting, contradicting)."""
+    found = [d.evidence for d in result.documents] + [*result.supporting, *result.contradicting]
+    return [ev.passage for ev in found]
+
+
+def check_to_markdown(result: CheckResult, citations: CitationSettings | None = None) -> str:
     """A claim check as Markdown: the claim, each document's verdict, then the supporting and
     the contradicting passages with their evidence quoted (line breaks of the PDF joined,
     :func:`~verifai_desktop.presentation.joined_lines`) and the checks that held each back.
+    Passages are named author-year where their source has an entry (``citations``: the
+    ``[citations]`` settings, ``None`` the defaults), else by file name and location.
 
     Returns:
         A Markdown document (str) ending with a newline.
     """
+    name_of = passage_labeler(check_passages(result), citations)
     out = [f"# {CHECK_TITLE}", "", f"**“{result.claim}”**", "", f"{check_summary(result)}.", ""]
     out += ["## What each document says", ""]
     if not result.documents:
@@ -76,7 +87,7 @@ def check_to_markdown(result: CheckResult) -> str:
         style = LABEL_STYLES[CHECK_VERDICT_LABEL[doc.label]]
         out.append(
             f"- **{style.glyph} {CHECK_VERDICT_TEXT[doc.label]}** — {doc.title} — "
-            f"{doc.evidence.passage.source_label()} — {document_verdict_note(doc)}"
+            f"{name_of(doc.evidence.passage)} — {document_verdict_note(doc)}"
         )
         out += [f"  - {line}" for line in flag_lines(doc.evidence.verdict)]
     for (title, label, verb), found in zip(
@@ -90,33 +101,33 @@ def check_to_markdown(result: CheckResult) -> str:
             v = ev.verdict
             quote = f': "{joined_lines(v.evidence)}"' if v.evidence.strip() else ""
             out.append(
-                f"{i}. {ev.passage.source_label()} — {ev.passage.title} — "
-                f"{verdict_summary(v)}{quote}"
+                f"{i}. {name_of(ev.passage)} — {ev.passage.title} — {verdict_summary(v)}{quote}"
             )
             out += [f"   - {line}" for line in flag_lines(v)]
     out += ["", "Legend: " + "; ".join(f"{s.glyph} {s.title}" for s in LABEL_STYLES.values()), ""]
     return "\n".join(out)
 
 
-def _passage_html(ev: Evidence) -> str:
+def _passage_html(ev: Evidence, name_of: Callable[[Passage], str]) -> str:
     e = html.escape
     flags = "".join(f"<br><em>{e(line)}</em>" for line in flag_lines(ev.verdict))
     body = highlight_evidence_html(ev.passage.text, ev.verdict.evidence_span)
     return (
-        f"<li><b>{e(ev.passage.source_label())}</b> — {e(ev.passage.title)}<br>"
+        f"<li><b>{e(name_of(ev.passage))}</b> — {e(ev.passage.title)}<br>"
         f"{e(verdict_summary(ev.verdict))}{flags}<blockquote>{body}</blockquote></li>"
     )
 
 
-def check_to_html(result: CheckResult) -> str:
+def check_to_html(result: CheckResult, citations: CitationSettings | None = None) -> str:
     """A claim check as a standalone HTML page in the app's label colours and glyphs: the
     claim, each document's verdict, then the supporting and the contradicting passages with
-    their evidence marked.
+    their evidence marked; passages named as in :func:`check_to_markdown`.
 
     Returns:
         An HTML5 document (str), styles inline so it survives copy and paste.
     """
     e = html.escape
+    name_of = passage_labeler(check_passages(result), citations)
     parts = [
         "<!DOCTYPE html>",
         '<html><head><meta charset="utf-8">',
@@ -135,7 +146,7 @@ def check_to_html(result: CheckResult) -> str:
             parts.append(
                 f'<tr><td style="{sentence_css(label)}">{LABEL_STYLES[label].glyph} '
                 f"{e(CHECK_VERDICT_TEXT[doc.label])}</td><td>{e(doc.title)}<br><small>"
-                f"{e(doc.evidence.passage.source_label())} · {e(document_verdict_note(doc))}"
+                f"{e(name_of(doc.evidence.passage))} · {e(document_verdict_note(doc))}"
                 f"</small>{flags}</td></tr>"
             )
         parts.append("</table>")
@@ -149,24 +160,30 @@ def check_to_html(result: CheckResult) -> str:
         if not found:
             parts.append(f"<p>No passage {verb} the claim.</p>")
         else:
-            parts.append("<ol>" + "".join(_passage_html(ev) for ev in found) + "</ol>")
+            parts.append("<ol>" + "".join(_passage_html(ev, name_of) for ev in found) + "</ol>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-CHECK_RENDERERS: dict[str, Callable[[CheckResult], str]] = {
+CHECK_RENDERERS: dict[str, Callable[[CheckResult, CitationSettings | None], str]] = {
     "markdown": check_to_markdown,
     "html": check_to_html,
-    "json": check_to_json,
+    "json": lambda result, _citations: check_to_json(result),
 }
 """How a claim check is written in each export format, by the format's name
 (:data:`~verifai_desktop.answer_files.EXPORT_FORMATS`)."""
 
 
-def write_check(result: CheckResult, path: Path | str, *, fmt: ExportFormat | None = None) -> Path:
+def write_check(
+    result: CheckResult,
+    path: Path | str,
+    *,
+    fmt: ExportFormat | None = None,
+    citations: CitationSettings | None = None,
+) -> Path:
     """Write ``result`` to ``path`` as UTF-8 in ``fmt`` (by default the format its suffix
     names), like :func:`~verifai_desktop.answer_files.write_answer`: user-only (mode 0600; it
-    quotes the documents), whole or not at all.
+    quotes the documents), whole or not at all; passages named as ``citations`` says.
 
     Returns:
         The path written.
@@ -177,5 +194,7 @@ def write_check(result: CheckResult, path: Path | str, *, fmt: ExportFormat | No
     """
     target = export_target(path, "claim check")
     fmt = fmt or format_for_path(target)
-    export_private_texts([(target, CHECK_RENDERERS[fmt.name](result))], what="claim check")
+    export_private_texts(
+        [(target, CHECK_RENDERERS[fmt.name](result, citations))], what="claim check"
+    )
     return target

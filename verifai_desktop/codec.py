@@ -20,6 +20,7 @@ Layer: foundation (imports only :mod:`~verifai_desktop.domain`, :mod:`~verifai_d
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from verifai_desktop.domain import (
 from verifai_desktop.errors import BadRecord
 from verifai_desktop.names import dumps_json, name_from_json, name_json, shown_name
 from verifai_desktop.recognition import Recognition
+from verifai_desktop.reference import Reference
 from verifai_desktop.settings import Settings
 
 ANSWER_SCHEMA = "verifai.answer/4"
@@ -164,7 +166,10 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
         that is not valid UTF-8 is shown escaped (``r\\xe9sum\\xe9.txt``) with its exact bytes
         in ``path_bytes_b64`` (:func:`~verifai_desktop.names.name_json`; only then).
         Text recognised by OCR has ``ocr`` (engine, mean confidence, word boxes:
-        :meth:`~verifai_desktop.recognition.Recognition.as_dict`; only then).
+        :meth:`~verifai_desktop.recognition.Recognition.as_dict`; only then). A passage of a
+        document from a reference library has ``reference`` (``key``, ``csl`` item, original
+        ``bibtex``, ``library``; :meth:`~verifai_desktop.reference.Reference.to_json`; only
+        then).
     """
     return {
         "number": number,
@@ -191,7 +196,14 @@ def passage_to_dict(passage: Passage, number: int) -> dict[str, object]:
         "is_reference": passage.is_reference,
         # Only for recognised text, so answers kept before OCR existed read back unchanged.
         **({} if passage.ocr is None else {"ocr": passage.ocr.as_dict()}),
+        # Only for a document with a reference-manager entry (issue 43), likewise.
+        **({} if passage.reference is None else {"reference": _reference(passage.reference)}),
     }
+
+
+def _reference(reference: Reference) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(reference.to_json())
+    return data
 
 
 def answer_to_dict(answer: Answer, settings: Settings | None = None) -> dict[str, object]:
@@ -279,6 +291,9 @@ def _passage_from_dict(data: Mapping[str, Any]) -> Passage:
         is_reference=bool(data["is_reference"]),
         ocr=Recognition.from_dict(data["ocr"]) if data.get("ocr") is not None else None,
         evidence=scores.get("evidence"),
+        reference=(
+            Reference.from_json(json.dumps(data["reference"])) if data.get("reference") else None
+        ),
     )
 
 

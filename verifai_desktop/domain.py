@@ -1,8 +1,7 @@
 """Frozen dataclasses for everything that flows through VerifAI Desktop.
 
 Offsets are half-open ``[start, end)`` character offsets (Python ``str`` indices) and each
-field says into which text it points. Page, slide and chapter numbers are 1-based, as a reader
-sees them.
+field says into which text it points. Page, slide and chapter numbers are 1-based.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Literal, NewType
 
 from verifai_desktop.recognition import Recognition
+from verifai_desktop.reference import Reference
 
 CITATION_NUMBERS = r"\d+(?:\s*[,;]\s*\d+)*"
 """Regular expression of the numbers inside one citation marker (``1``, ``1, 3``, ``1; 3``)."""
@@ -167,9 +167,8 @@ class Chunk:
         char_end: end offset (exclusive) into ``Document.text``.
         location: location of the chunk's first character.
         sentence_spans: ``(start, end)`` offsets of each sentence, into ``text`` (the chunk).
-        is_reference: part of a reference list or bibliography
-            (:mod:`verifai_desktop.ingest.references`); searchable, left out of answer prompts
-            by default.
+        is_reference: part of a reference list or bibliography (:mod:`.ingest.references`);
+            searchable, left out of answer prompts by default.
         ocr: set for text recognised by OCR (its section's, word offsets into ``text``).
     """
 
@@ -208,8 +207,8 @@ class Passage:
             (``Chunk.is_reference``); answer prompts leave such passages out by default.
         ocr: the chunk's OCR provenance (``Chunk.ocr``): shown as recognised text.
         evidence: ``P(SUPPORT) + P(CONTRADICT)`` of the passage's deciding window for the
-            query, 0..1, when evidence-aware reranking read it (:mod:`verifai_desktop.rerank`);
-            ``None`` otherwise.
+            query, 0..1, when evidence-aware reranking read it (:mod:`.rerank`), else ``None``.
+        reference: its document's reference-manager entry (cited author-year), or ``None``.
     """
 
     chunk_id: ChunkId
@@ -230,6 +229,7 @@ class Passage:
     is_reference: bool = False
     ocr: Recognition | None = None
     evidence: float | None = None
+    reference: Reference | None = None
 
     def sentences(self) -> tuple[str, ...]:
         """The passage's sentences as strings."""

@@ -33,12 +33,19 @@ from numpy.typing import NDArray
 
 from verifai_desktop.domain import ChunkId, DocId, Passage
 from verifai_desktop.index.embedder import Embedder
+from verifai_desktop.index.fields import fields_only, split_fields
 from verifai_desktop.settings import RetrievalSettings, SearchMode, check_retrieval
 from verifai_desktop.store.base import CollectionStore, HybridSearch, ScoredChunk
 from verifai_desktop.store.records import ChunkRecord
 
 log = logging.getLogger(__name__)
 
+FIELD_CANDIDATES = 100_000
+"""Most chunks a query's ``author:``/``year:``/``title:`` terms let through to the semantic
+engine (:mod:`verifai_desktop.index.fields`)."""
+FIELD_WIDEN = 20
+"""With metadata terms, the semantic engine is asked for this many times the candidates, so
+that enough of its hits fall in the documents the terms let through."""
 REFETCH_FACTOR = 4
 """When reference-list chunks are left out and too few other passages are among the
 candidates, each engine is asked for this many times as many hits."""
@@ -337,6 +344,11 @@ class Retriever:
         are asked again for :data:`REFETCH_FACTOR` times as many, until ``k`` are found or the
         engines run out. The ranking of the passages returned is the same either way.
 
+        Metadata terms (``author:cohan year:2020 title:specter``,
+        :mod:`verifai_desktop.index.fields`) restrict both engines to the chunks of documents
+        whose reference-manager entry matches them; the rest of the query ranks them (the
+        semantic engine reads only the rest, and is not asked when there is none).
+
         Args:
             query: free text; punctuation and operators are harmless.
             k: passages to return; ``settings.k`` when ``None``.
@@ -355,9 +367,20 @@ class Retriever:
         limit = max(s.candidates, k)
         t0 = time.perf_counter()
         lexical_s = semantic_s = load_s = 0.0
+        free, fields = split_fields(query)
+        allowed = None
+        if fields:
+            hits = self.collection.lexical_search(fields_only(fields), FIELD_CANDIDATES)
+            allowed = {cid for cid, _ in hits}
         while True:
             t_lex = time.perf_counter()
-            if s.mode in ("hybrid", "rrf") and isinstance(self.collection, HybridSearch):
+            if allowed is not None:
+                lexical = self.lexical_hits(query, limit) if s.mode != "semantic" else []
+                t_sem = time.perf_counter()
+                wide = self.semantic_hits(free, limit * FIELD_WIDEN) if free else []
+                semantic = [h for h in wide if h[0] in allowed][:limit]
+                semantic = semantic if s.mode != "lexical" else []
+            elif s.mode in ("hybrid", "rrf") and isinstance(self.collection, HybridSearch):
                 t_sem = t_lex  # one round trip for both engines: timed as semantic
                 lexical, semantic = self._both_hits(query, limit)
             else:
@@ -441,4 +464,5 @@ class Retriever:
             instruction_cues=rec.instruction_cues,
             is_reference=c.is_reference,
             ocr=c.ocr,
+            reference=rec.reference,
         )

@@ -14,6 +14,8 @@ from typing import TypeVar
 
 import tomli_w
 
+from verifai_desktop.citation_settings import CitationSettings as CitationSettings
+from verifai_desktop.citation_settings import check_citations
 from verifai_desktop.errors import SettingsError
 from verifai_desktop.paths import APP_NAME as APP_NAME
 from verifai_desktop.paths import HOME_ENV as HOME_ENV
@@ -311,6 +313,7 @@ class Settings:
     history: HistorySettings = field(default_factory=HistorySettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    citations: CitationSettings = field(default_factory=CitationSettings)
     ui: UiSettings = field(default_factory=UiSettings)
 
 
@@ -363,6 +366,7 @@ def load_settings(path: Path | None = None) -> Settings:
     check_ingest(settings.ingest)
     check_watch(settings.watch)
     check_server(settings.server)
+    check_citations(settings.citations)
     return settings
 
 

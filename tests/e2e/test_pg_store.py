@@ -548,7 +548,7 @@ def test_a_collection_of_schema_1_is_upgraded_by_its_owner(pg: Server) -> None:
         ingest_paths(store, [DOCS_CLEAN / TEAM_A[0]])
     pg.psql(
         "DROP TABLE verifai_old.feedback, verifai_old.answers, verifai_old.postings,"
-        " verifai_old.lexical_stats;"
+        " verifai_old.lexical_stats, verifai_old.doc_references;"
         " ALTER TABLE verifai_old.chunks DROP COLUMN ocr;"
         " UPDATE verifai_old.schema_version SET version = 1;"
     )

@@ -116,7 +116,7 @@ def test_every_label_and_check_box_carries_a_tooltip(qtbot: QtBot) -> None:
             assert widget.toolTip() != "", widget.text()
             assert _field(form, row).toolTip() == widget.toolTip(), widget.text()
             labelled += 1
-    assert labelled == 21
+    assert labelled == 22  # issue 43: "Cite sources:"
     for box in dialog.findChildren(QCheckBox):
         assert box.toolTip() != "", box.text()
     # Every setting's tooltip ends with its technical name (labels are in the user's words).

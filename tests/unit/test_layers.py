@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "verifai_desktop",  # the package itself: __version__ and this order in prose
             "recognition",
+            "reference",
             "domain",
             "errors",
             "names",
@@ -35,6 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "foreground",
             "paths",
             "settings_checks",
+            "citation_settings",
             "settings",
             "logs",
             "hardware",
@@ -46,7 +48,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("store", ("store",)),
     ("stages", ("retrieve", "generate", "verify")),
     ("use cases", ("contradictions", "rerank", "pipeline", "keep", "audit")),
-    ("presentation", ("presentation", "answer_files", "audit_view", "check_view")),
+    ("presentation", ("presentation", "citations", "answer_files", "audit_view", "check_view")),
     ("evaluation", ("evaluate",)),
     ("front ends", ("cli", "ui", "__main__")),
 )

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from verifai_desktop import modelstore
+from verifai_desktop.citations import Citer, cited_bibtex, cited_passages
 from verifai_desktop.cli.common import (
     add_collection_arg,
     add_json_arg,
@@ -22,6 +23,7 @@ from verifai_desktop.cli.common import (
 )
 from verifai_desktop.codec import answer_to_dict
 from verifai_desktop.domain import TOKEN_COUNTS, Answer, Progress, SentenceLabel
+from verifai_desktop.errors import VerifaiError
 from verifai_desktop.evaluate.answer_tables import format_comparison, format_report
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa
 from verifai_desktop.generate.openai_server import leaves_machine_warning
@@ -79,6 +81,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "may give fewer (default: 10)",
     )
     p.add_argument("--no-stream", action="store_true", help="do not show tokens as they come")
+    p.add_argument(
+        "--bib",
+        type=Path,
+        metavar="FILE",
+        help="write the BibTeX of the entries the answer cites to FILE (sources from a .bib "
+        "or Zotero library; the original entries, unchanged, for a .bib)",
+    )
     add_json_arg(p)
     p.set_defaults(func=run_ask)
 
@@ -308,6 +317,8 @@ def run_ask(args: argparse.Namespace) -> int:
                 print_json(answer_to_dict(answer, settings))
             else:
                 render_answer(answer, settings)
+            if args.bib is not None:
+                write_bib(answer, args.bib)
             sys.stdout.flush()  # the answer is out before the history is written
             kept = keep_in_history(collection, answer, settings)  # verifai history, audit
     if kept.warning:
@@ -316,12 +327,27 @@ def run_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def write_bib(answer: Answer, path: Path) -> None:
+    """Write the BibTeX of the entries ``answer`` cites to ``path`` (a line on stderr says how
+    many; an empty file when no cited source has an entry)."""
+    text = cited_bibtex(cited_passages(answer))
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise VerifaiError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    count = text.count("\n@") + text.startswith("@")
+    print(f"{count} cited entries written to {printable(str(path))}", file=sys.stderr)
+
+
 def render_answer(answer: Answer, settings: Settings) -> None:
     """Print an answer with coloured sentences, a legend, verdicts (an unsure sentence with
-    its best guess; under each verdict the checks that held it back) and numbered sources."""
+    its best guess; under each verdict the checks that held it back) and numbered sources;
+    author-year citations and the references cited when sources have reference-manager
+    entries (setting ``citations``)."""
     from rich.console import Console
     from rich.text import Text
 
+    citer = Citer(answer.passages, settings.citations)
     console = Console(highlight=False)
     console.print(Text(f"Q: {printable(answer.question)}", style="bold"))
     if answer.not_found:
@@ -342,7 +368,7 @@ def render_answer(answer: Answer, settings: Settings) -> None:
         for i, s in enumerate(answer.sentences):
             if i:
                 body.append(" ")
-            body.append(s.text, style=LABEL_STYLE[s.label])
+            body.append(citer.text(s.text), style=LABEL_STYLE[s.label])
             if instructed_support(answer, s):  # never green on injected text unsaid
                 body.append(f" {INSTRUCTED_MARK}", style=INSTRUCTED_STYLE)
         console.print(body)
@@ -360,7 +386,7 @@ def render_answer(answer: Answer, settings: Settings) -> None:
                 head.append(f" ({unsure_guess(s)})")
             elif prob is not None:
                 head.append(f" (p={prob:.2f})")
-            head.append(f"  {s.text}")
+            head.append(f"  {citer.text(s.text)}")
             console.print(head)
             if instructed_support(answer, s):
                 note = f"    {INSTRUCTED_MARK} {printable(instructed_support_note(answer, s))}"
@@ -391,9 +417,10 @@ def render_answer(answer: Answer, settings: Settings) -> None:
     console.print(Text("Sources", style="bold"))
     for n, p in enumerate(answer.passages, start=1):
         ocr = f"  [{ocr_note(p)}]" if p.ocr is not None else ""
-        console.print(
-            f"[{n}] {printable(p.source_label())}  (score {p.fused_score:.3f}){ocr}", markup=False
-        )
+        named = citer.label(p)
+        if named != p.source_label():
+            named += f"  {p.source_label()}"
+        console.print(f"[{n}] {printable(named)}  (score {p.fused_score:.3f}){ocr}", markup=False)
         if p.instruction_cues:
             warning = f"    {INSTRUCTED_MARK} {printable(injection_warning(p))}"
             console.print(Text(warning, style=INSTRUCTED_STYLE), markup=False)
@@ -406,6 +433,12 @@ def render_answer(answer: Answer, settings: Settings) -> None:
     if counts:
         timings += "; " + ", ".join(counts)
     console.print(Text(timings, style="dim"))
+    references = citer.bibliography(cited_passages(answer)) if not answer.abstained else []
+    if references:
+        console.print()
+        console.print(Text("References", style="bold"))
+        for entry in references:
+            console.print(Text(printable(entry)), markup=False)
 
 
 def run_eval_answers(args: argparse.Namespace) -> int:

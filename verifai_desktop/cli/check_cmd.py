@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from verifai_desktop.check_view import check_passages
+from verifai_desktop.citation_settings import CitationSettings
+from verifai_desktop.citations import passage_labeler
 from verifai_desktop.cli.common import (
     add_collection_arg,
     add_json_arg,
@@ -17,7 +21,7 @@ from verifai_desktop.cli.common import (
     print_json,
 )
 from verifai_desktop.codec import check_to_dict
-from verifai_desktop.domain import CheckLabel, CheckResult, Evidence, Progress
+from verifai_desktop.domain import CheckLabel, CheckResult, Evidence, Passage, Progress
 from verifai_desktop.evaluate.check import evaluate_check, format_report
 from verifai_desktop.keep import keep_in_history
 from verifai_desktop.names import printable
@@ -143,7 +147,7 @@ def run_check(args: argparse.Namespace) -> int:
         if args.json:
             print_json(check_to_dict(result, settings))
         else:
-            render_check(result)
+            render_check(result, settings.citations)
         sys.stdout.flush()  # the result is out before the history is written
         kept = keep_in_history(collection, result, settings)
     if kept.warning:
@@ -157,10 +161,10 @@ CHECK_BUDGET_FACTOR = 3
 claim, with the user waiting for exactly that."""
 
 
-def _line(ev: Evidence) -> str:
+def _line(ev: Evidence, name_of: Callable[[Passage], str]) -> str:
     v = ev.verdict
     return (
-        f"  {printable(ev.passage.source_label())}  S={v.p_support:.2f} "
+        f"  {printable(name_of(ev.passage))}  S={v.p_support:.2f} "
         f"C={v.p_contradict:.2f} N={v.p_no_evidence:.2f}: “{v.evidence.strip()}”"
     )
 
@@ -170,13 +174,15 @@ def _flags(ev: Evidence) -> list[str]:
     return [f"      {printable(line)}" for line in flag_lines(ev.verdict)]
 
 
-def render_check(result: CheckResult) -> None:
+def render_check(result: CheckResult, citations: CitationSettings | None = None) -> None:
     """Print the verdict per document (an unsure one with its best guess), then the
     supporting and contradicting passages; under each, the checks that held its verdict
-    back."""
+    back. Passages and documents are named author-year where they have a reference-manager
+    entry (``citations``: the ``[citations]`` settings), else by file name."""
     from rich.console import Console
     from rich.text import Text
 
+    name_of = passage_labeler(check_passages(result), citations)
     console = Console(highlight=False)
     console.print(Text(f"Claim: {result.claim}", style="bold"), markup=False)
     console.print(f"{result.candidates} passages verified", style="dim", markup=False)
@@ -185,7 +191,9 @@ def render_check(result: CheckResult) -> None:
     for d in result.documents:
         line = Text("  ")
         line.append(f"{CHECK_VERDICT_TEXT[d.label]:<12}", style=DOC_STYLE[d.label])
-        line.append(f" {printable(d.path.name)} — {printable(d.title)}")
+        cited = name_of(d.evidence.passage)
+        named = cited if cited != d.evidence.passage.source_label() else d.path.name
+        line.append(f" {printable(named)} — {printable(d.title)}")
         if d.label == "UNSURE":
             line.append(f" ({document_verdict_note(d)})")
         console.print(line)
@@ -198,7 +206,7 @@ def render_check(result: CheckResult) -> None:
         console.print()
         console.print(Text(f"{title} ({len(items)})", style=style))
         for ev in items:
-            console.print(Text(_line(ev)), markup=False)
+            console.print(Text(_line(ev, name_of)), markup=False)
             for flag in _flags(ev):
                 console.print(Text(flag), markup=False)
         if not items:

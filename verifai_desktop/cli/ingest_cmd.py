@@ -33,6 +33,7 @@ from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.names import name_json, names_json, printable
 from verifai_desktop.settings import load_settings
 from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.library import ingest_sources
 from verifai_desktop.store.naming import list_names
 from verifai_desktop.store.records import DocumentRecord
 from verifai_desktop.store.spread import RayCluster
@@ -64,7 +65,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="files or folders; a .bib or CSL-JSON file or a Zotero data folder is read as a "
+        "reference library: its entries' attached files are ingested with their metadata",
+    )
+    p.add_argument(
+        "--zotero-collection",
+        metavar="NAME",
+        help="of a Zotero library, ingest only the items of this collection (and its "
+        "subcollections)",
+    )
     add_collection_arg(p)
     add_store_arg(p, acl=True)
     add_json_arg(p)
@@ -252,9 +266,10 @@ def run_ingest(args: argparse.Namespace) -> int:
         cancel_on_sigint() as cancel,
         progress_reporter(False) as progress,
     ):
-        report = ingest_paths(
+        report = ingest_sources(
             collection,
             args.paths,
+            zotero_collection=args.zotero_collection,
             default_password=password,
             progress=progress,
             cancel=cancel,

@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import time
 
+from verifai_desktop.citations import passage_labeler
 from verifai_desktop.cli.common import (
     add_collection_arg,
     add_json_arg,
@@ -39,7 +40,13 @@ REFERENCE_MARK = "[reference list]"
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the search command."""
     p = sub.add_parser("search", help="search a collection (no answer, just passages)")
-    p.add_argument("query", metavar="QUERY")
+    p.add_argument(
+        "query",
+        metavar="QUERY",
+        help="words to find; author:NAME, year:2020 (or 2018-2020) and title:WORD (or "
+        'title:"two words") match the metadata of documents ingested from a .bib or Zotero '
+        "library",
+    )
     add_collection_arg(p)
     add_store_arg(p)
     p.add_argument(
@@ -103,8 +110,12 @@ def run_search(args: argparse.Namespace) -> int:
         return 0
     evidence = f" {'evid.':>5}" if retrieval.rerank else ""
     print(f"{'#':>3} {'fused':>6} {'lex':>5} {'sem':>5}{evidence}  file / location")
+    name_of = passage_labeler(passages, settings.citations)
     for i, p in enumerate(passages, start=1):
         where = printable(p.path.name) + (f"  {p.location.label()}" if p.location.label() else "")
+        cited = name_of(p)
+        if cited != p.source_label():  # a reference-manager entry: "(Cohan et al., 2020, p. 3)"
+            where = f"({printable(cited)})  {where}"
         if p.is_reference:
             where += f"  {REFERENCE_MARK}"
         if p.ocr is not None:

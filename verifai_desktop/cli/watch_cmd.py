@@ -29,8 +29,7 @@ from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.names import printable
 from verifai_desktop.settings import Settings, load_settings
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.store.roots import roots_of
-from verifai_desktop.store.watch import FolderWatcher, SyncReport, sync_changes
+from verifai_desktop.store.watch import FolderWatcher, SyncReport, sync_changes, watched_roots
 
 EXIT_STOPPED = 130
 """Exit status after Ctrl-C (128 + SIGINT, as a shell reports a command interrupted)."""
@@ -73,7 +72,7 @@ def run_watch(args: argparse.Namespace) -> int:
     """Catch up with what changed, then follow changes until interrupted (exit 130)."""
     settings = load_settings()
     with Collection.open(args.collection, settings=settings, reconcile=False) as collection:
-        roots = roots_of(collection)
+        roots = watched_roots(collection)
     if not roots:
         print(
             f"collection {args.collection!r} remembers no folders yet: add some with "

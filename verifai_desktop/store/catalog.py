@@ -40,18 +40,21 @@ from verifai_desktop.ingest.injection import instruction_cues
 from verifai_desktop.names import valid_utf8
 from verifai_desktop.private import create_private_file
 from verifai_desktop.recognition import Recognition
+from verifai_desktop.reference import Reference
 from verifai_desktop.store.integrity import check_problem
 from verifai_desktop.store.migrations import migrate
 from verifai_desktop.store.records import ChunkRecord, DocumentRecord
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """1: the first catalogs; 2: ``chunks.is_reference`` (reference-list chunks, issue 13);
 3: ``chunks.instruction_cues`` (prompt-injection cues, a JSON list of strings); 4: ``chunks.ocr``
 (text recognised by OCR: engine, mean confidence and word boxes as
 :meth:`Recognition.to_json <verifai_desktop.recognition.Recognition.to_json>`, NULL for a text
-layer; issue 28)."""
+layer; issue 28); 5: the ``doc_references`` table (a source's reference-manager entry,
+:meth:`Reference.to_json <verifai_desktop.reference.Reference.to_json>`, and its library;
+issue 43)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -85,6 +88,11 @@ CREATE TABLE IF NOT EXISTS chunks (
     ocr TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ordinal);
+CREATE TABLE IF NOT EXISTS doc_references (
+    source TEXT PRIMARY KEY,
+    library TEXT NOT NULL,
+    reference TEXT NOT NULL
+);
 """
 
 
@@ -400,6 +408,7 @@ class Catalog:
                 out.append((doc_id, self.chunk_ids_of(doc_id)))
                 self._db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
                 self._db.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+                self._db.execute("DELETE FROM doc_references WHERE source=?", (_key(source),))
             generation = self._bump() if out else self.generation()
             self._db.execute("COMMIT")
         except BaseException:
@@ -450,14 +459,81 @@ class Catalog:
             rows = self._db.execute(
                 "SELECT c.chunk_id, c.doc_id, d.source, d.title, c.ordinal, c.text, c.char_start,"
                 " c.char_end, c.loc_kind, c.loc_number, c.loc_heading, c.sentence_spans,"
-                " c.is_reference, c.instruction_cues, c.ocr"
+                " c.is_reference, c.instruction_cues, c.ocr, r.reference"
                 " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+                " LEFT JOIN doc_references r ON r.source = d.source"
                 f" WHERE c.chunk_id IN ({marks})",
                 part,
             ).fetchall()
             for r in rows:
                 out[int(r[0])] = chunk_record(r)
         return out
+
+    # -- reference-manager entries (issue 43) ----------------------------------------------
+    def set_references(self, items: Sequence[tuple[str, Reference]]) -> tuple[int, list[int]]:
+        """Keep each source's reference-manager entry (one transaction); unchanged ones are
+        not written.
+
+        Returns:
+            ``(generation, doc_ids)``: the generation (+1 when something changed) and the
+            catalogued documents whose entry changed (their lexical fields are rewritten).
+        """
+        changed: list[int] = []
+        wrote = False
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for source, ref in items:
+                text = ref.to_json()
+                row = self._db.execute(
+                    "SELECT reference FROM doc_references WHERE source=?", (_key(source),)
+                ).fetchone()
+                if row is not None and row[0] == text:
+                    continue
+                self._db.execute(
+                    "INSERT OR REPLACE INTO doc_references(source, library, reference)"
+                    " VALUES (?,?,?)",
+                    (_key(source), ref.library, text),
+                )
+                wrote = True
+                doc = self._db.execute(
+                    "SELECT doc_id FROM documents WHERE source=?", (_key(source),)
+                ).fetchone()
+                if doc is not None:
+                    changed.append(int(doc[0]))
+            generation = self._bump() if wrote else self.generation()
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return generation, changed
+
+    def references_of(self, library: str) -> dict[str, Reference]:
+        """The entries kept for the sources of one library (by its path), by source."""
+        rows = self._db.execute(
+            "SELECT source, reference FROM doc_references WHERE library=?", (library,)
+        )
+        return {_source(s): Reference.from_json(str(r)) for s, r in rows}
+
+    def references_by_doc(self, doc_ids: Sequence[int] | None = None) -> dict[int, Reference]:
+        """The entries of catalogued documents, by doc_id (every one when ``doc_ids`` is
+        ``None``)."""
+        rows = self._db.execute(
+            "SELECT d.doc_id, r.reference FROM doc_references r"
+            " JOIN documents d ON d.source = r.source"
+        )
+        wanted = None if doc_ids is None else set(doc_ids)
+        return {
+            int(d): Reference.from_json(str(r))
+            for d, r in rows
+            if wanted is None or int(d) in wanted
+        }
+
+    def chunk_texts(self, doc_id: int) -> tuple[list[int], list[str]]:
+        """Chunk ids and texts of one document, by ordinal."""
+        rows = self._db.execute(
+            "SELECT chunk_id, text FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc_id,)
+        ).fetchall()
+        return [int(r[0]) for r in rows], [str(r[1]) for r in rows]
 
 
 def chunk_ocr(chunk: Chunk) -> str | None:
@@ -469,8 +545,9 @@ def chunk_ocr(chunk: Chunk) -> str | None:
 def chunk_record(r: Sequence[Any]) -> ChunkRecord:
     """A chunk row joined with its document as a record (both stores): ``(chunk_id, doc_id,
     source, title, ordinal, text, char_start, char_end, loc_kind, loc_number, loc_heading,
-    sentence_spans, is_reference, instruction_cues, ocr)``, the spans, cues and OCR provenance
-    as JSON text (``ocr`` NULL for a text layer)."""
+    sentence_spans, is_reference, instruction_cues, ocr[, reference])``, the spans, cues and OCR
+    provenance as JSON text (``ocr`` NULL for a text layer); ``reference``, when the row has
+    it, the document's :class:`~verifai_desktop.reference.Reference` as JSON or NULL."""
     chunk = Chunk(
         ordinal=int(r[4]),
         text=str(r[5]),
@@ -488,4 +565,5 @@ def chunk_record(r: Sequence[Any]) -> ChunkRecord:
         title=str(r[3]),
         chunk=chunk,
         instruction_cues=tuple(str(cue) for cue in json.loads(r[13])),
+        reference=Reference.from_json(str(r[15])) if len(r) > 15 and r[15] else None,
     )

@@ -41,6 +41,7 @@ from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.vector import VectorIndex
 from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.private import tighten, write_private_text
+from verifai_desktop.reference import Reference
 from verifai_desktop.settings import Settings, collections_dir
 from verifai_desktop.store.base import Closes, ScoredChunk
 from verifai_desktop.store.catalog import Catalog, CommitItem
@@ -463,9 +464,29 @@ class Collection(Closes):
         """
         self.acquire_write_lock()
         generation, results = self.catalog.write_documents(items)
-        self._indexes.apply(items, results)
+        refs = self.catalog.references_by_doc([doc_id for doc_id, _, new in results if new])
+        self._indexes.apply(items, results, refs)
         self._pending_generation = generation
         return generation
+
+    def set_references(self, items: Sequence[tuple[str, Reference]]) -> None:
+        """Keep the reference-manager entries of sources (issue 43): in the catalog, and as
+        the lexical metadata fields of the documents already indexed; flushes.
+
+        Args:
+            items: ``(source, entry)`` pairs; an unchanged entry is not written.
+        """
+        self.acquire_write_lock()
+        before = self.catalog.generation()
+        generation, changed = self.catalog.set_references(items)
+        if generation != before:
+            self._indexes.relabel(self.catalog, changed)
+            self._pending_generation = generation
+        self.flush()
+
+    def references_of(self, library: str) -> dict[str, Reference]:
+        """The entries kept for the sources of one library (its path as text), by source."""
+        return self.catalog.references_of(library)
 
     def remove_sources(self, sources: Sequence[str]) -> list[str]:
         """Remove documents (by source) from the catalog and every index; flushes.

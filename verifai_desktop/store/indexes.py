@@ -17,13 +17,14 @@ load ONNX Runtime first (:mod:`verifai_desktop.index.vector`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.index.lexical import saved_generation as lexical_generation
 from verifai_desktop.index.vector import VectorIndex
 from verifai_desktop.index.vector import saved_generation as vector_generation
+from verifai_desktop.reference import Reference
 from verifai_desktop.store.catalog import Catalog, CommitItem
 from verifai_desktop.store.lock import FileLock
 
@@ -101,7 +102,7 @@ class SearchIndexes:
                 log.info(
                     "collection %s: rebuilding the lexical index (generation %d)", collection, gen
                 )
-                self.lexical.rebuild(catalog.iter_chunk_texts(), gen)
+                self.lexical.rebuild(catalog.iter_chunk_texts(), gen, catalog.references_by_doc())
                 if not had_lock:
                     self.lexical.close()
             if stale_vec:
@@ -119,6 +120,7 @@ class SearchIndexes:
         self,
         items: Sequence[CommitItem],
         results: Sequence[tuple[int, list[int], list[int]]],
+        references: Mapping[int, Reference] | None = None,
     ) -> None:
         """Apply documents just written to the catalog to both indexes (in memory until
         :meth:`save`).
@@ -127,7 +129,10 @@ class SearchIndexes:
             items: what was written (:meth:`Catalog.write_documents`).
             results: what the catalog returned for each item, in the same order:
                 ``(doc_id, removed_chunk_ids, new_chunk_ids)``.
+            references: the reference-manager entries of these documents, by doc_id
+                (:meth:`Catalog.references_by_doc`), indexed as their metadata fields.
         """
+        refs = references or {}
         for (_, _, _, chunks, vectors), (doc_id, removed, new_ids) in zip(
             items, results, strict=True
         ):
@@ -136,8 +141,18 @@ class SearchIndexes:
                 self.vectors.remove(removed)
             if new_ids:
                 assert vectors is not None
-                self.lexical.add(new_ids, doc_id, [c.text for c in chunks])
+                self.lexical.add(new_ids, doc_id, [c.text for c in chunks], refs.get(doc_id))
                 self.vectors.add(new_ids, vectors)
+
+    def relabel(self, catalog: Catalog, doc_ids: Sequence[int]) -> None:
+        """Rewrite the lexical entries of documents whose reference-manager entry changed
+        (their chunks are unchanged; in memory until :meth:`save`)."""
+        refs = catalog.references_by_doc(doc_ids)
+        for doc_id in doc_ids:
+            chunk_ids, texts = catalog.chunk_texts(doc_id)
+            self.lexical.delete_document(doc_id)
+            if chunk_ids:
+                self.lexical.add(chunk_ids, doc_id, texts, refs.get(doc_id))
 
     def drop(self, removed: Sequence[tuple[int, list[int]]]) -> None:
         """Remove documents just removed from the catalog, ``(doc_id, chunk_ids)`` each."""

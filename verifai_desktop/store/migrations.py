@@ -15,6 +15,9 @@ transaction:
   does for new chunks.
 * Schema 3 -> 4 (issue 28): ``chunks.ocr`` (the OCR provenance of recognised text as JSON),
   NULL for every existing chunk: before OCR every chunk came from a text layer.
+* Schema 4 -> 5 (issue 43): the ``doc_references`` table (reference-manager entries), created
+  empty with the other tables when the catalog opens (``CREATE TABLE IF NOT EXISTS``); only the
+  recorded version changes here.
 
 The catalog ``generation`` is not changed: the Tantivy and usearch indexes hold the same chunks
 and stay valid.
@@ -107,6 +110,10 @@ def migrate(db: sqlite3.Connection, path: Path, schema_version: int) -> None:
         sqlite3.DatabaseError: the catalog cannot be written (the caller reports it).
     """
     if {REFERENCE_COLUMN, CUES_COLUMN, OCR_COLUMN} <= _columns(db, "chunks"):
+        db.execute(  # schema 5 added a table only, made when the catalog opened
+            "UPDATE meta SET value=? WHERE key='schema_version' AND CAST(value AS INTEGER) < ?",
+            (str(schema_version), schema_version),
+        )
         return
     t0 = time.perf_counter()
     db.execute("BEGIN IMMEDIATE")

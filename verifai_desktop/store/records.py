@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verifai_desktop.domain import Chunk, ChunkId, DocFormat, DocId, DocStatus
+from verifai_desktop.reference import Reference
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,7 @@ class ChunkRecord:
             (prompt injection), as
             :func:`verifai_desktop.ingest.injection.instruction_cues` found them when the
             chunk was written; ``()`` if none.
+        reference: the document's reference-manager entry, ``None`` when it has none.
     """
 
     chunk_id: ChunkId
@@ -75,3 +77,4 @@ class ChunkRecord:
     title: str
     chunk: Chunk
     instruction_cues: tuple[str, ...]
+    reference: Reference | None = None

@@ -36,6 +36,8 @@ from typing import Any
 
 from verifai_desktop.errors import CollectionBusy
 from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.library import merge_reports
+from verifai_desktop.store.library_watch import library_roots, sync_libraries
 from verifai_desktop.store.roots import (
     Root,
     deleted_file,
@@ -94,6 +96,14 @@ class SyncReport:
         return text
 
 
+def watched_roots(collection: Collection) -> list[Root]:
+    """What folder watching watches for ``collection``: its roots and the reference libraries
+    it follows (:func:`~verifai_desktop.store.library_watch.library_roots`)."""
+    roots = roots_of(collection)
+    known = {r.path for r in roots}
+    return roots + [r for r in library_roots(collection) if r.path not in known]
+
+
 def _under(path: Path, roots: Iterable[Root]) -> Root | None:
     for root in roots:
         if path == root.path or (root.is_folder and path.is_relative_to(root.path)):
@@ -135,6 +145,7 @@ def sync_changes(
             hand is not.
     """
     collection.acquire_write_lock()
+    changed = None if changed is None else [Path(p) for p in changed]
     roots = roots_of(collection)
     deleted = {r.path for r in roots if deleted_file(r)}
     ok: list[Root] = []
@@ -168,8 +179,16 @@ def sync_changes(
         if to_ingest
         else None
     )
+    library_options = {k: v for k, v in ingest_options.items() if k != "within"}
+    reports, library_removed, library_unavailable = sync_libraries(
+        collection, changed, progress=progress, cancel=cancel, **library_options
+    )
+    if reports:
+        report = merge_reports(([report] if report is not None else []) + reports)
+    unavailable += library_unavailable
     gone += [str(p) for p in sorted(deleted)]
     removed = tuple(collection.remove_sources(gone)) if gone else ()
+    removed += tuple(library_removed)
     stamp = now_utc()
     reasons = dict(unavailable)
     save_roots(

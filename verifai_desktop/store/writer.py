@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -46,6 +45,7 @@ from verifai_desktop.store.outcomes import FileOutcome as FileOutcome
 from verifai_desktop.store.outcomes import IngestReport as IngestReport
 from verifai_desktop.store.outcomes import Outcome as Outcome
 from verifai_desktop.store.records import DocumentRecord
+from verifai_desktop.store.retries import fits_now, longer_limit_now, too_large_reason
 from verifai_desktop.store.roots import remember_roots
 from verifai_desktop.store.walk import Walk, expand_paths, is_gone
 
@@ -69,37 +69,6 @@ def _password_for(
             if Path(key).expanduser().resolve() == path:
                 return value
     return default_password
-
-
-def _too_large_reason(chunks: int, limit: int) -> str:
-    return (
-        f"too large: {chunks:,} chunks, over the limit of {limit:,} per file "
-        "(setting ingest.max_chunks_per_file); nothing indexed"
-    )
-
-
-_TOO_LARGE = re.compile(r"^too large: ([\d,]+) chunks")
-
-
-def _fits_now(record: DocumentRecord | None, limit: int | None) -> bool:
-    """True for a file refused as too large that the current limit would take (retried
-    although unchanged)."""
-    if record is None or record.status is not DocStatus.FAILED:
-        return False
-    m = _TOO_LARGE.match(record.reason)
-    return m is not None and (limit is None or int(m.group(1).replace(",", "")) <= limit)
-
-
-_TIMED_OUT = re.compile(r"^timed out after ([0-9.e+]+) s")
-
-
-def _longer_limit_now(record: DocumentRecord | None, timeout_s: float | None) -> bool:
-    """Whether a file that failed because the time limit per file stopped it (the parser
-    worker's ``"timed out after N s"``) would get a longer limit now (``timeout_s``)."""
-    if record is None or record.status is not DocStatus.FAILED or timeout_s is None:
-        return False
-    m = _TIMED_OUT.match(record.reason)
-    return m is not None and timeout_s > float(m.group(1))
 
 
 def _unchanged(record: DocumentRecord | None, size: int, mtime_ns: int) -> bool:
@@ -134,6 +103,7 @@ def ingest_paths(
     ocr: OcrOptions | None = None,
     cluster: Cluster | None = None,
     check_content: bool = False,
+    remember: bool = True,
 ) -> IngestReport:
     """Ingest files and folders (recursively) into a collection, incrementally.
 
@@ -182,6 +152,8 @@ def ingest_paths(
             writes and reports every file, in the same order. ``None``: in this process.
         check_content: hash files whose size and mtime are as catalogued too: an edit that
             kept both (``cp -p``, ``rsync -t``, 2 s mtimes) is taken in (folder watching).
+        remember: add ``paths`` to the collection's roots; False for the attached files of a
+            reference library, which is followed as a whole (:mod:`.library`).
 
     Returns:
         The per-file (and per-unreadable-folder) outcomes and stage timings.
@@ -192,7 +164,8 @@ def ingest_paths(
         ClusterError: ``cluster`` cannot be used, or one of its workers failed.
     """
     collection.acquire_write_lock()
-    remember_roots(collection, paths)  # the collection follows them (folder watching)
+    if remember:
+        remember_roots(collection, paths)  # the collection follows them (folder watching)
     run = IngestRun(collection, progress, cancel, max_chunks_per_file)
     walk = expand_paths(paths, within)
     files = walk.files
@@ -381,9 +354,9 @@ def _check_file(
         record = run.collection.catalog.document(source)
         retry = (
             (record is not None and record.status is DocStatus.ENCRYPTED and password is not None)
-            or _fits_now(record, run.max_chunks)
+            or fits_now(record, run.max_chunks)
             or (record is not None and worth_retrying(record.reason, ocr, timeout_s))
-            or _longer_limit_now(record, timeout_s)
+            or longer_limit_now(record, timeout_s)
         )
         same_stat = record is not None and _unchanged(record, st.st_size, st.st_mtime_ns)
         if record is not None and same_stat and not retry and not check_content:
@@ -485,7 +458,7 @@ def _index_document(
     sections = _section_count(doc)
     chunks = run.chunk(doc) if doc.text.strip() else ()
     if run.max_chunks is not None and len(chunks) > run.max_chunks:
-        reason = _too_large_reason(len(chunks), run.max_chunks)
+        reason = too_large_reason(len(chunks), run.max_chunks)
         run.commit([(meta, DocStatus.FAILED, reason, (), None)])
         return FileOutcome(
             meta.source, Outcome.FAILED, reason, 0, sections, doc.format, DocStatus.FAILED

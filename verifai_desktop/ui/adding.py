@@ -1,5 +1,7 @@
 """Where the documents added to a collection come from: the file and folder pickers, and the
-local files and folders of a drag and drop (the library panel ingests what they give)."""
+local files and folders of a drag and drop (the library panel ingests what they give). A
+``.bib`` or CSL-JSON file, or a Zotero data folder (or its ``zotero.sqlite``), is a reference
+library: its entries' files are added with their metadata (issue 43)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,11 @@ from pathlib import Path
 from PySide6.QtCore import QMimeData
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-DOCUMENTS_FILTER = "Documents (*.pdf *.docx *.pptx *.epub *.md *.markdown *.txt);;All files (*)"
+DOCUMENTS_FILTER = (
+    "Documents and libraries (*.pdf *.docx *.pptx *.epub *.md *.markdown *.txt *.bib *.json "
+    "zotero.sqlite);;Documents (*.pdf *.docx *.pptx *.epub *.md *.markdown *.txt);;"
+    "Reference libraries: BibTeX, CSL-JSON, Zotero (*.bib *.json zotero.sqlite);;All files (*)"
+)
 
 
 def pick_files(parent: QWidget) -> list[Path]:
@@ -22,7 +28,9 @@ def pick_files(parent: QWidget) -> list[Path]:
 
 def pick_folder(parent: QWidget) -> list[Path]:
     """The folder picked with a dialog, as a list of one (none when cancelled)."""
-    folder = QFileDialog.getExistingDirectory(parent, "Add a folder of documents", str(Path.home()))
+    folder = QFileDialog.getExistingDirectory(
+        parent, "Add a folder of documents, or a Zotero data folder", str(Path.home())
+    )
     return [Path(folder)] if folder else []
 
 

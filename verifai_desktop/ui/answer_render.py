@@ -13,15 +13,24 @@ An answer refused by evidence (:attr:`Answer.refused_by_evidence`) opens on
 sentences, with a link (:data:`SHOW_GENERATED_HREF`) to the generated answer; rendered with its
 generated text, it has a link (:data:`HIDE_GENERATED_HREF`) back. The widget is
 :class:`~verifai_desktop.ui.answer_view.AnswerView`.
+
+Where passages come from a reference library and the ``[citations]`` style is author-year, a
+:class:`~verifai_desktop.citations.Citer` writes the markers as "(Cohan et al., 2020, p. 3)",
+each name a link to its passage as the numbers are, and the answer ends with the references
+cited (issue 43).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
 from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor, QTextFormat
 
+from verifai_desktop.citation_settings import CitationSettings
+from verifai_desktop.citations import Citer, cited_passages
 from verifai_desktop.domain import CITATION_RE, Answer, SentenceLabel
+from verifai_desktop.errors import VerifaiError
 from verifai_desktop.presentation import (
     CONFLICT_COLOR,
     CONFLICT_GLYPH,
@@ -35,6 +44,8 @@ from verifai_desktop.presentation import (
     unsure_guess,
     verdict_phrase,
 )
+
+log = logging.getLogger(__name__)
 
 PROP_SENTENCE = int(QTextFormat.Property.UserProperty) + 1  # int: sentence index
 PROP_LABEL = int(QTextFormat.Property.UserProperty) + 2  # str: SentenceLabel value
@@ -92,7 +103,12 @@ def sentence_char_format(label: SentenceLabel) -> QTextCharFormat:
 
 
 def render_answer(
-    cursor: QTextCursor, answer: Answer, *, show_generated: bool, point_size: float
+    cursor: QTextCursor,
+    answer: Answer,
+    *,
+    show_generated: bool,
+    point_size: float,
+    citer: Citer | None = None,
 ) -> None:
     """Write ``answer`` at ``cursor``: labelled sentences, or the abstention text with the
     closest passages (nothing retrieved was close enough) or the closest evidence (no sentence
@@ -104,16 +120,65 @@ def render_answer(
         show_generated: for an answer refused by evidence, render its generated sentences (as
             a normal answer, under the refusal) instead of the closest evidence.
         point_size: the view's font size in points; the headline is a quarter larger.
+        citer: names the passages (author-year where they have entries); ``None``: numbers
+            and file names.
     """
+    if citer is not None and not citer.author_year:
+        citer = None
     if answer.refused_by_evidence:
         if show_generated:
-            _render_generated(cursor, answer, point_size)
+            _render_generated(cursor, answer, point_size, citer)
         else:
-            _render_unsupported(cursor, answer, point_size)
+            _render_unsupported(cursor, answer, point_size, citer)
     elif answer.abstained:
-        _render_abstention(cursor, answer, point_size)
+        _render_abstention(cursor, answer, point_size, citer)
     else:
-        _render_sentences(cursor, answer)
+        _render_sentences(cursor, answer, citer)
+        _render_references(cursor, answer, citer)
+
+
+REFERENCES_TITLE = "References"
+
+
+def citer_for(answer: Answer, settings: CitationSettings) -> Citer | None:
+    """The citer of ``answer``'s passages in the ``[citations]`` style; ``None`` when no
+    passage has an entry, the style is numeric, or the CSL style cannot be loaded (logged:
+    the answer is shown with numbers rather than not at all)."""
+    try:
+        citer = Citer(answer.passages, settings)
+    except VerifaiError as exc:
+        log.warning("citations: %s; numbered citations shown", exc)
+        return None
+    return citer if citer.author_year else None
+
+
+def _render_references(cursor: QTextCursor, answer: Answer, citer: Citer | None) -> None:
+    """The formatted references of the entries the answer cites (none without a citer)."""
+    refs = citer.bibliography(cited_passages(answer), "text") if citer is not None else []
+    if not refs:
+        return
+    spaced = QTextBlockFormat()
+    spaced.setTopMargin(14)
+    cursor.insertBlock(spaced)
+    head = QTextCharFormat()
+    head.setFontWeight(QFont.Weight.Bold)
+    cursor.insertText(REFERENCES_TITLE, head)
+    hanging = QTextBlockFormat()
+    hanging.setTopMargin(4)
+    hanging.setLeftMargin(24)
+    hanging.setTextIndent(-24)
+    for entry in refs:
+        cursor.insertBlock(hanging)
+        cursor.insertText(entry, QTextCharFormat())
+
+
+def _source(answer: Answer, n: int, citer: Citer | None) -> str:
+    """How passage ``n`` (1-based) is named: ``"[3] acl2020_specter.pdf, p. 3"``, or
+    ``"(Cohan et al., 2020, p. 3)"`` author-year."""
+    passage = answer.passages[n - 1]
+    if citer is None:
+        return f"[{n}] {passage.source_label()}"
+    return f"({citer.label(passage)})"
 
 
 def _insert_headline(cursor: QTextCursor, text: str, point_size: float) -> None:
@@ -132,15 +197,17 @@ def _insert_link(cursor: QTextCursor, text: str, href: str) -> None:
     cursor.insertText(text, link)
 
 
-def _insert_closest_passages(cursor: QTextCursor, answer: Answer) -> None:
+def _insert_closest_passages(cursor: QTextCursor, answer: Answer, citer: Citer | None) -> None:
     for n, passage in enumerate(answer.passages[:CLOSEST_PASSAGES], start=1):
         cursor.insertBlock(QTextBlockFormat())
-        _insert_link(cursor, f"[{n}] {passage.source_label()}", f"cite:{n}")
+        _insert_link(cursor, _source(answer, n, citer), f"cite:{n}")
         snippet = passage.text[:240] + ("…" if len(passage.text) > 240 else "")
         cursor.insertText(f" — {snippet}", QTextCharFormat())
 
 
-def _render_abstention(cursor: QTextCursor, answer: Answer, point_size: float) -> None:
+def _render_abstention(
+    cursor: QTextCursor, answer: Answer, point_size: float, citer: Citer | None
+) -> None:
     _insert_headline(cursor, NOT_FOUND_TEXT, point_size)
     cursor.insertBlock()
     cursor.insertText(
@@ -148,10 +215,12 @@ def _render_abstention(cursor: QTextCursor, answer: Answer, point_size: float) -
         "The closest passages were:",
         QTextCharFormat(),
     )
-    _insert_closest_passages(cursor, answer)
+    _insert_closest_passages(cursor, answer, citer)
 
 
-def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) -> None:
+def _render_unsupported(
+    cursor: QTextCursor, answer: Answer, point_size: float, citer: Citer | None
+) -> None:
     """The refusal, then per sentence (the first :data:`EVIDENCE_SENTENCES`) its strongest
     verdict's passage, deciding window and the checks that held it back, then the link to
     the answer."""
@@ -166,7 +235,7 @@ def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) 
     spaced.setTopMargin(6)
     shown = answer.sentences[:EVIDENCE_SENTENCES]
     if not any(answer.closest_verdict(s) for s in shown):
-        _insert_closest_passages(cursor, answer)
+        _insert_closest_passages(cursor, answer, citer)
     else:
         for sentence in shown:
             cursor.insertBlock(spaced)
@@ -177,8 +246,7 @@ def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) 
                 cursor.insertText(NO_VERDICT_NOTE, QTextCharFormat())
                 continue
             n = verdict.passage_number
-            source = answer.passages[n - 1].source_label()
-            _insert_link(cursor, f"[{n}] {source}", f"cite:{n}")
+            _insert_link(cursor, _source(answer, n, citer), f"cite:{n}")
             said = f" {verdict_phrase(verdict)}"
             if verdict.evidence.strip():
                 said += f": \u201c{verdict.evidence.strip()}\u201d"
@@ -199,7 +267,9 @@ def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) 
     _insert_link(cursor, SHOW_GENERATED_TEXT, SHOW_GENERATED_HREF)
 
 
-def _render_generated(cursor: QTextCursor, answer: Answer, point_size: float) -> None:
+def _render_generated(
+    cursor: QTextCursor, answer: Answer, point_size: float, citer: Citer | None
+) -> None:
     """The refusal, the link back to the closest evidence, then the generated answer."""
     _insert_headline(cursor, UNSUPPORTED_TEXT, point_size)
     cursor.insertBlock()
@@ -209,7 +279,7 @@ def _render_generated(cursor: QTextCursor, answer: Answer, point_size: float) ->
     sentences = QTextBlockFormat()
     sentences.setTopMargin(10)
     cursor.insertBlock(sentences)
-    _render_sentences(cursor, answer)
+    _render_sentences(cursor, answer, citer)
 
 
 def _sign_format(index: int, label: SentenceLabel, prop: int, color_hex: str) -> QTextCharFormat:
@@ -223,7 +293,7 @@ def _sign_format(index: int, label: SentenceLabel, prop: int, color_hex: str) ->
     return sign
 
 
-def _render_sentences(cursor: QTextCursor, answer: Answer) -> None:
+def _render_sentences(cursor: QTextCursor, answer: Answer, citer: Citer | None) -> None:
     block = cursor.blockFormat()  # keeps the margins of a block made for the sentences
     block.setLineHeight(150.0, int(QTextBlockFormat.LineHeightTypes.ProportionalHeight.value))
     cursor.setBlockFormat(block)
@@ -243,7 +313,7 @@ def _render_sentences(cursor: QTextCursor, answer: Answer) -> None:
         pos = 0
         for m in CITATION_RE.finditer(sentence.text):
             cursor.insertText(sentence.text[pos : m.start()], base)
-            _insert_citation(cursor, base, m.group(0))
+            _insert_citation(cursor, base, m.group(0), citer)
             pos = m.end()
         cursor.insertText(sentence.text[pos:], base)
         if sentence.recited:
@@ -268,13 +338,19 @@ def _render_sentences(cursor: QTextCursor, answer: Answer) -> None:
         cursor.insertText(tail, QTextCharFormat())
 
 
-def _insert_citation(cursor: QTextCursor, base: QTextCharFormat, marker: str) -> None:
-    """Insert ``[1, 2]`` with each number a link to its passage, inside the sentence."""
+def _insert_citation(
+    cursor: QTextCursor, base: QTextCharFormat, marker: str, citer: Citer | None
+) -> None:
+    """Insert ``[1, 2]`` with each number a link to its passage, inside the sentence; with a
+    ``citer``, ``(Cohan et al., 2020, p. 3; Lo et al., 2020, p. 1)`` with each name a link."""
     plain = QTextCharFormat(base)
     plain.setAnchor(False)
     plain.setAnchorHref("")
     plain.setUnderlineStyle(QTextCharFormat.UnderlineStyle.NoUnderline)
     plain.setForeground(QColor(CITATION_COLOR))
+    if citer is not None:
+        _insert_author_year(cursor, plain, marker, citer)
+        return
     for piece in re.split(r"(\d+)", marker):
         if not piece:
             continue
@@ -287,3 +363,26 @@ def _insert_citation(cursor: QTextCursor, base: QTextCharFormat, marker: str) ->
             cursor.insertText(piece, link)
         else:
             cursor.insertText(piece, plain)
+
+
+def _insert_author_year(
+    cursor: QTextCursor, plain: QTextCharFormat, marker: str, citer: Citer
+) -> None:
+    """``[1, 3]`` as ``(Cohan et al., 2020, p. 3; Lo et al., 2020, p. 1)``: each name a link
+    to (the first of) its passages; a passage cited twice at one place is named once."""
+    named: dict[str, int] = {}
+    for piece in re.findall(r"\d+", marker):
+        n = int(piece)
+        label = citer.label(citer.passages[n - 1]) if 1 <= n <= len(citer.passages) else f"[{n}]"
+        named.setdefault(label, n)
+    cursor.insertText("(", plain)
+    for i, (label, n) in enumerate(named.items()):
+        if i:
+            cursor.insertText("; ", plain)
+        link = QTextCharFormat(plain)
+        link.setAnchor(True)
+        link.setAnchorHref(f"cite:{n}")
+        link.setProperty(PROP_CITATION, n)
+        link.setFontWeight(QFont.Weight.DemiBold)
+        cursor.insertText(label, link)
+    cursor.insertText(")", plain)

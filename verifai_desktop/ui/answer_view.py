@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from verifai_desktop.citation_settings import CitationSettings
 from verifai_desktop.domain import Answer, CheckResult, NliLabel, SentenceLabel
 from verifai_desktop.store.history import Feedback, FeedbackVerdict
 from verifai_desktop.ui import answer_readback
@@ -51,7 +52,12 @@ from verifai_desktop.ui.answer_menu import (
     lead_with,
 )
 from verifai_desktop.ui.answer_readback import RenderedSentence
-from verifai_desktop.ui.answer_render import HIDE_GENERATED_HREF, SHOW_GENERATED_HREF, render_answer
+from verifai_desktop.ui.answer_render import (
+    HIDE_GENERATED_HREF,
+    SHOW_GENERATED_HREF,
+    citer_for,
+    render_answer,
+)
 from verifai_desktop.ui.claim_check import BACK_HREF, build_check_html, evidence_for_href
 from verifai_desktop.ui.evidence_popup import EvidencePopup, build_evidence_html
 
@@ -114,6 +120,7 @@ class AnswerView(QTextBrowser):
         self._streaming = False
         self._pending = False  # the view holds a progress note that the first piece replaces
         self.generated_shown = False  # the generated text of a refused answer is on show
+        self.citations = CitationSettings()  # how sources are cited (the window's settings)
         # The shown answer's id in its collection's history (None: not kept, no feedback)
         # and the reader's judgements of it.
         self.history_id: int | None = None
@@ -238,6 +245,7 @@ class AnswerView(QTextBrowser):
             answer,
             show_generated=self.generated_shown,
             point_size=self.font().pointSizeF(),
+            citer=citer_for(answer, self.citations),
         )
         self.moveCursor(QTextCursor.MoveOperation.Start)
 

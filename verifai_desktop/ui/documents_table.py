@@ -1,8 +1,10 @@
-"""The documents table of the library panel: one row per catalog document, status and reason."""
+"""The documents table of the library panel: one row per catalog document, status and reason;
+the filter line above it (:attr:`DocumentsTable.filter_edit`, :mod:`.documents_filter`) hides
+the rows that do not match its words and ``author:``/``year:``/``title:`` terms."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -12,6 +14,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QLineEdit,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableWidget,
@@ -20,7 +23,10 @@ from PySide6.QtWidgets import (
 
 from verifai_desktop.domain import DocStatus
 from verifai_desktop.names import printable
+from verifai_desktop.reference import Reference
+from verifai_desktop.store.collection import Collection
 from verifai_desktop.store.records import DocumentRecord
+from verifai_desktop.ui.documents_filter import FILTER_PLACEHOLDER, matches, parse_filter
 
 DOC_COLUMNS = ("File", "Status", "Chunks", "Reason")
 NAME_COLUMN, STATUS_COLUMN, CHUNKS_COLUMN, REASON_COLUMN = range(4)
@@ -47,12 +53,16 @@ class DocumentRow:
         status: catalog status.
         reason: why it is not indexed ('' when indexed).
         chunk_count: chunks indexed.
+        title: the document's title ('' unknown).
+        reference: its reference-manager entry (a document ingested from a library).
     """
 
     source: str
     status: DocStatus
     reason: str
     chunk_count: int
+    title: str = ""
+    reference: Reference | None = None
 
     @property
     def name(self) -> str:
@@ -73,9 +83,22 @@ def app_reason(row: DocumentRow) -> str:
     return printable(row.reason)
 
 
-def document_rows(records: Sequence[DocumentRecord]) -> list[DocumentRow]:
-    """Table rows for catalog records, in their order."""
-    return [DocumentRow(r.source, r.status, r.reason, r.chunk_count) for r in records]
+def document_rows(
+    records: Sequence[DocumentRecord], references: Mapping[int, Reference] | None = None
+) -> list[DocumentRow]:
+    """Table rows for catalog records, in their order, with the entries of those ingested from
+    a reference library (``references``: by doc_id)."""
+    refs = references or {}
+    return [
+        DocumentRow(r.source, r.status, r.reason, r.chunk_count, r.title, refs.get(r.doc_id))
+        for r in records
+    ]
+
+
+def reference_line(ref: Reference) -> str:
+    """``"Cohan, Feldman, Beltagy, Downey, Weld (2020). SPECTER: ..."`` for a tooltip."""
+    year = f" ({ref.year})" if ref.year else ""
+    return f"{', '.join(ref.authors)}{year}. {ref.title}".strip(". ")
 
 
 class Catalogued(Protocol):
@@ -87,8 +110,10 @@ class Catalogued(Protocol):
 
 
 def collection_rows(col: Catalogued, _ctx: object = None) -> list[DocumentRow]:
-    """Table rows of every document of ``col`` (an op for the collection host)."""
-    return document_rows(col.documents())
+    """Table rows of every document of ``col`` (an op for the collection host), with their
+    entries when the store keeps them (the embedded store's catalog)."""
+    refs = col.catalog.references_by_doc() if isinstance(col, Collection) else {}
+    return document_rows(col.documents(), refs)
 
 
 MIN_VISIBLE_ROWS = 4
@@ -159,9 +184,34 @@ class DocumentsTable(QTableWidget):
         self.setItemDelegateForColumn(NAME_COLUMN, FileNameDelegate(self))
         self.setColumnHidden(REASON_COLUMN, True)  # until a row has a reason
         self.setToolTip("Double-click an encrypted PDF to enter its password.")
+        self.rows: tuple[DocumentRow, ...] = ()
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("documentFilter")
+        self.filter_edit.setPlaceholderText(FILTER_PLACEHOLDER)
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setToolTip(
+            "Show only the documents that match every term: words of the file name or title, "
+            "author:name, year:2020 (or 2018-2020) and title:word for documents added from a "
+            ".bib file or a Zotero library"
+        )
+        self.filter_edit.textChanged.connect(self.apply_filter)
+
+    def apply_filter(self, text: str | None = None) -> None:
+        """Hide the rows that do not match the filter (``text``, else the filter line's)."""
+        terms = parse_filter(self.filter_edit.text() if text is None else text)
+        for i, r in enumerate(self.rows):
+            shown = matches(
+                terms, source=r.source, title=r.title, reason=r.reason, reference=r.reference
+            )
+            self.setRowHidden(i, not shown)
+
+    def shown_names(self) -> list[str]:
+        """The file names of the rows the filter shows, in order."""
+        return [r.name for i, r in enumerate(self.rows) if not self.isRowHidden(i)]
 
     def set_rows(self, rows: Sequence[DocumentRow]) -> None:
-        """Replace the table's contents with ``rows``."""
+        """Replace the table's contents with ``rows`` (the filter applied)."""
+        self.rows = tuple(rows)
         self.setRowCount(len(rows))
         for i, r in enumerate(rows):
             status = STATUS_TEXT.get(r.status, r.status.value)
@@ -172,7 +222,10 @@ class DocumentsTable(QTableWidget):
                 QTableWidgetItem(str(r.chunk_count)),
                 QTableWidgetItem(reason),
             )
-            items[NAME_COLUMN].setToolTip(printable(r.source))
+            tip = printable(r.source)
+            if r.reference is not None:
+                tip += "\n" + printable(reference_line(r.reference))
+            items[NAME_COLUMN].setToolTip(tip)
             items[STATUS_COLUMN].setToolTip(f"{status}: {reason}" if reason else status)
             items[CHUNKS_COLUMN].setToolTip(f"{r.chunk_count} chunks indexed")
             items[CHUNKS_COLUMN].setTextAlignment(
@@ -185,6 +238,7 @@ class DocumentsTable(QTableWidget):
             for col, it in enumerate(items):
                 self.setItem(i, col, it)
         self.setColumnHidden(REASON_COLUMN, not any(app_reason(r) for r in rows))
+        self.apply_filter()
 
     def cell_texts(self) -> list[tuple[str, str, str, str]]:
         """The cell texts (file, status, chunks, reason) of every row."""

@@ -7,7 +7,9 @@ one is, else the answer) on the clipboard (Markdown and HTML), saves it in the f
 suffix names (:data:`~verifai_desktop.answer_files.EXPORT_FORMATS`; a check through
 :func:`~verifai_desktop.check_view.write_check`), and writes the audit record of an entry
 kept in the history (File → Export audit record) on the task runner, through the history
-panel (:meth:`HistoryPanel.export_audit`). Failures are shown by :mod:`verifai_desktop.ui.errors`.
+panel (:meth:`HistoryPanel.export_audit`). It copies the BibTeX of the entries an answer cites
+(Edit → Copy as BibTeX). Answers and checks are cited as ``settings.citations`` says.
+Failures are shown by :mod:`verifai_desktop.ui.errors`.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from PySide6.QtWidgets import QFileDialog
 
 from verifai_desktop.answer_files import EXPORT_FORMATS, format_for_path, write_answer
 from verifai_desktop.check_view import check_to_html, check_to_markdown, write_check
+from verifai_desktop.citations import answer_html, answer_markdown, cited_bibtex, cited_passages
 from verifai_desktop.errors import VerifaiError
-from verifai_desktop.presentation import answer_to_html, answer_to_markdown
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.history_panel import with_history, write_audit_record
 from verifai_desktop.ui.tasks import Task
@@ -37,17 +39,34 @@ class Exporting(WindowBase):
         HTML."""
         mime = QMimeData()
         if self.check_result is not None:
-            mime.setText(check_to_markdown(self.check_result))
-            mime.setHtml(check_to_html(self.check_result))
+            mime.setText(check_to_markdown(self.check_result, self.settings.citations))
+            mime.setHtml(check_to_html(self.check_result, self.settings.citations))
             what = "Claim check"
         elif self.answer is not None:
-            mime.setText(answer_to_markdown(self.answer))
-            mime.setHtml(answer_to_html(self.answer))
+            mime.setText(answer_markdown(self.answer, self.settings.citations))
+            mime.setHtml(answer_html(self.answer, self.settings.citations))
             what = "Answer"
         else:
             return
         QGuiApplication.clipboard().setMimeData(mime)
         self.statusBar().showMessage(f"{what} copied (Markdown and HTML).", 5000)
+
+    @Slot()
+    def on_copy_bibtex(self) -> None:
+        """Put the BibTeX of the entries the answer on show cites on the clipboard (the
+        original entries of a .bib file; :func:`~verifai_desktop.citations.cited_bibtex`)."""
+        if self.answer is None or self.check_result is not None:
+            return
+        text = cited_bibtex(cited_passages(self.answer))
+        if not text:
+            self.statusBar().showMessage(
+                "No source cited by this answer comes from a .bib file or a Zotero library.",
+                8000,
+            )
+            return
+        QGuiApplication.clipboard().setText(text)
+        count = text.count("\n@") + text.startswith("@")
+        self.statusBar().showMessage(f"BibTeX of {count} cited entries copied.", 5000)
 
     def export_answer(self, path: Path) -> Path:
         """Write the claim check or answer on show to ``path`` in the format its suffix names
@@ -59,9 +78,9 @@ class Exporting(WindowBase):
             ExportFailed: the file cannot be written; nothing was changed.
         """
         if self.check_result is not None:
-            return write_check(self.check_result, path)
+            return write_check(self.check_result, path, citations=self.settings.citations)
         assert self.answer is not None
-        return write_answer(self.answer, path)
+        return write_answer(self.answer, path, citations=self.settings.citations)
 
     @Slot()
     def on_export_clicked(self) -> None:

@@ -163,6 +163,7 @@ class LibraryPanel(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.collection_list)
         layout.addWidget(self.docs_title)
+        layout.addWidget(self.table.filter_edit)  # words, author:, year:, title: (issue 43)
         layout.addWidget(self.table, 1)
         layout.addLayout(docs_bar)
         layout.addWidget(self.roots_label)

@@ -24,9 +24,10 @@ from verifai_desktop.errors import VerifaiError
 from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.settings import Settings
 from verifai_desktop.store.collection import Collection
+from verifai_desktop.store.library import ingest_sources
 from verifai_desktop.store.repair import RepairReport, repair_collection
 from verifai_desktop.store.watch import SyncReport, sync_changes
-from verifai_desktop.store.writer import IngestReport, Outcome, ingest_paths
+from verifai_desktop.store.writer import IngestReport, Outcome
 from verifai_desktop.ui.documents_table import collection_rows
 from verifai_desktop.ui.ingest_progress import (
     ProgressFrame,
@@ -110,11 +111,14 @@ class CollectionRuns(QObject):
         self, name: str, paths: list[Path], passwords: dict[Path, str]
     ) -> Task[IngestReport]:
         """Ingest ``paths`` into collection ``name`` (created when missing), with ``passwords``
-        for encrypted PDFs; they are kept for the session when the run succeeds."""
+        for encrypted PDFs; they are kept for the session when the run succeeds. A ``.bib`` or
+        CSL-JSON file or a Zotero data folder among them is read as a reference library: its
+        entries' files are ingested with their metadata, an entry without a readable file is
+        listed as refused (:func:`~verifai_desktop.store.library.ingest_sources`)."""
         ingest_settings = self._settings().ingest
 
         def op(col: OpenCollection, ctx: TaskContext) -> IngestReport:
-            return ingest_paths(
+            return ingest_sources(
                 col,
                 paths,
                 passwords=passwords,

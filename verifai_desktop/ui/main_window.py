@@ -85,6 +85,7 @@ class MainWindow(Asking, Exporting):
         self.copy_button.clicked.connect(self.on_copy_clicked)
         self.export_button.clicked.connect(self.on_export_clicked)
         self.copy_action.triggered.connect(self.on_copy_clicked)
+        self.copy_bibtex_action.triggered.connect(self.on_copy_bibtex)
         self.export_action.triggered.connect(self.on_export_clicked)
         self.settings_action.triggered.connect(self.on_settings_clicked)
         self.models_action.triggered.connect(self.on_models_clicked)
@@ -319,6 +320,7 @@ class MainWindow(Asking, Exporting):
             self.model_status.setText("Models: not loaded (settings changed)")
         self.follower.apply_settings()
         self.history.set_keeping(self.settings.history.keep)
+        self.apply_citations()
         self._show_server_warning()
 
     def _show_server_warning(self) -> None:

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from verifai_desktop.citation_settings import STYLES as CITATION_STYLES
 from verifai_desktop.errors import ModelLoadError, ModelNotFound, SettingsError
 from verifai_desktop.generate.openai_server import leaves_machine_warning
 from verifai_desktop.settings import (
@@ -223,6 +224,11 @@ class SettingsDialog(QDialog):
         answers.addRow(self.rerank)
         self.watch = _check(t.WATCH_TEXT, settings.watch.enabled, t.WATCH_TIP)
         answers.addRow(self.watch)
+        self.citation_style = QComboBox()
+        self.citation_style.addItems(list(CITATION_STYLES))
+        self.citation_style.setCurrentText(settings.citations.style)
+        self.citation_style.setToolTip(t.CITATIONS_TIP)
+        _row(answers, t.CITATIONS_LABEL, self.citation_style)
 
         # -- Verification --------------------------------------------------------------
         self.preset = QComboBox()
@@ -418,6 +424,7 @@ class SettingsDialog(QDialog):
             ),
             history=dataclasses.replace(s.history, keep=self.keep_history.isChecked()),
             watch=dataclasses.replace(s.watch, enabled=self.watch.isChecked()),
+            citations=dataclasses.replace(s.citations, style=self.citation_style.currentText()),
             server=dataclasses.replace(
                 s.server,
                 base_url=self.server_url.text().strip(),

@@ -132,6 +132,12 @@ KEEP_HISTORY_TIP = (
     "Past questions are listed in the History tab, reopen as they were verified, take your "
     "marks on verdicts and can be exported as audit records; kept in the collection's folder"
 )
+CITATIONS_LABEL = "Cite sources:"
+CITATIONS_TIP = (
+    "author-year: a document added from a .bib file or a Zotero library is cited "
+    "\u201c(Cohan et al., 2020, p. 3)\u201d and the answer ends with its references (APA), "
+    "other documents by file name; numeric: [1] markers throughout"
+)
 WATCH_TEXT = "Follow the folders of the open collection"
 WATCH_TIP = (
     "While the app runs, files added to or changed in the folders a collection was built from "

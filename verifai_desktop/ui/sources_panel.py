@@ -20,7 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from verifai_desktop.citation_settings import CitationSettings
 from verifai_desktop.domain import Answer, Evidence, Passage
+from verifai_desktop.errors import VerifaiError
 from verifai_desktop.ingest.source_text import passage_line
 from verifai_desktop.names import printable
 from verifai_desktop.presentation import (
@@ -106,6 +108,21 @@ def full_path(passage: Passage) -> str:
 def quote_line(quote: str, fm: QFontMetrics, width_px: int) -> str:
     """``“quote”`` cut at its end ("…") to ``width_px`` pixels of font ``fm``."""
     return fm.elidedText(f"\u201c{quote}\u201d", Qt.TextElideMode.ElideRight, width_px)
+
+
+def author_year_labels(passages: tuple[Passage, ...], settings: CitationSettings) -> list[str]:
+    """Each passage's author-year citation (``"Cohan et al., 2020, p. 3"``), or ``""`` for one
+    without a reference-manager entry, or for all when the style is numeric or cannot be
+    loaded (:mod:`verifai_desktop.citations`)."""
+    from verifai_desktop.citations import Citer, has_author_year
+
+    try:
+        citer = Citer(passages, settings)
+    except VerifaiError:
+        return [""] * len(passages)
+    if not citer.author_year:
+        return [""] * len(passages)
+    return [citer.label(p) if has_author_year(p.reference) else "" for p in passages]
 
 
 class SourceDelegate(QStyledItemDelegate):
@@ -203,6 +220,7 @@ class SourcesPanel(QWidget):
         super().__init__(parent)
         self.passages: tuple[Passage, ...] = ()
         self.conflicts: tuple[CollectionConflict, ...] = ()
+        self.citations = CitationSettings()  # how sources are named (the window's settings)
         self.caption = QLabel("Retrieved passages appear here after a question.")
         self.caption.setWordWrap(True)
         self.caption.setContentsMargins(4, 4, 4, 4)
@@ -353,6 +371,7 @@ class SourcesPanel(QWidget):
         reranked = any(p.evidence is not None for p in passages)
         self.table.setColumnHidden(EVIDENCE_COLUMN, not reranked)
         row_px = 2 * self.table.fontMetrics().lineSpacing() + ROW_PADDING_PX
+        cited = author_year_labels(passages, self.citations)
         for row, p in enumerate(passages):
             number = f"[{row + 1}]" + (" ⚠" if p.instruction_cues else "")
             ocr = OCR_MARK if p.ocr is not None else ""
@@ -366,6 +385,10 @@ class SourcesPanel(QWidget):
             source.setData(TITLE_ROLE, p.title)
             source.setData(FILE_ROLE, p.path.name)
             source.setData(WHERE_ROLE, where + ocr)
+            if cited[row]:  # "Cohan et al., 2020, p. 3 · acl2020_specter.pdf"
+                source.setText(f"{p.title}\n{cited[row]} · {label}")
+                source.setData(FILE_ROLE, f"{cited[row]}{ocr} · {p.path.name}")
+                source.setData(WHERE_ROLE, "")
             items = (
                 QTableWidgetItem(number),
                 source,

@@ -17,7 +17,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 from verifai_desktop.store.collection import Collection
-from verifai_desktop.store.roots import Root, roots_of, unavailable_reason
+from verifai_desktop.store.roots import Root, unavailable_reason
+from verifai_desktop.store.watch import watched_roots as followed_roots
 from verifai_desktop.ui.operations import OpenCollection
 from verifai_desktop.ui.tasks import TaskContext
 
@@ -67,11 +68,12 @@ def root_line(watched: WatchedRoot, *, short: bool = False) -> str:
 
 
 def watched_roots(col: OpenCollection, ctx: TaskContext) -> list[WatchedRoot]:
-    """The roots of ``col`` and whether each can be reached now (run on its writer); none
-    for a team collection, whose folders are on the desktop that ingested them."""
+    """The roots of ``col`` (the reference libraries it follows included) and whether each
+    can be reached now (run on its writer); none for a team collection, whose folders are on
+    the desktop that ingested them."""
     if not isinstance(col, Collection):
         return []
-    return [WatchedRoot(r, unavailable_reason(r) or "") for r in roots_of(col)]
+    return [WatchedRoot(r, unavailable_reason(r) or "") for r in followed_roots(col)]
 
 
 class RootsLabel(QLabel):

@@ -74,6 +74,10 @@ MODES = (
         "Type a statement and see what each of your documents says about it",
     ),
 )
+BIBTEX_TIP = (
+    "Copy the BibTeX of the entries the shown answer cites (sources ingested from a .bib file "
+    "or a Zotero library; a .bib file's entries as written there)"
+)
 AUDIT_TIP = (
     "Save the shown answer's or claim check's audit record: every verdict, every quoted span "
     "with its document's sha256 and offsets, the models and settings (JSON, with an HTML view)"
@@ -227,6 +231,7 @@ class WindowBase(QMainWindow):
         self.history = HistoryPanel(self.runner)
         self.tabs.addTab(self.history, "History")
         self.history.keeping = self.settings.history.keep
+        self.apply_citations()
         self.follower = FolderFollower(self.library, lambda: self.settings, self)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -268,6 +273,10 @@ class WindowBase(QMainWindow):
         self.add_folder_action = QAction(icon("add-folder"), "Add folder…", self)
         self.copy_action = QAction(icon("copy"), "Copy answer", self)
         self.copy_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
+        self.copy_bibtex_action = QAction("Copy as BibTeX", self)
+        self.copy_bibtex_action.setObjectName("copyBibtexAction")
+        self.copy_bibtex_action.setToolTip(BIBTEX_TIP)
+        self.copy_bibtex_action.setStatusTip(BIBTEX_TIP)
         self.export_action = QAction(icon("export"), "Export answer…", self)
         self.export_action.setShortcut(QKeySequence.StandardKey.Save)
         self.audit_action = QAction(icon("export"), "Export audit record…", self)
@@ -307,13 +316,21 @@ class WindowBase(QMainWindow):
         file_menu.addAction(self.quit_action)
         edit_menu = self.menuBar().addMenu("&Edit")
         edit_menu.addAction(self.copy_action)
+        edit_menu.addAction(self.copy_bibtex_action)
         edit_menu.addAction(self.settings_action)
         edit_menu.addAction(self.models_action)
         self.reading_layout = ReadingLayout(self, self.splitter, self.library)
         self.help_menu = HelpMenu(self)
         self.copy_action.setEnabled(False)
+        self.copy_bibtex_action.setEnabled(False)
         self.export_action.setEnabled(False)
         self.audit_action.setEnabled(False)
+
+    def apply_citations(self) -> None:
+        """Name sources in the answer view and the sources panel as ``settings.citations``
+        says (author-year where they have reference-manager entries, issue 43)."""
+        self.answer_view.citations = self.settings.citations
+        self.sources.citations = self.settings.citations
 
     # ----- the answer on show --------------------------------------------------------------
 
@@ -341,6 +358,9 @@ class WindowBase(QMainWindow):
         for w in (self.copy_button, self.export_button):
             w.setEnabled(enabled)
         self.copy_action.setEnabled(enabled)
+        self.copy_bibtex_action.setEnabled(
+            enabled and self.check_result is None and self.answer is not None
+        )
         self.export_action.setEnabled(enabled)
         audit = enabled and self.shown_ref() is not None
         self.audit_action.setEnabled(audit)

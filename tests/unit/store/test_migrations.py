@@ -163,7 +163,7 @@ def test_schema_1_catalog_is_upgraded_and_classified_like_ingest(
 
     cat = Catalog(path, create=False)
     assert _columns(path)[-3:] == ["is_reference", "instruction_cues", "ocr"]
-    assert (SCHEMA_VERSION, cat.get_meta("schema_version")) == (4, "4")
+    assert (SCHEMA_VERSION, cat.get_meta("schema_version")) == (5, "5")
     assert cat.generation() == 7  # the indexes still reflect the catalog: nothing to rebuild
     records = cat.chunk_records(ids)
     migrated = [records[i].chunk.is_reference for i in ids]
@@ -210,7 +210,7 @@ def test_a_failed_migration_leaves_the_old_catalog(
     assert "is_reference" not in _columns(path)
     monkeypatch.undo()
     cat = Catalog(path, create=False)
-    assert cat.get_meta("schema_version") == "4"
+    assert cat.get_meta("schema_version") == "5"
     cat.close()
 
 
@@ -238,7 +238,7 @@ def test_schema_2_catalog_gets_the_instruction_cues_ingest_finds(
 
     cat = Catalog(path, create=False)
     assert _columns(path)[-2:] == ["instruction_cues", "ocr"]
-    assert (cat.get_meta("schema_version"), cat.generation()) == ("4", 7)
+    assert (cat.get_meta("schema_version"), cat.generation()) == ("5", 7)
     records = cat.chunk_records(ids)
     migrated = [records[i].instruction_cues for i in ids]
     assert migrated == [
@@ -274,7 +274,7 @@ def test_schema_3_catalog_gains_the_ocr_column_and_reads_recognised_chunks(
 
     cat = Catalog(path, create=False)
     assert _columns(path)[-1] == "ocr"
-    assert (cat.get_meta("schema_version"), cat.generation()) == ("4", 7)
+    assert (cat.get_meta("schema_version"), cat.generation()) == ("5", 7)
     assert [r.chunk.ocr for r in cat.chunk_records(ids).values()] == [None] * len(ids)
 
     first = notes_chunks[0]

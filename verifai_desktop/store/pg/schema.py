@@ -19,6 +19,8 @@ A collection ``NAME`` lives in the schema ``verifai_NAME`` of the database the U
   ``tsv @@ query`` could not use the GIN index); deleted with their chunk.
 - ``lexical_stats``: per group, its chunks and the sum of their ``dl`` (BM25's N and avgdl of
   the chunks a role reads are the sums over its groups' rows).
+- ``doc_references``: a source's reference-manager entry per group, with ``authors``, ``year``
+  and ``title`` as columns for the search's metadata terms (:mod:`.references`, issue 43).
 
 ``postings`` and ``lexical_stats`` are written by the store's writes in the transaction that
 writes or deletes the chunks (:mod:`verifai_desktop.store.pg.store`); a role reads the rows of
@@ -62,18 +64,19 @@ from verifai_desktop.errors import InvalidCollectionName, StoreUnavailable
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """1: the first PostgreSQL schema (issue 27); 2: the answer history (``answers``,
 ``feedback``); 3: ``chunks.ocr`` (OCR provenance, issue 28); 4: ``metadata`` one row per key
 and group, feedback only on an answer its role can see (issue 41); 5: ``postings`` and
-``lexical_stats``, BM25's statistics kept at write time (issue 40)."""
+``lexical_stats``, BM25's statistics kept at write time (issue 40); 6: ``doc_references``,
+the reference-manager entries of documents (issue 43)."""
 
 SCHEMA_PREFIX = "verifai_"
 """The PostgreSQL schema of collection ``NAME`` is ``verifai_NAME``."""
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
-DATA_TABLES = ("documents", "chunks", "metadata", "postings", "lexical_stats")
+DATA_TABLES = ("documents", "chunks", "metadata", "postings", "lexical_stats", "doc_references")
 """The tables holding document data: row-level security on each, SELECT granted per group."""
 
 HISTORY_TABLES = ("answers", "feedback")
@@ -156,6 +159,7 @@ CREATE TABLE {s}.metadata (
     PRIMARY KEY (key, acl_group)
 );
 {lexical};
+{references};
 GRANT USAGE ON SCHEMA {s} TO PUBLIC;
 GRANT SELECT ON {s}.schema_version, {s}.config TO PUBLIC;
 """
@@ -178,6 +182,23 @@ CREATE TABLE {s}.lexical_stats (
 )
 """
 """The lexical search's tables (schema version 5)."""
+
+_REFERENCES = """
+CREATE TABLE {s}.doc_references (
+    source text NOT NULL,
+    library text NOT NULL,
+    reference text NOT NULL,
+    authors text NOT NULL DEFAULT '',
+    year integer,
+    title text NOT NULL DEFAULT '',
+    acl_group regrole NOT NULL,
+    PRIMARY KEY (source, acl_group)
+);
+CREATE INDEX doc_references_library ON {s}.doc_references (library, acl_group)
+"""
+"""The reference-manager entries of sources (schema version 6; :mod:`.references`): the entry
+as :meth:`Reference.to_json <verifai_desktop.reference.Reference.to_json>` and the columns a
+query's ``author:``, ``year:`` and ``title:`` terms match."""
 
 
 def _secured(schema: str, table: str) -> list[str]:
@@ -231,6 +252,11 @@ def _lexical_statements(schema: str) -> list[str]:
     return statements
 
 
+def _references_statements(schema: str) -> list[str]:
+    """Schema 5 -> 6: the ``doc_references`` table, under the documents' row-level security."""
+    return _split(_REFERENCES.format(s=schema)) + _secured(schema, "doc_references")
+
+
 def _policy_check(schema: str, table: str) -> str:
     """The ``WITH CHECK`` of a history table's policy: the row is the connecting role's, and a
     judgement names an answer that role can see (the foreign key alone would let any role
@@ -274,11 +300,12 @@ MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (
     _ocr_statements,
     _group_rows_statements,
     _lexical_statements,
+    _references_statements,
 )
 """The statements upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``:
 1 -> 2, the answer history; ``MIGRATIONS[1]``: 2 -> 3, ``chunks.ocr``; ``MIGRATIONS[2]``:
 3 -> 4, ``metadata`` per group and the feedback policy; ``MIGRATIONS[3]``: 4 -> 5, the lexical
-tables) of a schema; run by the collection's
+tables; ``MIGRATIONS[4]``: 5 -> 6, ``doc_references``) of a schema; run by the collection's
 owner in one transaction when it opens a collection of an older version (the groups granted
 the collection are granted what is new)."""
 
@@ -313,7 +340,10 @@ def create_statements(schema: str, dim: int) -> list[str]:
         dim: the embedder's vector dimension (e.g. 384).
     """
     lexical = _LEXICAL.format(s=schema).strip()
-    statements = _split(_CREATE.format(s=schema, dim=int(dim), lexical=lexical))
+    references = _REFERENCES.format(s=schema).strip()
+    statements = _split(
+        _CREATE.format(s=schema, dim=int(dim), lexical=lexical, references=references)
+    )
     for table in DATA_TABLES:
         statements += _secured(schema, table)
     statements += _history_statements(schema)

@@ -77,7 +77,8 @@ from verifai_desktop.store.pg.connect import connect, redacted
 from verifai_desktop.store.pg.credentials import PasswordPrompt
 from verifai_desktop.store.pg.history import PgHistory
 from verifai_desktop.store.pg.hnsw import EF_SEARCH_MAX, HnswScan
-from verifai_desktop.store.pg.queries import CHUNK_COLUMNS, HYBRID, LEXICAL, SEMANTIC, ranked
+from verifai_desktop.store.pg.queries import CHUNK_COLUMNS, HYBRID, SEMANTIC, ranked
+from verifai_desktop.store.pg.references import REFERENCE_JOIN, PgReferences
 from verifai_desktop.store.pg.schema import (
     check_owned,
     check_version,
@@ -105,7 +106,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class PgStore(Closes):
+class PgStore(Closes, PgReferences):
     """A collection in a PostgreSQL database (implements
     :class:`~verifai_desktop.store.base.CollectionStore` and
     :class:`~verifai_desktop.store.target.IngestTarget`). Use :meth:`open`; close it (or use
@@ -328,23 +329,15 @@ class PgStore(Closes):
         if not ids or not self._readable:
             return {}
         rows = self._rows(
-            f"SELECT {CHUNK_COLUMNS} FROM {self._schema}.chunks c"
+            f"SELECT {CHUNK_COLUMNS}, r.reference FROM {self._schema}.chunks c"
             f" JOIN {self._schema}.documents d USING (doc_id)"
-            " WHERE c.chunk_id = ANY(%s)",
+            + REFERENCE_JOIN.format(s=self._schema)
+            + " WHERE c.chunk_id = ANY(%s)",
             (ids,),
         )
         return {int(str(r[0])): chunk_record((*r[:2], read_source(r[2]), *r[3:])) for r in rows}
 
     # -- search --------------------------------------------------------------------------
-    def lexical_search(self, query: str, limit: int) -> list[ScoredChunk]:
-        """BM25 top ``limit`` ``(chunk_id, score)``, best first, ties by ascending chunk id;
-        any English word of ``query`` matches (stop words and punctuation ignored). Scores are
-        BM25's (> 0; k1 1.2, b 0.75, Tantivy's IDF), with N, avgdl and each word's document
-        frequency counted over the chunks this role may read (:mod:`.queries`)."""
-        if limit <= 0 or not self._readable:
-            return []
-        return ranked(self._rows(LEXICAL.format(s=self._schema), {"q": query, "limit": limit}))
-
     def vector_search(self, query: NDArray[np.float32], limit: int) -> list[ScoredChunk]:
         """Top ``limit`` ``(chunk_id, cosine)`` from the HNSW index (at most
         :data:`~.hnsw.EF_SEARCH_MAX`), best first, ties by ascending chunk id."""
@@ -564,6 +557,7 @@ class PgStore(Closes):
                 f"DELETE FROM {self._schema}.documents WHERE source = ANY(%s) RETURNING source",
                 (stored,),
             )
+            self.forget_references(stored)
         return [read_source(r[0]) for r in rows]
 
 
