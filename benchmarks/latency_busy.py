@@ -98,9 +98,7 @@ def background(session: AskSession, collection: Collection, docs: Path) -> Itera
     def self_check() -> None:
         with contextlib.suppress(Exception):
             while not cancel.is_set():
-                run_self_check(
-                    session.verifier, passages, session.thresholds(), cancel=cancel
-                )
+                run_self_check(session.verifier, passages, session.thresholds(), cancel=cancel)
 
     threads = [threading.Thread(target=f, daemon=True) for f in (ingest, self_check)]
     for t in threads:

@@ -28,6 +28,4 @@ def content_stems(text: str) -> frozenset[str]:
     """The content words of ``text``, each cut to its first :data:`STEM_CHARS` characters
     (a crude stem, enough to tell whether two texts share a word); figures ("48", "3-year")
     count as words."""
-    return frozenset(
-        w[:STEM_CHARS] for w in _WORD.findall(text.lower()) if w not in STOP_WORDS
-    )
+    return frozenset(w[:STEM_CHARS] for w in _WORD.findall(text.lower()) if w not in STOP_WORDS)

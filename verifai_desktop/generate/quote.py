@@ -39,7 +39,6 @@ KEEP_FIGURES = (
 _WORD = re.compile(r"[a-z][a-z0-9-]+")
 
 
-
 FIGURE_QUESTION = re.compile(
     r"\b(how (many|much|long|often|large|high|low|old|big|far)"
     r"|(what|which) (was |were |is |are )?(the )?([\w'-]+ ){0,8}?"
