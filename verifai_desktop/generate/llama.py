@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifai_desktop.domain import Progress
 from verifai_desktop.errors import Cancelled, GenerationError, ModelLoadError
+from verifai_desktop.generate import lazy_grammar
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.hardware import generator_threads
 from verifai_desktop.settings import ModelSettings
@@ -241,6 +242,7 @@ class LlamaGenerator:
             llm = Llama(**kwargs)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(self.model_path, f"llama.cpp cannot load it ({exc})") from exc
+        lazy_grammar.install(llm)  # the citation grammar checked on the best token first
         self._n_ctx = n_ctx
         return llm
 
