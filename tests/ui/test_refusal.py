@@ -32,9 +32,11 @@ from verifai_desktop.store.history import History
 from verifai_desktop.ui.answer_menu import CHECK_ACTION_TEXT
 from verifai_desktop.ui.answer_render import (
     HIDE_GENERATED_TEXT,
+    HIDE_PASSAGES_TEXT,
     SHOW_GENERATED_TEXT,
     UNSUPPORTED_NOTE,
     qt_underline,
+    show_passages_text,
 )
 from verifai_desktop.ui.answer_view import AnswerView
 from verifai_desktop.ui.asking import answer_status, answer_summary
@@ -215,13 +217,22 @@ def test_unsupported_answer_without_verdicts_lists_the_closest_passages(
         for s in unsupported_answer.sentences
     )
     answer = dataclasses.replace(unsupported_answer, sentences=unreferenced)
-    lines = _view(qtbot, answer).toPlainText().split("\n")
-    assert lines[:2] == [UNSUPPORTED_TEXT, UNSUPPORTED_NOTE]
-    assert lines[2].startswith(
+    view = _view(qtbot, answer)
+    # Folded (issue 42): a link unfolds the nearest passages.
+    assert view.toPlainText().split("\n") == [
+        UNSUPPORTED_TEXT,
+        UNSUPPORTED_NOTE,
+        show_passages_text(2),
+        SHOW_GENERATED_TEXT,
+    ]
+    _click(qtbot, view, show_passages_text(2))
+    lines = view.toPlainText().split("\n")
+    assert lines[:3] == [UNSUPPORTED_TEXT, UNSUPPORTED_NOTE, HIDE_PASSAGES_TEXT]
+    assert lines[3].startswith(
         "[1] deep_rules_09_overfitting.md, Overfitting — Overfitting is a major risk."
     )
-    assert lines[3].startswith("[2] bmc_trauma.pdf, p. 3 — Low molecular weight heparin")
-    assert lines[4:] == [SHOW_GENERATED_TEXT]
+    assert lines[4].startswith("[2] bmc_trauma.pdf, p. 3 — Low molecular weight heparin")
+    assert lines[5:] == [SHOW_GENERATED_TEXT]
 
 
 def test_a_sentence_contradicted_only_by_an_uncited_passage_shows_that_passage(
@@ -325,7 +336,10 @@ def test_sources_panel_words_and_conflicts_per_reason(
     assert panel.conflict_table.isVisible()
 
     panel.set_answer(_retrieval_refusal())
-    assert panel.caption.text() == "Closest passages (not close enough to answer):"
+    assert panel.caption.text() == (
+        "The 2 nearest passages; none is close enough to the question to answer it. "
+        "Click one to open it."
+    )
     assert panel.conflict_texts() == [] and not panel.conflict_table.isVisible()
     panel.set_answer(make_answer())
     assert panel.caption.text() == "2 passages given to the generator. Click one to open it."

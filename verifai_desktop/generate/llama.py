@@ -46,6 +46,11 @@ CONTEXT_STEP_TOKENS = 512
 TEMPLATE_OVERHEAD_TOKENS = 64  # chat-template markers around the messages
 READ_STAGE = "read"
 """Progress stage of prompt reading: ``done``/``total`` prompt tokens evaluated."""
+READ_STEP_TOKENS = 64
+"""Prompt tokens evaluated between two looks at the cancel event (and two progress reports).
+Stop must be heard within a second (issue 42): a step of ``n_batch`` (512) tokens took 2-10 s on
+two busy CPU cores; a step of 64 takes a fraction of a second at a few per cent of the reading
+speed (``benchmarks/stop_latency.py``)."""
 
 
 def round_context(needed_tokens: int, cap_tokens: int, step: int = CONTEXT_STEP_TOKENS) -> int:
@@ -144,20 +149,22 @@ def read_prompt(
     *,
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
+    step_tokens: int = READ_STEP_TOKENS,
 ) -> None:
-    """Evaluate the prompt ``tokens`` into ``llm``'s context, ``llm.n_batch`` at a time.
+    """Evaluate the prompt ``tokens`` into ``llm``'s context, ``step_tokens`` at a time.
 
     The longest prefix the context already holds is kept (:func:`_reusable_prefix`); the
-    rest is evaluated in batches of ``n_batch`` tokens (llama.cpp's own prompt batch size, so
-    the work is the same as one ``Llama.eval`` call). Afterwards ``llm.n_tokens ==
+    rest is evaluated in steps of ``step_tokens`` (at most ``llm.n_batch``, llama.cpp's own
+    prompt batch size), looking at ``cancel`` between steps. Afterwards ``llm.n_tokens ==
     len(tokens)`` and a completion of exactly ``tokens`` samples at once.
 
     Args:
         llm: the loaded model.
         tokens: the prompt, as from :func:`chat_prompt`.
         progress: called with ``Progress("read", done, len(tokens), "tokens")`` before the
-            first batch (``done`` = tokens kept) and after each batch.
-        cancel: checked before each batch; raises :class:`~verifai_desktop.errors.Cancelled`.
+            first step (``done`` = tokens kept) and after each step.
+        cancel: checked before each step; raises :class:`~verifai_desktop.errors.Cancelled`.
+        step_tokens: tokens per step (:data:`READ_STEP_TOKENS`).
     """
     total = len(tokens)
     keep = _reusable_prefix(llm, tokens)
@@ -167,12 +174,32 @@ def read_prompt(
         llm.n_tokens = keep  # Llama.eval drops the context's cells from n_tokens on
     if progress:
         progress(Progress(READ_STAGE, keep, total, "tokens"))
-    for start in range(keep, total, llm.n_batch):
+    step = max(1, min(step_tokens, llm.n_batch))
+    for start in range(keep, total, step):
         if cancel is not None and cancel.is_set():
             raise Cancelled("generation")
-        llm.eval(tokens[start : start + llm.n_batch])
+        llm.eval(tokens[start : start + step])
         if progress:
             progress(Progress(READ_STAGE, llm.n_tokens, total, "tokens"))
+
+
+def stop_on_cancel(
+    criteria: StoppingCriteriaList | None, cancel: threading.Event | None
+) -> StoppingCriteriaList | None:
+    """``criteria`` plus one that ends the reply once ``cancel`` is set.
+
+    llama-cpp-python looks at its stopping criteria after every sampled token, while a
+    streamed chunk can hold several tokens (text held back while it may begin a stop string):
+    with this criterion no token is sampled after Stop but the one being sampled.
+    """
+    if cancel is None:
+        return criteria
+    from llama_cpp import StoppingCriteriaList
+
+    def cancelled(_ids: Any, _logits: Any) -> bool:
+        return cancel.is_set()
+
+    return StoppingCriteriaList([*(criteria or []), cancelled])
 
 
 class LlamaGenerator:
@@ -302,8 +329,9 @@ class LlamaGenerator:
             max_tokens: answer token limit; ``settings.max_answer_tokens`` if None.
             temperature: 0 is greedy decoding.
             progress: prompt reading reports, stage ``"read"`` (prompt tokens read of all).
-            cancel: set to stop, checked between prompt batches and between reply pieces;
-                raises :class:`~verifai_desktop.errors.Cancelled`.
+            cancel: set to stop, checked between prompt reading steps
+                (:data:`READ_STEP_TOKENS`) and after every sampled token; raises
+                :class:`~verifai_desktop.errors.Cancelled`.
 
         Yields:
             Text pieces in order; their concatenation is the reply.
@@ -335,7 +363,7 @@ class LlamaGenerator:
                 seed=SEED,
                 max_tokens=max_tokens,
                 stop=list(prompt.stop),
-                stopping_criteria=prompt.stopping_criteria,
+                stopping_criteria=stop_on_cancel(prompt.stopping_criteria, cancel),
                 grammar=compiled,
             )
             for chunk in chunks:
@@ -345,6 +373,8 @@ class LlamaGenerator:
                 self.last_generated_tokens += 1  # llama-cpp-python streams one token a chunk
                 if piece:
                     yield str(piece)
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("generation")  # stopped by stop_on_cancel
         except (Cancelled, GenerationError):
             raise
         except (ValueError, RuntimeError) as exc:

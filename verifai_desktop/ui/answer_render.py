@@ -57,7 +57,20 @@ GENERATED_NOTE = (
 )
 NO_VERDICT_NOTE = "No passage given supports it."
 EVIDENCE_SENTENCES = 4  # sentences whose closest evidence an unsupported answer lists
-CLOSEST_PASSAGES = 5  # passages listed when there is no verdict to show
+CLOSEST_PASSAGES = 3
+"""Passages listed, folded, when there is no verdict to show (nothing close enough, or no
+sentence with a verdict): the nearest few; the rest of a "not found" search is unrelated
+text (issue 42)."""
+SHOW_PASSAGES_HREF = "passages:show"
+HIDE_PASSAGES_HREF = "passages:hide"
+HIDE_PASSAGES_TEXT = "\u25be Hide the nearest passages"
+NOT_CLOSE_TEXT = "No passage in this collection is close enough to the question to answer it."
+
+
+def show_passages_text(n: int) -> str:
+    """The link that unfolds the ``n`` nearest passages of an answer without verdicts."""
+    return "\u25b8 Show the nearest passage" if n == 1 else f"\u25b8 Show the {n} nearest passages"
+
 
 _UNDERLINES: dict[str, QTextCharFormat.UnderlineStyle] = {
     "solid": QTextCharFormat.UnderlineStyle.SingleUnderline,
@@ -92,7 +105,12 @@ def sentence_char_format(label: SentenceLabel) -> QTextCharFormat:
 
 
 def render_answer(
-    cursor: QTextCursor, answer: Answer, *, show_generated: bool, point_size: float
+    cursor: QTextCursor,
+    answer: Answer,
+    *,
+    show_generated: bool,
+    point_size: float,
+    show_passages: bool = False,
 ) -> None:
     """Write ``answer`` at ``cursor``: labelled sentences, or the abstention text with the
     closest passages (nothing retrieved was close enough) or the closest evidence (no sentence
@@ -104,14 +122,17 @@ def render_answer(
         show_generated: for an answer refused by evidence, render its generated sentences (as
             a normal answer, under the refusal) instead of the closest evidence.
         point_size: the view's font size in points; the headline is a quarter larger.
+        show_passages: unfold the nearest passages (at most :data:`CLOSEST_PASSAGES`) listed
+            when there is no verdict to show; folded, a link (:data:`SHOW_PASSAGES_HREF`)
+            unfolds them.
     """
     if answer.refused_by_evidence:
         if show_generated:
             _render_generated(cursor, answer, point_size)
         else:
-            _render_unsupported(cursor, answer, point_size)
+            _render_unsupported(cursor, answer, point_size, show_passages)
     elif answer.abstained:
-        _render_abstention(cursor, answer, point_size)
+        _render_abstention(cursor, answer, point_size, show_passages)
     else:
         _render_sentences(cursor, answer)
 
@@ -132,26 +153,36 @@ def _insert_link(cursor: QTextCursor, text: str, href: str) -> None:
     cursor.insertText(text, link)
 
 
-def _insert_closest_passages(cursor: QTextCursor, answer: Answer) -> None:
-    for n, passage in enumerate(answer.passages[:CLOSEST_PASSAGES], start=1):
+def _insert_closest_passages(cursor: QTextCursor, answer: Answer, shown: bool) -> None:
+    """The nearest :data:`CLOSEST_PASSAGES` passages, each with the start of its text, after a
+    link that folds them; folded, only the link that unfolds them."""
+    nearest = answer.passages[:CLOSEST_PASSAGES]
+    if not nearest:
+        return
+    cursor.insertBlock(QTextBlockFormat())
+    if not shown:
+        _insert_link(cursor, show_passages_text(len(nearest)), SHOW_PASSAGES_HREF)
+        return
+    _insert_link(cursor, HIDE_PASSAGES_TEXT, HIDE_PASSAGES_HREF)
+    for n, passage in enumerate(nearest, start=1):
         cursor.insertBlock(QTextBlockFormat())
         _insert_link(cursor, f"[{n}] {passage.source_label()}", f"cite:{n}")
         snippet = passage.text[:240] + ("…" if len(passage.text) > 240 else "")
         cursor.insertText(f" — {snippet}", QTextCharFormat())
 
 
-def _render_abstention(cursor: QTextCursor, answer: Answer, point_size: float) -> None:
+def _render_abstention(
+    cursor: QTextCursor, answer: Answer, point_size: float, show_passages: bool
+) -> None:
     _insert_headline(cursor, NOT_FOUND_TEXT, point_size)
     cursor.insertBlock()
-    cursor.insertText(
-        "No passage in this collection is close enough to the question to answer it. "
-        "The closest passages were:",
-        QTextCharFormat(),
-    )
-    _insert_closest_passages(cursor, answer)
+    cursor.insertText(NOT_CLOSE_TEXT, QTextCharFormat())
+    _insert_closest_passages(cursor, answer, show_passages)
 
 
-def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) -> None:
+def _render_unsupported(
+    cursor: QTextCursor, answer: Answer, point_size: float, show_passages: bool
+) -> None:
     """The refusal, then per sentence (the first :data:`EVIDENCE_SENTENCES`) its strongest
     verdict's passage, deciding window and the checks that held it back, then the link to
     the answer."""
@@ -166,7 +197,7 @@ def _render_unsupported(cursor: QTextCursor, answer: Answer, point_size: float) 
     spaced.setTopMargin(6)
     shown = answer.sentences[:EVIDENCE_SENTENCES]
     if not any(answer.closest_verdict(s) for s in shown):
-        _insert_closest_passages(cursor, answer)
+        _insert_closest_passages(cursor, answer, show_passages)
     else:
         for sentence in shown:
             cursor.insertBlock(spaced)
