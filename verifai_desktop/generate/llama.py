@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,11 +47,6 @@ CONTEXT_STEP_TOKENS = 512
 TEMPLATE_OVERHEAD_TOKENS = 64  # chat-template markers around the messages
 READ_STAGE = "read"
 """Progress stage of prompt reading: ``done``/``total`` prompt tokens evaluated."""
-READ_STEP_TOKENS = 64
-"""Prompt tokens evaluated between two looks at the cancel event (and two progress reports).
-Stop must be heard within a second (issue 42): a step of ``n_batch`` (512) tokens took 2-10 s on
-two busy CPU cores; a step of 64 takes a fraction of a second at a few per cent of the reading
-speed (``benchmarks/stop_latency.py``)."""
 
 
 def round_context(needed_tokens: int, cap_tokens: int, step: int = CONTEXT_STEP_TOKENS) -> int:
@@ -143,28 +139,54 @@ def _reusable_prefix(llm: Llama, tokens: Sequence[int]) -> int:
     return max(0, min(keep, len(tokens) - 1))
 
 
+@contextmanager
+def abort_on(llm: Llama, cancel: threading.Event | None) -> Iterator[None]:
+    """While in the block, llama.cpp aborts the batch it is evaluating once ``cancel`` is set
+    (``llama_set_abort_callback``; ``Llama.eval`` then raises ``RuntimeError``, see
+    :func:`read_prompt`).
+
+    A prompt batch of ``n_batch`` (512) tokens took up to 9 s on two busy CPU cores, and Stop
+    must be heard within a second (issue 42): ggml looks at the callback after each node of the
+    model's graph (hundreds a batch). The batches themselves stay as they were, so the numbers,
+    and the reply, do not change. The callback is removed after the block: while the reply is
+    sampled a token takes a fraction of a second, and Stop is heard between tokens
+    (:func:`stop_on_cancel`).
+    """
+    if cancel is None:
+        yield
+        return
+    import llama_cpp
+
+    callback = llama_cpp.ggml_abort_callback(lambda _data: cancel.is_set())
+    llama_cpp.llama_set_abort_callback(llm.ctx, callback, None)
+    try:
+        yield
+    finally:
+        llama_cpp.llama_set_abort_callback(llm.ctx, llama_cpp.ggml_abort_callback(), None)
+
+
 def read_prompt(
     llm: Llama,
     tokens: Sequence[int],
     *,
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
-    step_tokens: int = READ_STEP_TOKENS,
 ) -> None:
-    """Evaluate the prompt ``tokens`` into ``llm``'s context, ``step_tokens`` at a time.
+    """Evaluate the prompt ``tokens`` into ``llm``'s context, ``llm.n_batch`` at a time.
 
     The longest prefix the context already holds is kept (:func:`_reusable_prefix`); the
-    rest is evaluated in steps of ``step_tokens`` (at most ``llm.n_batch``, llama.cpp's own
-    prompt batch size), looking at ``cancel`` between steps. Afterwards ``llm.n_tokens ==
+    rest is evaluated in batches of ``n_batch`` tokens (llama.cpp's own prompt batch size, so
+    the work is the same as one ``Llama.eval`` call). Afterwards ``llm.n_tokens ==
     len(tokens)`` and a completion of exactly ``tokens`` samples at once.
 
     Args:
         llm: the loaded model.
         tokens: the prompt, as from :func:`chat_prompt`.
         progress: called with ``Progress("read", done, len(tokens), "tokens")`` before the
-            first step (``done`` = tokens kept) and after each step.
-        cancel: checked before each step; raises :class:`~verifai_desktop.errors.Cancelled`.
-        step_tokens: tokens per step (:data:`READ_STEP_TOKENS`).
+            first batch (``done`` = tokens kept) and after each batch.
+        cancel: checked before each batch, and inside it by llama.cpp (:func:`abort_on`): the
+            batch being read when it is set is dropped (``llm.n_tokens`` stays where the
+            batches before left it); raises :class:`~verifai_desktop.errors.Cancelled`.
     """
     total = len(tokens)
     keep = _reusable_prefix(llm, tokens)
@@ -174,13 +196,20 @@ def read_prompt(
         llm.n_tokens = keep  # Llama.eval drops the context's cells from n_tokens on
     if progress:
         progress(Progress(READ_STAGE, keep, total, "tokens"))
-    step = max(1, min(step_tokens, llm.n_batch))
-    for start in range(keep, total, step):
-        if cancel is not None and cancel.is_set():
-            raise Cancelled("generation")
-        llm.eval(tokens[start : start + step])
-        if progress:
-            progress(Progress(READ_STAGE, llm.n_tokens, total, "tokens"))
+    with abort_on(llm, cancel):
+        for start in range(keep, total, llm.n_batch):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("generation")
+            try:
+                llm.eval(tokens[start : start + llm.n_batch])
+            except RuntimeError:
+                # llama_decode returned 2 (aborted): the batch's cells were dropped, and
+                # n_tokens was not moved on
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled("generation") from None
+                raise
+            if progress:
+                progress(Progress(READ_STAGE, llm.n_tokens, total, "tokens"))
 
 
 def stop_on_cancel(
@@ -329,8 +358,8 @@ class LlamaGenerator:
             max_tokens: answer token limit; ``settings.max_answer_tokens`` if None.
             temperature: 0 is greedy decoding.
             progress: prompt reading reports, stage ``"read"`` (prompt tokens read of all).
-            cancel: set to stop, checked between prompt reading steps
-                (:data:`READ_STEP_TOKENS`) and after every sampled token; raises
+            cancel: set to stop, heard while the prompt is read
+                (:func:`abort_on`) and after every sampled token; raises
                 :class:`~verifai_desktop.errors.Cancelled`.
 
         Yields:

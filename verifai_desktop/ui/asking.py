@@ -98,15 +98,16 @@ class Asking(Running):
         self.answer_view.viewport().update()
         self._update_placeholder()
         self.show_screen()
-        self._update_ask_button()
 
     def show_screen(self) -> None:
         """Show the screen of the current collection and mode (:meth:`switch_shown`); the
-        prompt reading bar only on the screen of the question reading."""
+        prompt reading bar only on the screen of the question reading; the question box's
+        buttons and busy line for it."""
         known = [n.folder for n in self.library.collection_list.names]
         self.switch_shown((self.library.current, self.mode), known=known)
         if self.run_key != self.shown_key:
             self.read_bar.hide()
+        self._update_ask_button()
 
     def _update_placeholder(self) -> None:
         name = self.library.current

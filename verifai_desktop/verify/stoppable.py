@@ -4,7 +4,8 @@ One :meth:`~verifai_desktop.verify.check.Verifier.classify` call of an answer's 
 hold hundreds of pairs (every sentence window of every passage given, then the candidates of
 the collection-wide search for conflicts): seconds of ONNX Runtime work on a CPU. Stop must be
 heard within a second (issue 42), so :class:`StoppableVerifier` hands the pairs to the real
-verifier :data:`STOP_BATCH_PAIRS` at a time, and checks the cancel event before each batch.
+verifier one of its batches at a time (its ``batch_size``, else :data:`STOP_BATCH_PAIRS`), and
+checks the cancel event before each batch.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from verifai_desktop.errors import Cancelled
 from verifai_desktop.verify.check import Verifier
 
 STOP_BATCH_PAIRS = 32
-"""Pairs per call of the inner verifier: the ONNX verifier's own batch size
-(:class:`~verifai_desktop.verify.nli.OnnxVerifier`), so each call is one ONNX Runtime run
-(about 0.1-0.4 s on two CPU cores) and the batches stay the size they were."""
+"""Pairs per call of an inner verifier without a ``batch_size`` of its own: the default batch
+of :class:`~verifai_desktop.verify.nli.OnnxVerifier`, one ONNX Runtime run (about 0.1-0.4 s on
+two CPU cores)."""
 
 
 class StoppableVerifier:
@@ -36,9 +37,10 @@ class StoppableVerifier:
 
     Args:
         get: returns the verifier (e.g. the ask session's, loaded on first use).
-        cancel: checked before each batch of :data:`STOP_BATCH_PAIRS` pairs; None: never
-            stopped.
-        batch_pairs: pairs per call of the inner verifier.
+        cancel: checked before each batch; None: never stopped.
+        batch_pairs: pairs per call of an inner verifier without a ``batch_size`` attribute
+            (the ONNX verifier's: each call is then one ONNX Runtime run, and the batches stay
+            the size they were).
     """
 
     def __init__(
@@ -75,12 +77,14 @@ class StoppableVerifier:
         self._check()
         if not pairs:
             return np.zeros((0, 3), dtype=np.float32)
+        verifier = self._get()
+        size = int(getattr(verifier, "batch_size", 0) or self._batch)
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out = np.zeros((len(pairs), 3), dtype=np.float32)
-        for start in range(0, len(order), self._batch):
+        for start in range(0, len(order), size):
             self._check()
-            idx = order[start : start + self._batch]
-            rows = self._get().classify([pairs[i] for i in idx])
+            idx = order[start : start + size]
+            rows = verifier.classify([pairs[i] for i in idx])
             out[idx] = np.asarray(rows, dtype=np.float32).reshape(-1, 3)
             self.batches += 1
         return out
