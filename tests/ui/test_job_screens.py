@@ -70,31 +70,33 @@ def test_another_collection_shows_its_own_documents_while_one_is_ingesting(
 
     task = library.ingest([files[2]])
     assert task is not None
-    qtbot.waitUntil(started.is_set, timeout=TIMEOUT_MS)
-    qtbot.waitUntil(frame.isVisible, timeout=TIMEOUT_MS)
-    assert frame.title.text() == "Adding 1 item(s) to “papers”…"
-    assert frame.cancel_button.toolTip() == (
-        "Stop adding files to “papers”; files finished before stay indexed"
-    )
+    try:
+        qtbot.waitUntil(started.is_set, timeout=TIMEOUT_MS)
+        qtbot.waitUntil(frame.isVisible, timeout=TIMEOUT_MS)
+        assert frame.title.text() == "Adding 1 item(s) to “papers”…"
+        assert frame.cancel_button.toolTip() == (
+            "Stop adding files to “papers”; files finished before stay indexed"
+        )
 
-    # Another collection: its own documents, read while the ingest holds the writer; none
-    # of the ingest on screen; Ask held back by a line naming the collection written.
-    library.on_collection_clicked("notes")
-    qtbot.waitUntil(
-        lambda: [Path(r.source).name for r in library.rows] == [files[2].name],
-        timeout=TIMEOUT_MS,
-    )
-    assert library.docs_title.text() == "Documents in “notes”"
-    assert not frame.isVisible() and task.is_running
-    assert not window.ask_button.isEnabled() and not window.stop_button.isEnabled()
-    assert window.busy_note.isVisible()
-    assert window.busy_note.text() == "Adding files to “papers”: questions wait until it ends."
+        # Another collection: its own documents, read while the ingest holds the writer; none
+        # of the ingest on screen; Ask held back by a line naming the collection written.
+        library.on_collection_clicked("notes")
+        qtbot.waitUntil(
+            lambda: [Path(r.source).name for r in library.rows] == [files[2].name],
+            timeout=TIMEOUT_MS,
+        )
+        assert library.docs_title.text() == "Documents in “notes”"
+        assert not frame.isVisible() and task.is_running
+        assert not window.ask_button.isEnabled() and not window.stop_button.isEnabled()
+        assert window.busy_note.isVisible()
+        assert window.busy_note.text() == "Adding files to “papers”: questions wait until it ends."
 
-    # Back: the ingest's progress again, still running.
-    library.on_collection_clicked("papers")
-    assert frame.isVisible() and frame.cancel_button.isEnabled()
-    release.set()
-    qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
+        # Back: the ingest's progress again, still running.
+        library.on_collection_clicked("papers")
+        assert frame.isVisible() and frame.cancel_button.isEnabled()
+    finally:
+        release.set()  # a failure above must not leave the writer held
+        qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
     assert task.outcome == "succeeded"
     qtbot.waitUntil(
         lambda: len(library.rows) == 3 and not window.runner.running, timeout=TIMEOUT_MS
