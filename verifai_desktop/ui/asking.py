@@ -17,7 +17,8 @@ claim check is kept in its collection's history on the worker that made it
 
 A question or check belongs to the screen (collection and mode,
 :mod:`~verifai_desktop.ui.shown_state`) it was started on: its stream and result are shown
-there only, and kept for it while another screen is on show.
+there only, and kept for it while another screen is on show; the question box of another
+screen says where it runs (:mod:`~verifai_desktop.ui.running`).
 """
 
 from __future__ import annotations
