@@ -15,11 +15,8 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-
-import numpy as np
-from numpy.typing import NDArray
 
 from verifai_desktop import modelstore
 from verifai_desktop.contradictions import add_conflicts, check_claim
@@ -63,6 +60,7 @@ from verifai_desktop.verify.memo import MemoVerifier
 from verifai_desktop.verify.nli import get_verifier
 from verifai_desktop.verify.presets import Presets, effective_thresholds
 from verifai_desktop.verify.second_opinion import review
+from verifai_desktop.verify.stoppable import StoppableVerifier
 
 log = logging.getLogger(__name__)
 
@@ -107,20 +105,6 @@ def _identity(name: str, role: Role) -> dict[str, str]:
         return modelstore.resolve(name, role).as_dict()
     except ModelNotFound:
         return {"name": name, "sha256": ""}
-
-
-class _Lazy:
-    """The session's verifier, loaded only when a pair is classified (an answer with nothing
-    to verify never loads the model)."""
-
-    def __init__(self, session: AskSession) -> None:
-        self._session = session
-
-    def load(self) -> None:
-        self._session.verifier.load()
-
-    def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        return self._session.verifier.classify(pairs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +375,7 @@ class AskSession:
         check_retrieval(self.settings.retrieval)
         return search_reranked(
             self.retriever(collection),
-            verifier or _Lazy(self),
+            verifier or StoppableVerifier(lambda: self.verifier),
             query,
             self.settings.retrieval,
             k=k,
@@ -399,7 +383,12 @@ class AskSession:
         )
 
     def check_claim(
-        self, collection: CollectionStore, claim: str, *, budget: int | None = None
+        self,
+        collection: CollectionStore,
+        claim: str,
+        *,
+        budget: int | None = None,
+        cancel: threading.Event | None = None,
     ) -> CheckResult:
         """Search ``collection`` for passages that support or contradict ``claim``
         (:func:`~verifai_desktop.contradictions.check_claim`).
@@ -408,6 +397,7 @@ class AskSession:
             collection: an open collection.
             claim: any statement (citation markers are removed).
             budget: candidate passages verified; ``settings.verify.conflict_budget`` if None.
+            cancel: set to stop; checked between verifier batches.
 
         Returns:
             Supporting and contradicting passages, a verdict per document, and the models
@@ -417,6 +407,7 @@ class AskSession:
             ModelNotFound, ModelLoadError: the verifier or the embedder is missing or damaged.
             SettingsError: ``budget`` is below 1 or a setting is out of range.
             EmptyClaim: ``claim`` has no words (:func:`claim_to_check`).
+            Cancelled: ``cancel`` was set.
         """
         check_verify(self.settings.verify)
         budget = self.settings.verify.conflict_budget if budget is None else budget
@@ -425,7 +416,8 @@ class AskSession:
         text = claim_to_check(claim)
         with self._lock:
             retriever = self.retriever(collection)
-            result = check_claim(retriever, self.verifier, text, self.thresholds(), budget=budget)
+            verifier = StoppableVerifier(lambda: self.verifier, cancel)
+            result = check_claim(retriever, verifier, text, self.thresholds(), budget=budget)
             used = {r: i for r, i in self.model_identities().items() if r in CHECK_ROLES}
             return dataclasses.replace(result, models=used)
 
@@ -469,8 +461,9 @@ class AskSession:
         )
         passages = dedupe_passages(retrieved)
         timings["retrieve"] = (time.perf_counter() - t0) * 1000
-        # one memo for the request: a pair reranking classified is not classified again
-        verifier = MemoVerifier(_Lazy(self))
+        # one memo for the request: a pair reranking classified is not classified again; Stop
+        # is heard between verifier batches
+        verifier = MemoVerifier(StoppableVerifier(lambda: self.verifier, cancel))
         if rerank_n:
             report("rerank", 0, 1, "steps", f"reading the top {rerank_n} passages for evidence")
             self._check(cancel)

@@ -25,16 +25,19 @@ from tests.ui.test_conflicts import _HeldChecks as HeldChecks
 from tests.ui.test_conflicts import _window_with_collection as window_with_collection
 from tests.ui.test_history import _action as menu_action
 from tests.ui.test_history import _Session as AnswersAtOnce
-from verifai_desktop.domain import AbstainReason, Answer, NliLabel, SentenceLabel
+from verifai_desktop.domain import AbstainReason, Answer, ChunkId, NliLabel, SentenceLabel
 from verifai_desktop.presentation import LABEL_STYLES, NOT_FOUND_TEXT, UNSUPPORTED_TEXT
 from verifai_desktop.store.folders import existing_path
 from verifai_desktop.store.history import History
 from verifai_desktop.ui.answer_menu import CHECK_ACTION_TEXT
 from verifai_desktop.ui.answer_render import (
     HIDE_GENERATED_TEXT,
+    HIDE_PASSAGES_TEXT,
+    NOT_CLOSE_TEXT,
     SHOW_GENERATED_TEXT,
     UNSUPPORTED_NOTE,
     qt_underline,
+    show_passages_text,
 )
 from verifai_desktop.ui.answer_view import AnswerView
 from verifai_desktop.ui.asking import answer_status, answer_summary
@@ -215,13 +218,22 @@ def test_unsupported_answer_without_verdicts_lists_the_closest_passages(
         for s in unsupported_answer.sentences
     )
     answer = dataclasses.replace(unsupported_answer, sentences=unreferenced)
-    lines = _view(qtbot, answer).toPlainText().split("\n")
-    assert lines[:2] == [UNSUPPORTED_TEXT, UNSUPPORTED_NOTE]
-    assert lines[2].startswith(
+    view = _view(qtbot, answer)
+    # Folded (issue 42): a link unfolds the nearest passages.
+    assert view.toPlainText().split("\n") == [
+        UNSUPPORTED_TEXT,
+        UNSUPPORTED_NOTE,
+        show_passages_text(2),
+        SHOW_GENERATED_TEXT,
+    ]
+    _click(qtbot, view, show_passages_text(2))
+    lines = view.toPlainText().split("\n")
+    assert lines[:3] == [UNSUPPORTED_TEXT, UNSUPPORTED_NOTE, HIDE_PASSAGES_TEXT]
+    assert lines[3].startswith(
         "[1] deep_rules_09_overfitting.md, Overfitting — Overfitting is a major risk."
     )
-    assert lines[3].startswith("[2] bmc_trauma.pdf, p. 3 — Low molecular weight heparin")
-    assert lines[4:] == [SHOW_GENERATED_TEXT]
+    assert lines[4].startswith("[2] bmc_trauma.pdf, p. 3 — Low molecular weight heparin")
+    assert lines[5:] == [SHOW_GENERATED_TEXT]
 
 
 def test_a_sentence_contradicted_only_by_an_uncited_passage_shows_that_passage(
@@ -325,7 +337,10 @@ def test_sources_panel_words_and_conflicts_per_reason(
     assert panel.conflict_table.isVisible()
 
     panel.set_answer(_retrieval_refusal())
-    assert panel.caption.text() == "Closest passages (not close enough to answer):"
+    assert panel.caption.text() == (
+        "The 2 nearest passages; none is close enough to the question to answer it. "
+        "Click one to open it."
+    )
     assert panel.conflict_texts() == [] and not panel.conflict_table.isVisible()
     panel.set_answer(make_answer())
     assert panel.caption.text() == "2 passages given to the generator. Click one to open it."
@@ -432,3 +447,47 @@ def test_withheld_sentences_take_marks_that_are_kept_and_shown_again_when_reopen
     menu = view.context_menu(view.sentence_point(0))
     assert menu_action(menu, "feedbackWrong2_SUPPORT").isChecked()  # type: ignore[attr-defined]
     menu.deleteLater()
+
+
+def test_not_found_lists_only_the_nearest_passages_folded(qtbot: QtBot) -> None:
+    # Ten passages found, none close enough (issue 42: Alice in Wonderland for a drug
+    # question): the three nearest, folded under a link, and only they in the sources panel.
+    base = make_answer().passages[0]
+    found = tuple(
+        dataclasses.replace(
+            base,
+            chunk_id=ChunkId(100 + i),
+            title=f"Far passage {i}",
+            text=f"Unrelated text number {i}. " * 40,
+            semantic_score=0.2 - i / 100,
+        )
+        for i in range(10)
+    )
+    refusal = dataclasses.replace(_retrieval_refusal(), passages=found)
+    window = MainWindow(offer_sample=False)
+    qtbot.addWidget(window)
+    window.resize(1000, 700)
+    window.show()
+    qtbot.waitExposed(window)
+    window.on_answer_ready(refusal)
+    view = window.answer_view
+    assert view.toPlainText().split("\n") == [NOT_FOUND_TEXT, NOT_CLOSE_TEXT, show_passages_text(3)]
+    assert "Unrelated text" not in view.toPlainText()
+    sources = window.sources
+    assert sources.passages == found[:3]
+    assert [r[0] for r in sources.row_texts()] == ["[1]", "[2]", "[3]"]
+    assert sources.caption.text() == (
+        "The 3 nearest passages; none is close enough to the question to answer it. "
+        "Click one to open it."
+    )
+
+    # Unfolded: the three nearest, each with the start of its text; folded again.
+    _click(qtbot, view, show_passages_text(3))
+    lines = view.toPlainText().split("\n")
+    assert lines[:3] == [NOT_FOUND_TEXT, NOT_CLOSE_TEXT, HIDE_PASSAGES_TEXT]
+    assert [line.split(" — ")[0] for line in lines[3:]] == [
+        f"[{n}] {p.source_label()}" for n, p in enumerate(found[:3], start=1)
+    ]
+    assert all(line.endswith("…") for line in lines[3:])  # 240 characters of 1,000
+    _click(qtbot, view, HIDE_PASSAGES_TEXT)
+    assert view.toPlainText().split("\n")[2:] == [show_passages_text(3)]

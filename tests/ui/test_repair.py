@@ -260,7 +260,7 @@ def test_repair_from_the_error_box_rebuilds_the_collection(
         _repair_button(box).click()
         task = panel.repair_task
         assert task is not None and panel.busy
-        assert panel.progress_label.text() == "Rebuilding “work” from its source files…"
+        assert panel.progress_frame.title.text() == "Rebuilding “work” from its source files…"
         qtbot.waitUntil(lambda: panel.progress_frame.isVisibleTo(panel), timeout=30_000)
         assert panel.cancel_button.isEnabled()
         qtbot.waitUntil(lambda: not panel.runner.running, timeout=REPAIR_TIMEOUT_MS)

@@ -147,11 +147,17 @@ def test_the_last_check_is_read_from_the_collection(qtbot: QtBot, papers: str) -
     qtbot.waitUntil(lambda: not panel.runner.running, timeout=TIMEOUT_MS)
 
 
-def test_progress_says_pairs_checked(qtbot: QtBot) -> None:
-    panel = LibraryPanel(TaskRunner(), Settings, offer_sample=False)
-    qtbot.addWidget(panel)
-    panel.self_check.on_progress(Progress("self-check", 32, 190, "pairs", "papers"))
-    assert panel.self_check.progress_label.text() == "Checking 32 of 190 pairs…"
+def test_progress_says_pairs_checked(qtbot: QtBot, papers: str) -> None:
+    verifier = SentenceInPassage(hold=True)
+    panel = _panel(qtbot, papers, verifier)
+    check = panel.self_check
+    check.run()
+    qtbot.waitUntil(verifier.started.is_set, timeout=TIMEOUT_MS)
+    check.on_progress(Progress("self-check", 32, 190, "pairs", "papers"))
+    assert check.progress_label.text() == "“papers”: checking 32 of 190 pairs…"
+    verifier.release.set()
+    qtbot.waitUntil(lambda: not check.running, timeout=TIMEOUT_MS)
+    assert check.progress_label.text() == ""
 
 
 def test_a_check_runs_off_the_ui_thread_and_is_kept(qtbot: QtBot, papers: str) -> None:
@@ -239,7 +245,7 @@ def test_cancel_stops_a_running_check(qtbot: QtBot, papers: str) -> None:
     check.run()
     qtbot.waitUntil(verifier.started.is_set, timeout=TIMEOUT_MS)
     check.cancel_button.click()
-    assert check.progress_label.text() == "Cancelling…"
+    assert check.progress_label.text() == "“papers”: cancelling…"
     verifier.release.set()
     qtbot.waitUntil(lambda: not check.running, timeout=TIMEOUT_MS)
     assert check.note.text() == CANCELLED_TEXT

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCharFormat, QTextCursor
 from pytestqt.qtbot import QtBot
 
 from tests.ui.test_screens import _switch
@@ -30,6 +32,7 @@ from verifai_desktop.errors import Cancelled
 from verifai_desktop.generate.prompt import ChatMessage
 from verifai_desktop.pipeline import AskSession
 from verifai_desktop.settings import Settings, VerifySettings
+from verifai_desktop.ui.answer_view import DIM_COLOR, AnswerView
 from verifai_desktop.ui.ask_stages import (
     CONFLICTS_TEXT,
     RERANK_TEXT,
@@ -277,3 +280,60 @@ def test_each_stage_of_a_question_has_its_own_status_text() -> None:
     ]
     assert texts == [RERANK_TEXT, "Searching your documents…", CONFLICTS_TEXT]
     assert stage_text(Progress("verify", 1, 3, "sentences")) == "Checking sentence 2 of 3…"
+
+
+def _formats(view: AnswerView) -> list[QTextCharFormat]:
+    """The character format of every run of text in the view's document."""
+    out = []
+    block = view.document().begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            out.append(it.fragment().charFormat())
+            it += 1
+        block = block.next()
+    return out
+
+
+def test_the_previous_answer_is_greyed_and_detached_from_the_new_sources_until_the_first_word(
+    qtbot: QtBot, hand_answer: Answer
+) -> None:
+    window, gates = _window(qtbot, hand_answer)
+    view = window.answer_view
+    coloured = view.sentence_labels()
+    assert len(coloured) == len(hand_answer.sentences)
+    task = _found(qtbot, window, gates)  # the new passages are listed
+
+    # Readable, but grey: no label, citation link or sentence (card) of the old answer left,
+    # since its [n] would name the new passages listed beside it.
+    assert window.sources.passages == PASSAGES
+    assert view.toPlainText() == gates.previous_text and view.dimmed
+    formats = _formats(view)
+    assert formats and {f.foreground().color().name() for f in formats} == {DIM_COLOR}
+    assert not any(f.isAnchor() for f in formats)
+    assert view.sentence_labels() == [] and view.sentence_count() == 0
+    citations: list[int] = []
+    view.citation_activated.connect(citations.append)
+    point = view.cursorRect(QTextCursor(view.document().find("[1]"))).center()
+    qtbot.mouseMove(view.viewport(), point)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert citations == [] and view.popup.isHidden() and view.hovered_index == -1
+    assert window.answer_info.text() == previous_note(hand_answer.question)
+
+    # Stopped before the first word: the previous answer comes back in its colours.
+    window.stop_button.click()
+    qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)
+    assert view.sentence_labels() == coloured and not view.dimmed
+    assert window.sources.passages == hand_answer.passages
+
+    # Asked again: grey until the first word, which replaces it.
+    task = _found(qtbot, window, gates)
+    assert view.dimmed and view.sentence_labels() == []
+    gates.generator.first.set()
+    qtbot.waitUntil(lambda: view.toPlainText() == ANSWER_PIECES[0])
+    assert not view.dimmed
+    assert {f.foreground().color().name() for f in _formats(view)} != {DIM_COLOR}
+    gates.generator.rest.set()
+    for _ in range(4):
+        gates.verifier.gate.release()
+    qtbot.waitUntil(lambda: not task.is_running, timeout=TIMEOUT_MS)

@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -139,6 +140,32 @@ def _reusable_prefix(llm: Llama, tokens: Sequence[int]) -> int:
     return max(0, min(keep, len(tokens) - 1))
 
 
+@contextmanager
+def abort_on(llm: Llama, cancel: threading.Event | None) -> Iterator[None]:
+    """While in the block, llama.cpp aborts the batch it is evaluating once ``cancel`` is set
+    (``llama_set_abort_callback``; ``Llama.eval`` then raises ``RuntimeError``, see
+    :func:`read_prompt`).
+
+    A prompt batch of ``n_batch`` (512) tokens took up to 9 s on two busy CPU cores, and Stop
+    must be heard within a second (issue 42): ggml looks at the callback after each node of the
+    model's graph (hundreds a batch). The batches themselves stay as they were, so the numbers,
+    and the reply, do not change. The callback is removed after the block: while the reply is
+    sampled a token takes a fraction of a second, and Stop is heard between tokens
+    (:func:`stop_on_cancel`).
+    """
+    if cancel is None:
+        yield
+        return
+    import llama_cpp
+
+    callback = llama_cpp.ggml_abort_callback(lambda _data: cancel.is_set())
+    llama_cpp.llama_set_abort_callback(llm.ctx, callback, None)
+    try:
+        yield
+    finally:
+        llama_cpp.llama_set_abort_callback(llm.ctx, llama_cpp.ggml_abort_callback(), None)
+
+
 def read_prompt(
     llm: Llama,
     tokens: Sequence[int],
@@ -158,7 +185,9 @@ def read_prompt(
         tokens: the prompt, as from :func:`chat_prompt`.
         progress: called with ``Progress("read", done, len(tokens), "tokens")`` before the
             first batch (``done`` = tokens kept) and after each batch.
-        cancel: checked before each batch; raises :class:`~verifai_desktop.errors.Cancelled`.
+        cancel: checked before each batch, and inside it by llama.cpp (:func:`abort_on`): the
+            batch being read when it is set is dropped (``llm.n_tokens`` stays where the
+            batches before left it); raises :class:`~verifai_desktop.errors.Cancelled`.
     """
     total = len(tokens)
     keep = _reusable_prefix(llm, tokens)
@@ -168,12 +197,39 @@ def read_prompt(
         llm.n_tokens = keep  # Llama.eval drops the context's cells from n_tokens on
     if progress:
         progress(Progress(READ_STAGE, keep, total, "tokens"))
-    for start in range(keep, total, llm.n_batch):
-        if cancel is not None and cancel.is_set():
-            raise Cancelled("generation")
-        llm.eval(tokens[start : start + llm.n_batch])
-        if progress:
-            progress(Progress(READ_STAGE, llm.n_tokens, total, "tokens"))
+    with abort_on(llm, cancel):
+        for start in range(keep, total, llm.n_batch):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("generation")
+            try:
+                llm.eval(tokens[start : start + llm.n_batch])
+            except RuntimeError:
+                # llama_decode returned 2 (aborted): the batch's cells were dropped, and
+                # n_tokens was not moved on
+                if cancel is not None and cancel.is_set():
+                    raise Cancelled("generation") from None
+                raise
+            if progress:
+                progress(Progress(READ_STAGE, llm.n_tokens, total, "tokens"))
+
+
+def stop_on_cancel(
+    criteria: StoppingCriteriaList | None, cancel: threading.Event | None
+) -> StoppingCriteriaList | None:
+    """``criteria`` plus one that ends the reply once ``cancel`` is set.
+
+    llama-cpp-python looks at its stopping criteria after every sampled token, while a
+    streamed chunk can hold several tokens (text held back while it may begin a stop string):
+    with this criterion no token is sampled after Stop but the one being sampled.
+    """
+    if cancel is None:
+        return criteria
+    from llama_cpp import StoppingCriteriaList
+
+    def cancelled(_ids: Any, _logits: Any) -> bool:
+        return cancel.is_set()
+
+    return StoppingCriteriaList([*(criteria or []), cancelled])
 
 
 class LlamaGenerator:
@@ -304,8 +360,9 @@ class LlamaGenerator:
             max_tokens: answer token limit; ``settings.max_answer_tokens`` if None.
             temperature: 0 is greedy decoding.
             progress: prompt reading reports, stage ``"read"`` (prompt tokens read of all).
-            cancel: set to stop, checked between prompt batches and between reply pieces;
-                raises :class:`~verifai_desktop.errors.Cancelled`.
+            cancel: set to stop, heard while the prompt is read
+                (:func:`abort_on`) and after every sampled token; raises
+                :class:`~verifai_desktop.errors.Cancelled`.
 
         Yields:
             Text pieces in order; their concatenation is the reply.
@@ -337,7 +394,7 @@ class LlamaGenerator:
                 seed=SEED,
                 max_tokens=max_tokens,
                 stop=list(prompt.stop),
-                stopping_criteria=prompt.stopping_criteria,
+                stopping_criteria=stop_on_cancel(prompt.stopping_criteria, cancel),
                 grammar=compiled,
             )
             for chunk in chunks:
@@ -347,6 +404,8 @@ class LlamaGenerator:
                 self.last_generated_tokens += 1  # llama-cpp-python streams one token a chunk
                 if piece:
                     yield str(piece)
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("generation")  # stopped by stop_on_cancel
         except (Cancelled, GenerationError):
             raise
         except (ValueError, RuntimeError) as exc:

@@ -68,7 +68,20 @@ GENERATED_NOTE = (
 )
 NO_VERDICT_NOTE = "No passage given supports it."
 EVIDENCE_SENTENCES = 4  # sentences whose closest evidence an unsupported answer lists
-CLOSEST_PASSAGES = 5  # passages listed when there is no verdict to show
+CLOSEST_PASSAGES = 3
+"""Passages listed, folded, when there is no verdict to show (nothing close enough, or no
+sentence with a verdict): the nearest few; the rest of a "not found" search is unrelated
+text (issue 42)."""
+SHOW_PASSAGES_HREF = "passages:show"
+HIDE_PASSAGES_HREF = "passages:hide"
+HIDE_PASSAGES_TEXT = "\u25be Hide the nearest passages"
+NOT_CLOSE_TEXT = "No passage in this collection is close enough to the question to answer it."
+
+
+def show_passages_text(n: int) -> str:
+    """The link that unfolds the ``n`` nearest passages of an answer without verdicts."""
+    return "\u25b8 Show the nearest passage" if n == 1 else f"\u25b8 Show the {n} nearest passages"
+
 
 _UNDERLINES: dict[str, QTextCharFormat.UnderlineStyle] = {
     "solid": QTextCharFormat.UnderlineStyle.SingleUnderline,
@@ -109,6 +122,7 @@ def render_answer(
     show_generated: bool,
     point_size: float,
     citer: Citer | None = None,
+    show_passages: bool = False,
 ) -> None:
     """Write ``answer`` at ``cursor``: labelled sentences, or the abstention text with the
     closest passages (nothing retrieved was close enough) or the closest evidence (no sentence
@@ -122,6 +136,9 @@ def render_answer(
         point_size: the view's font size in points; the headline is a quarter larger.
         citer: names the passages (author-year where they have entries); ``None``: numbers
             and file names.
+        show_passages: unfold the nearest passages (at most :data:`CLOSEST_PASSAGES`) listed
+            when there is no verdict to show; folded, a link (:data:`SHOW_PASSAGES_HREF`)
+            unfolds them.
     """
     if citer is not None and not citer.author_year:
         citer = None
@@ -129,9 +146,9 @@ def render_answer(
         if show_generated:
             _render_generated(cursor, answer, point_size, citer)
         else:
-            _render_unsupported(cursor, answer, point_size, citer)
+            _render_unsupported(cursor, answer, point_size, citer, show_passages)
     elif answer.abstained:
-        _render_abstention(cursor, answer, point_size, citer)
+        _render_abstention(cursor, answer, point_size, citer, show_passages)
     else:
         _render_sentences(cursor, answer, citer)
         _render_references(cursor, answer, citer)
@@ -197,8 +214,20 @@ def _insert_link(cursor: QTextCursor, text: str, href: str) -> None:
     cursor.insertText(text, link)
 
 
-def _insert_closest_passages(cursor: QTextCursor, answer: Answer, citer: Citer | None) -> None:
-    for n, passage in enumerate(answer.passages[:CLOSEST_PASSAGES], start=1):
+def _insert_closest_passages(
+    cursor: QTextCursor, answer: Answer, citer: Citer | None, shown: bool
+) -> None:
+    """The nearest :data:`CLOSEST_PASSAGES` passages, each with the start of its text, after a
+    link that folds them; folded, only the link that unfolds them."""
+    nearest = answer.passages[:CLOSEST_PASSAGES]
+    if not nearest:
+        return
+    cursor.insertBlock(QTextBlockFormat())
+    if not shown:
+        _insert_link(cursor, show_passages_text(len(nearest)), SHOW_PASSAGES_HREF)
+        return
+    _insert_link(cursor, HIDE_PASSAGES_TEXT, HIDE_PASSAGES_HREF)
+    for n, passage in enumerate(nearest, start=1):
         cursor.insertBlock(QTextBlockFormat())
         _insert_link(cursor, _source(answer, n, citer), f"cite:{n}")
         snippet = passage.text[:240] + ("…" if len(passage.text) > 240 else "")
@@ -206,20 +235,24 @@ def _insert_closest_passages(cursor: QTextCursor, answer: Answer, citer: Citer |
 
 
 def _render_abstention(
-    cursor: QTextCursor, answer: Answer, point_size: float, citer: Citer | None
+    cursor: QTextCursor,
+    answer: Answer,
+    point_size: float,
+    citer: Citer | None,
+    show_passages: bool,
 ) -> None:
     _insert_headline(cursor, NOT_FOUND_TEXT, point_size)
     cursor.insertBlock()
-    cursor.insertText(
-        "No passage in this collection is close enough to the question to answer it. "
-        "The closest passages were:",
-        QTextCharFormat(),
-    )
-    _insert_closest_passages(cursor, answer, citer)
+    cursor.insertText(NOT_CLOSE_TEXT, QTextCharFormat())
+    _insert_closest_passages(cursor, answer, citer, show_passages)
 
 
 def _render_unsupported(
-    cursor: QTextCursor, answer: Answer, point_size: float, citer: Citer | None
+    cursor: QTextCursor,
+    answer: Answer,
+    point_size: float,
+    citer: Citer | None,
+    show_passages: bool,
 ) -> None:
     """The refusal, then per sentence (the first :data:`EVIDENCE_SENTENCES`) its strongest
     verdict's passage, deciding window and the checks that held it back, then the link to
@@ -235,7 +268,7 @@ def _render_unsupported(
     spaced.setTopMargin(6)
     shown = answer.sentences[:EVIDENCE_SENTENCES]
     if not any(answer.closest_verdict(s) for s in shown):
-        _insert_closest_passages(cursor, answer, citer)
+        _insert_closest_passages(cursor, answer, citer, show_passages)
     else:
         for sentence in shown:
             cursor.insertBlock(spaced)

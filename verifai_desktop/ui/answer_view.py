@@ -54,7 +54,9 @@ from verifai_desktop.ui.answer_menu import (
 from verifai_desktop.ui.answer_readback import RenderedSentence
 from verifai_desktop.ui.answer_render import (
     HIDE_GENERATED_HREF,
+    HIDE_PASSAGES_HREF,
     SHOW_GENERATED_HREF,
+    SHOW_PASSAGES_HREF,
     citer_for,
     render_answer,
 )
@@ -69,6 +71,8 @@ CHECK_HINT = (
 FOCUS_BACKGROUND = "#dbe9fb"
 LINK_COPY_ACTION = "link-copy"
 """Object name of the "Copy Link Location" action Qt's standard text menu adds over a link."""
+DIM_COLOR = "#9a9fa6"
+"""The text colour of an answer being replaced (:meth:`AnswerView.dim`)."""
 HINT_FLAGS = int(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft) | int(
     Qt.TextFlag.TextWordWrap
 )
@@ -121,6 +125,8 @@ class AnswerView(QTextBrowser):
         self._pending = False  # the view holds a progress note that the first piece replaces
         self.generated_shown = False  # the generated text of a refused answer is on show
         self.citations = CitationSettings()  # how sources are cited (the window's settings)
+        self.passages_shown = False  # the nearest passages of an answer without verdicts
+        self.dimmed = False  # the answer on show is being replaced (dim)
         # The shown answer's id in its collection's history (None: not kept, no feedback)
         # and the reader's judgements of it.
         self.history_id: int | None = None
@@ -160,6 +166,8 @@ class AnswerView(QTextBrowser):
         self.answer = None
         self.check = None
         self.generated_shown = False
+        self.passages_shown = False
+        self.dimmed = False
         self.history_id = None
         self.feedback = ()
         self._streaming = False
@@ -182,10 +190,35 @@ class AnswerView(QTextBrowser):
         if self._pending:
             self.clear()
             self._pending = False
+            self.dimmed = False
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text, QTextCharFormat())
         self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    def dim(self) -> None:
+        """Grey out what is on show, for a new question whose passages the sources panel
+        already lists: its labels, citation links and sentences' cards are detached (they
+        would point at the new passages), its text stays readable until the new answer's
+        first piece replaces it (:meth:`append_stream`), or the window shows it again
+        (a question stopped or failed before its answer began)."""
+        if self.document().isEmpty():
+            return
+        self.popup.hide()
+        self._set_focus_index(-1)
+        self.hovered_index = -1
+        self.answer = None
+        self.check = None
+        self.history_id = None
+        self.feedback = ()
+        grey = QTextCharFormat()
+        grey.setForeground(QColor(DIM_COLOR))
+        cursor = QTextCursor(self.document())
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.setCharFormat(grey)  # replaces every format: no anchor, label or sentence left
+        self.dimmed = True
+        self._streaming = True
+        self._pending = True  # the first streamed piece replaces it
 
     def show_pending(self, text: str) -> None:
         """Empty the view and show ``text`` (what is being worked on) in a quiet style."""
@@ -198,7 +231,11 @@ class AnswerView(QTextBrowser):
         style while a streamed answer (:meth:`begin_stream`) has not begun; each call
         replaces the last, and the first streamed piece replaces it. Does nothing outside a
         stream or once its text has begun."""
-        if not self._streaming or (not self._pending and not self.document().isEmpty()):
+        if (
+            not self._streaming
+            or self.dimmed
+            or (not self._pending and not self.document().isEmpty())
+        ):
             return
         self.clear()
         self._pending = True
@@ -207,7 +244,7 @@ class AnswerView(QTextBrowser):
     @property
     def progress_text(self) -> str:
         """The progress note on show (:meth:`show_progress`), or ``""``."""
-        return self.toPlainText() if self._pending else ""
+        return self.toPlainText() if self._pending and not self.dimmed else ""
 
     def _write_note(self, text: str) -> None:
         fmt = QTextCharFormat()
@@ -227,7 +264,9 @@ class AnswerView(QTextBrowser):
         self.setHtml(build_check_html(result, back=back))
         self.moveCursor(QTextCursor.MoveOperation.Start)
 
-    def show_answer(self, answer: Answer, *, show_generated: bool = False) -> None:
+    def show_answer(
+        self, answer: Answer, *, show_generated: bool = False, show_passages: bool = False
+    ) -> None:
         """Render ``answer``: labelled sentences, or the abstention text with the closest
         passages (nothing retrieved was close enough) or the closest evidence (no sentence
         supported).
@@ -236,16 +275,20 @@ class AnswerView(QTextBrowser):
             answer: the answer.
             show_generated: for an answer refused by evidence, render its generated sentences
                 (as a normal answer, under the refusal) instead of the closest evidence.
+            show_passages: unfold the nearest passages listed when there is no verdict to
+                show (folded by default: a link unfolds them).
         """
         self.clear_answer()
         self.answer = answer
         self.generated_shown = show_generated and answer.refused_by_evidence
+        self.passages_shown = show_passages
         render_answer(
             QTextCursor(self.document()),
             answer,
             show_generated=self.generated_shown,
             point_size=self.font().pointSizeF(),
             citer=citer_for(answer, self.citations),
+            show_passages=show_passages,
         )
         self.moveCursor(QTextCursor.MoveOperation.Start)
 
@@ -390,6 +433,14 @@ class AnswerView(QTextBrowser):
             self.show_answer(self.answer, show_generated=shown)
             self.set_history(history_id, feedback)
             self.generated_toggled.emit(self.generated_shown)
+
+    def set_passages_shown(self, shown: bool) -> None:
+        """Unfold or fold the nearest passages of an answer without verdicts; it stays the
+        same kept answer (:attr:`history_id`, the reader's marks)."""
+        if self.answer is not None:
+            history_id, feedback = self.history_id, self.feedback
+            self.show_answer(self.answer, show_generated=self.generated_shown, show_passages=shown)
+            self.set_history(history_id, feedback)
 
     def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802 (Qt override)
         """Tab and Shift+Tab step through the sentences, then leave the view."""
@@ -570,6 +621,9 @@ class AnswerView(QTextBrowser):
             return
         if href in (SHOW_GENERATED_HREF, HIDE_GENERATED_HREF):
             self.set_generated_shown(href == SHOW_GENERATED_HREF)
+            return
+        if href in (SHOW_PASSAGES_HREF, HIDE_PASSAGES_HREF):
+            self.set_passages_shown(href == SHOW_PASSAGES_HREF)
             return
         parts = href.split(":")
         if parts[0] == "cite" and len(parts) == 2 and parts[1].isdigit():

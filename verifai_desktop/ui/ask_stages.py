@@ -102,3 +102,28 @@ def previous_kept_note(question: str, outcome: str) -> str:
     """
     how = "was stopped" if outcome == "cancelled" else "failed"
     return f"Previous answer, to “{question}”. The new question {how} before its answer began."
+
+
+def busy_elsewhere_note(checking: bool, collection: str, mode: str = "") -> str:
+    """The line under the question box while a question or claim check runs for another
+    screen: which collection (and, in the same collection, which mode) it runs in, and where
+    to stop it.
+
+    Args:
+        checking: a claim check runs (else a question).
+        collection: the display name of its collection.
+        mode: the name of its mode ("Ask a question") when it runs in the collection on show
+            but in the other mode; ``""`` when it runs in another collection.
+    """
+    what = "A claim is being checked" if checking else "A question is being answered"
+    if mode:
+        return f"{what} in “{collection}” ({mode}). Run this one when it ends, or Stop it."
+    return (
+        f"{what} in “{collection}”. Ask here when it ends, or go back to “{collection}” to stop it."
+    )
+
+
+def busy_writing_note(doing: str) -> str:
+    """The line under the question box while an index write runs, ``doing`` naming its
+    collection ("Adding files to “papers”")."""
+    return f"{doing}: questions wait until it ends."

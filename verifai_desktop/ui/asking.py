@@ -17,14 +17,14 @@ claim check is kept in its collection's history on the worker that made it
 
 A question or check belongs to the screen (collection and mode,
 :mod:`~verifai_desktop.ui.shown_state`) it was started on: its stream and result are shown
-there only, and kept for it while another screen is on show.
+there only, and kept for it while another screen is on show; the question box of another
+screen says where it runs (:mod:`~verifai_desktop.ui.running`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,16 +47,15 @@ from verifai_desktop.ui.ask_stages import (
     sources_caption,
     stage_text,
 )
-from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.operations import OpenCollection
+from verifai_desktop.ui.running import Running
 from verifai_desktop.ui.shown_state import (
     CHECK_SOURCES_TEXT,
     ScreenKey,
     ShownState,
-    ShownStates,
     answer_summary,
 )
-from verifai_desktop.ui.tasks import T, Task, TaskContext
+from verifai_desktop.ui.tasks import Task, TaskContext
 from verifai_desktop.ui.window_base import ASK_MODE, CHECK_MODE
 
 if TYPE_CHECKING:
@@ -69,7 +68,7 @@ ANSWER_STATUS = "Answer verified. Hover or Tab through sentences for evidence."
 CHECKING_TEXT = "Searching your documents for passages that support or contradict the claim…"
 
 
-class Asking(ShownStates):
+class Asking(Running):
     """The window's part that runs questions and claim checks.
 
     :attr:`ask_task` is the running question, if any, and :attr:`check_task` the running
@@ -102,9 +101,14 @@ class Asking(ShownStates):
         self.show_screen()
 
     def show_screen(self) -> None:
-        """Show the screen of the current collection and mode (:meth:`switch_shown`)."""
+        """Show the screen of the current collection and mode (:meth:`switch_shown`); the
+        prompt reading bar only on the screen of the question reading; the question box's
+        buttons and busy line for it."""
         known = [n.folder for n in self.library.collection_list.names]
         self.switch_shown((self.library.current, self.mode), known=known)
+        if self.run_key != self.shown_key:
+            self.read_bar.hide()
+        self._update_ask_button()
 
     def _update_placeholder(self) -> None:
         name = self.library.current
@@ -134,58 +138,17 @@ class Asking(ShownStates):
         if self.ask_button.isEnabled():
             self.on_ask_clicked()
 
-    @property
-    def working(self) -> bool:
-        """A question or a claim check is running."""
-        return any(t is not None and t.is_running for t in (self.ask_task, self.check_task))
-
-    def _update_ask_button(self) -> None:
-        """Ask (and Check) are enabled with a collection, no question or check running and no
-        index write going on."""
-        running = self.working
-        busy = self.library.busy
-        self.ask_button.setEnabled(bool(self.library.current) and not busy and not running)
-        self.ask_button.setToolTip(
-            "Wait for the documents to finish indexing"
-            if busy
-            else "Create or pick a collection first"
-            if not self.library.current
-            else ""
-        )
-
-    def _collection_to_run(self) -> str:
-        """The current collection when a question or check may start now, else ``""`` (the
-        status bar says so when there is no collection; nothing is said while one runs)."""
-        name = self.library.current
-        if not name:
-            self.statusBar().showMessage(
-                "Create or pick a collection first, then add documents.", 8000
-            )
-            return ""
-        return "" if self.working else name
-
-    def _follow(self, task: Task[T], context: str, finished: Callable[[], None]) -> None:
-        """What a started question and a check share: Ask off and Stop on until ``finished``;
-        model loading in the status bar; a failure shown (with Repair for a damaged
-        collection), a stop said."""
-        self._update_ask_button()
-        self.stop_button.setEnabled(True)
-        task.status_changed.connect(self.on_model_status)
-        task.failed.connect(
-            lambda exc: show_error(self, exc, context=context, repair=self.library.repair)
-        )
-        task.cancelled.connect(lambda: self.statusBar().showMessage("Stopped.", 5000))
-        task.finished.connect(finished)
-
     # ----- ask -----------------------------------------------------------------------------
 
     def ask(self, question: str) -> Task[Answer] | None:
         """Answer ``question`` from the current collection in the background.
 
         The sources panel lists the passages as soon as the search finds them; the answer
-        on show (if any) stays, marked as the previous question's, until the new answer's
-        first piece replaces it (:meth:`on_text_streamed`), and comes back whole when the
-        question is stopped or fails before then (:meth:`on_ask_finished`). Tokens stream
+        on show (if any) stays, greyed and detached from its citations and cards
+        (:meth:`AnswerView.dim`: they would point at the new passages) and marked as the
+        previous question's, until the new answer's first piece replaces it
+        (:meth:`on_text_streamed`), and comes back whole when the question is stopped or
+        fails before then (:meth:`on_ask_finished`). Tokens stream
         into the answer view; when the answer is verified each sentence takes its label
         style. The status bar names the stage running (:func:`stage_text`).
         """
@@ -220,6 +183,9 @@ class Asking(ShownStates):
         if previous is None:
             self._replace_shown()
         else:
+            if self.answer_view.answer is not None:
+                self._generated_shown = self.answer_view.generated_shown
+            self.answer_view.dim()
             self.answer_info.setText(previous_note(previous.question))
         self.sources.clear(SEARCHING_CAPTION)
         # The previous answer's page would read as a source of the new one.
@@ -235,15 +201,6 @@ class Asking(ShownStates):
         task.succeeded.connect(answered)
         self._follow(task, "Answering the question", self.on_ask_finished)
         return task
-
-    def _start_run(self, key: ScreenKey, note: str = "") -> None:
-        """A question or check starts for screen ``key`` (on show), showing ``note``."""
-        self.run_key = key
-        self.run_streamed = ""
-        self.run_note = note
-        self.run_passages = ()
-        self.run_caption = ""
-        self.run_keeps_previous = False
 
     def _replace_shown(self) -> None:
         """Forget the answer or check on show and start the new answer's stream."""
@@ -272,6 +229,14 @@ class Asking(ShownStates):
         if on_show:
             self.answer_view.append_stream(piece)
 
+    def _show_previous(self) -> None:
+        """Show again, in its colours, the answer (or the check over it) that a question
+        stopped or failed before its answer began had greyed out."""
+        if self.check_result is not None:
+            self.answer_view.show_check(self.check_result, back=self.answer is not None)
+        elif self.answer is not None:
+            self._show_answer(self.answer, show_generated=self._generated_shown)
+
     def _show_progress(self, text: str) -> None:
         """The running question's stage, in the answer pane while its screen is on show."""
         self.run_note = text
@@ -294,7 +259,8 @@ class Asking(ShownStates):
         of tokens read. The passages found, then those given to the generator, go to the
         sources panel at once."""
         text = stage_text(p, first_answer=not self._models_ready)
-        if p.stage == "read" and p.total:
+        on_show = self.run_key is not None and self.is_on_show(self.run_key)
+        if p.stage == "read" and p.total and on_show:
             self.read_bar.setRange(0, p.total)
             self.read_bar.setValue(p.done)
             self.read_bar.show()
@@ -308,14 +274,9 @@ class Asking(ShownStates):
             self.model_status.setText(f"Models: {MODELS_LOADED_TEXT}")
         if p.passages and p.stage in ("retrieve", "prompt"):
             self.run_passages, self.run_caption = p.passages, sources_caption(p)
-            if self.run_key is not None and self.is_on_show(self.run_key):
+            if on_show:
                 self.sources.set_passages(p.passages, caption=self.run_caption)
-        self.statusBar().showMessage(text)
-
-    @Slot(str)
-    def on_model_status(self, message: str) -> None:
-        """Show model loading in the permanent status label."""
-        self.model_status.setText(f"Models: {message}")
+        self._run_message(text)
 
     def on_answer_ready(
         self,
@@ -389,6 +350,7 @@ class Asking(ShownStates):
         if not self.is_on_show(key) or self.run_streamed:
             return
         if self.run_keeps_previous and self.answer is not None:
+            self._show_previous()
             self.sources.set_answer(self.answer)
             self.answer_info.setText(previous_kept_note(self.answer.question, task.outcome))
             if task.outcome == "cancelled":
@@ -397,13 +359,6 @@ class Asking(ShownStates):
                 )
         else:
             self.answer_view.clear_answer()
-
-    @Slot()
-    def on_stop_clicked(self) -> None:
-        """Stop the running question or claim check."""
-        for task in (self.ask_task, self.check_task):
-            if task is not None and task.is_running:
-                task.cancel()
 
     # ----- check a claim -------------------------------------------------------------------
 
@@ -446,8 +401,8 @@ class Asking(ShownStates):
                 session.prepare(generator=False, progress=ctx.report_status, cancel=ctx.cancel)
             if ctx.cancel.is_set():
                 raise Cancelled("check")
-            result = session.check_claim(col, text)
-            # The search cannot be interrupted; Stop drops its result.
+            # Stop is heard between verifier batches; the search itself is quick.
+            result = session.check_claim(col, text, cancel=ctx.cancel)
             if ctx.cancel.is_set():
                 raise Cancelled("check")
             # recorded with the thresholds the preset applied

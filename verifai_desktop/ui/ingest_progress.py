@@ -38,15 +38,29 @@ NOT_INDEXED_NOTE = " Files not indexed are listed in red with the reason."
 
 
 class ProgressFrame(QFrame):
-    """What the running ingest or repair is reading, its files bar, the chunks embedded so far
-    and Cancel; shown only once the run has taken :data:`PROGRESS_DELAY_MS`."""
+    """The running ingest or repair, named with its collection, what it is reading, its files
+    bar, the chunks embedded so far and Cancel; shown only once the run has taken
+    :data:`PROGRESS_DELAY_MS`, and only while its collection is the one on show
+    (:meth:`show_collection`): another collection shows none of it (issue 42).
+
+    Attributes:
+        task: the ingest or repair whose progress is shown (and Cancel stops), or None.
+        collection: the collection it runs on (folder name).
+        shown: the collection on show.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        # The ingest or repair whose progress is shown (and Cancel stops).
+        self.setObjectName("runProgress")
         self.task: Task[IngestReport] | Task[RepairReport] | None = None
-        # One line, cut in the middle (a file name keeps its extension): a long name never
-        # widens the library column.
+        self.collection = ""
+        self.shown = ""
+        self._delayed = False  # the run has taken PROGRESS_DELAY_MS
+        # One line each, cut (a file name keeps its extension): a long name or collection
+        # never widens the library column.
+        self.title = ElidedLabel()  # what runs, naming its collection
+        self.title.setObjectName("runTitle")
+        self.title.setStyleSheet("font-weight:600")
         self.label = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)
         self.files_bar = QProgressBar()
         self.files_bar.setObjectName("filesProgress")
@@ -55,6 +69,7 @@ class ProgressFrame(QFrame):
         self.cancel_button = QPushButton(icon("cancel"), "Cancel")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
+        layout.addWidget(self.title)
         layout.addWidget(self.label)
         row = QHBoxLayout()
         row.addWidget(self.files_bar, 1)
@@ -64,24 +79,55 @@ class ProgressFrame(QFrame):
         self.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel)
 
-    def track(self, task: Task[IngestReport] | Task[RepairReport], label: str) -> None:
-        """Show ``task``'s progress under ``label`` (after the delay) until it ends."""
+    def track(
+        self,
+        task: Task[IngestReport] | Task[RepairReport],
+        label: str,
+        *,
+        collection: str = "",
+        stop_tip: str = "",
+    ) -> None:
+        """Show ``task``'s progress under ``label`` (what it does, naming its collection)
+        after the delay, while ``collection`` is on show, until it ends; ``stop_tip`` is
+        Cancel's tooltip (what it stops, in which collection)."""
         self.task = task
-        self.label.setText(label)
+        self.collection = collection
+        self._delayed = False
+        self.title.setText(label)
+        self.label.setText("")
+        self.label.setVisible(False)
         self.files_bar.setRange(0, 0)
         self.chunks_label.setText("")
         self.cancel_button.setEnabled(True)
-        QTimer.singleShot(PROGRESS_DELAY_MS, lambda: self._show(task))
+        self.cancel_button.setToolTip(stop_tip)
+        self.cancel_button.setAccessibleName(stop_tip or "Cancel")
+        QTimer.singleShot(PROGRESS_DELAY_MS, lambda: self._after_delay(task))
         task.finished.connect(lambda: self._on_finished(task))
 
-    def _show(self, task: Task[IngestReport] | Task[RepairReport]) -> None:
-        if task.is_running and task is self.task:
-            self.setVisible(True)
+    def show_collection(self, name: str) -> None:
+        """Collection ``name`` is on show: the run is shown only if it runs on it."""
+        self.shown = name
+        self._update_visible()
+
+    def _update_visible(self) -> None:
+        task = self.task
+        running = task is not None and task.is_running and self._delayed
+        self.setVisible(running and self.collection == self.shown)
+
+    def _after_delay(self, task: Task[IngestReport] | Task[RepairReport]) -> None:
+        if task is self.task:
+            self._delayed = True
+            self._update_visible()
 
     def _on_finished(self, task: Task[IngestReport] | Task[RepairReport]) -> None:
         if task is self.task:
-            self.setVisible(False)
             self.task = None
+            self._update_visible()
+
+    def set_detail(self, text: str) -> None:
+        """Show ``text`` (what the run is doing now) under its title."""
+        self.label.setText(text)
+        self.label.setVisible(bool(text))
 
     def show_progress(self, p: Progress) -> None:
         """Update the files bar (files), the chunks line (chunks embedded) and, while a
@@ -91,17 +137,15 @@ class ProgressFrame(QFrame):
             self.files_bar.setRange(0, p.total or 0)
             self.files_bar.setValue(p.done)
             if p.message:
-                self.label.setText(f"Reading {p.message}")
+                self.set_detail(f"Reading {p.message}")
         elif p.unit == "chunks":
             self.chunks_label.setText(f"{p.done:,} chunks embedded")
         elif p.unit == "pages":  # OCR: p.message is "file p. N", p.done the scans read so far
-            self.label.setText(
+            self.set_detail(
                 f"Recognising the text of {p.message} (scanned page {p.done + 1} of {p.total})"
             )
         elif p.unit == "images":  # OCR of a DOCX, PPTX or EPUB's images: p.message is "file"
-            self.label.setText(
-                f"Recognising the text of {p.message} image {p.done + 1} of {p.total}"
-            )
+            self.set_detail(f"Recognising the text of {p.message} image {p.done + 1} of {p.total}")
 
     @Slot()
     def cancel(self) -> None:
@@ -111,7 +155,7 @@ class ProgressFrame(QFrame):
         if task is not None and task.is_running:
             task.cancel()
             self.cancel_button.setEnabled(False)
-            self.label.setText("Cancelling…")
+            self.set_detail("Cancelling…")
 
 
 class SummaryFrame(QFrame):

@@ -66,11 +66,12 @@ class FollowedFolders(QObject):
 
     def reload(self) -> Task[list[WatchedRoot]] | None:
         """Read the folders and files the current collection was built from, and whether each
-        can be reached now (queued behind any write); :attr:`roots_changed` carries them."""
+        can be reached now; :attr:`roots_changed` carries them. Read on the reader pool, not
+        queued behind another collection's ingest or question (issue 42)."""
         name = self._current()
         if not name:
             return None
-        task = self._host.query("list roots", name, watched_roots)
+        task = self._host.read("list roots", name, watched_roots)
         task.succeeded.connect(lambda roots: self._on_roots(name, roots))
         # The documents were just read from the same collection; a failure here is logged.
         task.failed.connect(lambda exc: log.warning("cannot read the roots of %s: %s", name, exc))

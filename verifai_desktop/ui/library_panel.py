@@ -59,11 +59,12 @@ from verifai_desktop.ui.elided_label import ElidedLabel, keep_column_width
 from verifai_desktop.ui.errors import show_error
 from verifai_desktop.ui.library_folders import FollowedFolders
 from verifai_desktop.ui.library_runs import CollectionRuns
+from verifai_desktop.ui.library_writes import LibraryWrites
 from verifai_desktop.ui.operations import CollectionHost, OpenCollection, remove_documents
 from verifai_desktop.ui.questions import PasswordQuestion
 from verifai_desktop.ui.resources import SAMPLE_COLLECTION, icon, sample_files
 from verifai_desktop.ui.self_check import SelfCheckPanel
-from verifai_desktop.ui.tasks import T, Task, TaskContext, TaskRunner
+from verifai_desktop.ui.tasks import Task, TaskContext, TaskRunner
 from verifai_desktop.ui.watched_roots import WatchedRoot
 
 log = logging.getLogger(__name__)
@@ -112,7 +113,8 @@ class LibraryPanel(QWidget):
         self.host = host if host is not None else CollectionHost(runner, settings, self)
         self.current: str = ""  # the current collection's folder name
         self.rows: list[DocumentRow] = []
-        self._writes = 0
+        self.writes = LibraryWrites(self._show_write_failure, self)
+        self._write = self.writes.write
         self.runs = CollectionRuns(self.host, settings, self._write, self.display_name, self)
         # The folders (and files) the collection follows, each with its last sync or why it
         # cannot be reached.
@@ -176,6 +178,8 @@ class LibraryPanel(QWidget):
         self._update_buttons()
 
     def _connect_signals(self) -> None:
+        self.writes.busy_changed.connect(self.busy_changed)
+        self.writes.changed.connect(self._update_buttons)
         self.host.documents_changed.connect(self.on_documents_changed)
         self.collection_list.chosen.connect(self.on_collection_clicked)
         self.collection_list.new_button.clicked.connect(self.on_new_clicked)
@@ -222,6 +226,7 @@ class LibraryPanel(QWidget):
             self.folders.forget()
             self.collection_changed.emit(name)
         self.summary_frame.show_collection(name)  # "Added to …" of this collection only
+        self.progress_frame.show_collection(name)  # its own ingest or repair only
         if name:
             self.reload_documents()
         self._update_buttons()
@@ -332,7 +337,8 @@ class LibraryPanel(QWidget):
         if not name:
             return None
 
-        task = self.host.query("list documents", name, collection_rows)
+        # Not queued behind another collection's ingest or question (issue 42).
+        task = self.host.read("list documents", name, collection_rows)
         task.succeeded.connect(lambda rows: self._on_rows(name, rows))
         task.failed.connect(
             lambda exc: show_error(
@@ -362,7 +368,7 @@ class LibraryPanel(QWidget):
         return self.folders.roots
 
     def reload_roots(self) -> Task[list[WatchedRoot]] | None:
-        """Read the current collection's folders and files (queued behind any write);
+        """Read the current collection's folders and files (not queued behind a write);
         :attr:`roots_changed` carries them."""
         return self.folders.reload()
 
@@ -557,37 +563,26 @@ class LibraryPanel(QWidget):
 
     # ----- plumbing ------------------------------------------------------------------------
 
-    def _write(self, task: Task[T], *, context: str, report_errors: bool = True) -> Task[T]:
-        """Count ``task`` (a write just submitted to the host) as busy until it finishes; a
-        failure is shown in a dialog unless ``report_errors`` is False."""
-        self._writes += 1
-        if self._writes == 1:
-            self.busy_changed.emit(True)
-        if report_errors:
-            task.failed.connect(
-                lambda exc: show_error(self.window(), exc, context=context, repair=self.repair)
-            )
-        task.finished.connect(self._on_write_finished)
-        self._update_buttons()
-        return task
-
-    def _on_write_finished(self) -> None:
-        self._writes -= 1
-        if self._writes == 0:
-            self.busy_changed.emit(False)
-        self._update_buttons()
+    def _show_write_failure(self, exc: BaseException, context: str) -> None:
+        show_error(self.window(), exc, context=context, repair=self.repair)
 
     @property
     def busy(self) -> bool:
         """True while a write (create, ingest, remove, rename, delete, sync) is queued or
         running."""
-        return self._writes > 0
+        return self.writes.count > 0
+
+    @property
+    def busy_text(self) -> str:
+        """What the write running now does, naming its collection ("Adding files to
+        “papers”"); ``""`` when none runs."""
+        return self.writes.doing
 
     @property
     def busy_with_user_work(self) -> bool:
         """True while a write the user asked for is queued or running (a sync with the
         folders, run unasked, stops at quit without asking: it catches up next time)."""
-        return self._writes > self.runs.syncs
+        return self.writes.count > self.runs.syncs
 
     def _update_buttons(self) -> None:
         has = bool(self.current)

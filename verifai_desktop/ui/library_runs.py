@@ -98,11 +98,14 @@ class CollectionRuns(QObject):
     def _given_passwords(self) -> dict[Path, str]:
         return {Path(source): pw for source, pw in self.passwords.items()}
 
-    def _track(self, name: str, task: Task[IngestReport] | Task[RepairReport], label: str) -> None:
-        """Show ``task``'s files and chunks in the progress area (after a delay) until it ends;
-        it runs on collection ``name``."""
+    def _track(
+        self, name: str, task: Task[IngestReport] | Task[RepairReport], label: str, stop_tip: str
+    ) -> None:
+        """Show ``task``'s files and chunks in the progress area (after a delay, while
+        collection ``name``, which it runs on, is on show) until it ends; ``stop_tip`` says
+        what Cancel stops."""
         self.summary.forget(name)  # the new run's summary replaces it when done
-        self.progress.track(task, label)
+        self.progress.track(task, label, collection=name, stop_tip=stop_tip)
         task.progressed.connect(self.progress.show_progress)
 
     # ----- ingest --------------------------------------------------------------------------
@@ -134,7 +137,13 @@ class CollectionRuns(QObject):
             context=f"Adding files to “{self._display_name(name)}”",
         )
         self.ingest_task = task
-        self._track(name, task, f"Adding {len(paths)} item(s) to “{self._display_name(name)}”…")
+        shown = self._display_name(name)
+        self._track(
+            name,
+            task,
+            f"Adding {len(paths)} item(s) to “{shown}”…",
+            f"Stop adding files to “{shown}”; files finished before stay indexed",
+        )
         task.succeeded.connect(lambda report: self._on_ingest_done(name, report, passwords))
         task.cancelled.connect(lambda: self._on_ingest_cancelled(name))
         return task
@@ -162,7 +171,7 @@ class CollectionRuns(QObject):
         return progress
 
     def _on_ingest_cancelled(self, name: str) -> None:
-        self.progress.label.setText("Cancelled; files finished before stay indexed.")
+        self.progress.set_detail("Cancelled; files finished before stay indexed.")
         self.summary.show_summary(
             f"Adding files to “{self._display_name(name)}” was cancelled; files finished before "
             "stay indexed.",
@@ -249,7 +258,12 @@ class CollectionRuns(QObject):
             self._host.folder_op("repair collection", work), context=f"Repairing “{shown}”"
         )
         self.repair_task = task
-        self._track(name, task, f"Rebuilding “{shown}” from its source files…")
+        self._track(
+            name,
+            task,
+            f"Rebuilding “{shown}” from its source files…",
+            f"Stop rebuilding “{shown}”; the collection is left as it was",
+        )
         task.succeeded.connect(lambda report: self._on_repair_done(name, report))
         task.cancelled.connect(
             lambda: self.summary.show_summary(

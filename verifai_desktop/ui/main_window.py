@@ -4,9 +4,10 @@ bar.
 
 :class:`MainWindow` is made of parts, each a module: the widgets, menus and shared state
 (:mod:`~verifai_desktop.ui.window_base`), questions and claim checks run on the worker
-(:mod:`~verifai_desktop.ui.asking`), copying and saving answers and audit records
-(:mod:`~verifai_desktop.ui.exporting`). Here: the one place the signals are wired, and what
-follows the library, the sources, the history and the settings.
+(:mod:`~verifai_desktop.ui.asking`), which collection the running one belongs to and what the
+question box says of it (:mod:`~verifai_desktop.ui.running`), copying and saving answers and
+audit records (:mod:`~verifai_desktop.ui.exporting`). Here: the one place the signals are
+wired, and what follows the library, the sources, the history and the settings.
 
 No model or index library is imported here: the pipeline is imported on the first question,
 so the window opens at once and models load, with a visible status, on the first question.

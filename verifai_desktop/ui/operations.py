@@ -7,6 +7,12 @@ op. Every op runs on the task runner's single writer thread, and only there is t
 collection touched (opened, refreshed, closed): it is thread-confined to that worker, so no
 widget state is ever assigned off the UI thread.
 
+A quick read of one collection's catalog (its documents, the folders it follows, its
+metadata: :meth:`CollectionHost.read`) does not queue behind that thread: it opens the
+collection's catalog on a reader thread of its own, as another program would, so the
+documents of one collection show while another collection is being written or answered from
+(issue 42).
+
 A write (:meth:`CollectionHost.collection_op`) closes the collection when it ends, so the
 write lock is held only while writing (the CLI may write between two app writes); the next op
 reopens it. When a write succeeds the host emits :attr:`CollectionHost.documents_changed` on
@@ -112,6 +118,29 @@ class CollectionHost(QObject):
             return op(self._collection(collection, settings, create=False), ctx)
 
         return self.runner.submit(task_name, work, writes_index=True, throttle_ms=throttle_ms)
+
+    def read(self, task_name: str, collection: str, op: CollectionFn[T]) -> Task[T]:
+        """Run ``op(col, ctx)`` on collection ``collection`` opened for this op alone, its
+        catalog only (:meth:`Collection.open` with ``reconcile=False``), on the reader pool:
+        it does not wait for the writer thread's ops (an ingest, a question) to end. For
+        quick reads of the catalog and metadata; ``op`` must not search or write. A team
+        collection is read through :meth:`query` (its connection is the host's).
+
+        Returns:
+            The task; its ``succeeded`` carries ``op``'s return value on the UI thread.
+        """
+        if is_team_key(collection):
+            return self.query(task_name, collection, op)
+        settings = self._settings()
+
+        def work(ctx: TaskContext) -> T:
+            col = Collection.open(collection, settings=settings, reconcile=False)
+            try:
+                return op(col, ctx)
+            finally:
+                col.close()
+
+        return self.runner.submit(task_name, work)
 
     def collection_op(
         self, task_name: str, collection: str, op: CollectionFn[T], *, create: bool = False

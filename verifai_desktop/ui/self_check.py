@@ -189,8 +189,14 @@ def _read_stored(col: OpenCollection, ctx: TaskContext) -> dict[str, Any]:
 class SelfCheckPanel(QFrame):
     """The current collection's last colour check, a button to run one, its progress and Cancel.
 
+    One check runs at a time. Its progress and Cancel show only while its own collection is
+    on show; another collection shows its own last check, and why it cannot be checked now
+    (issue 42).
+
     Attributes:
         collection: the collection shown (folder name; '' when none).
+        running_collection: the collection being checked ('' when none).
+        display_name: gives a collection's display name (the library panel's).
         data: its last self-check as stored (:meth:`SelfCheck.as_dict`; empty when none).
         task: the running step of a check (reading, verifying or keeping), or None.
         session_factory: makes the session whose verifier and thresholds a check uses (the
@@ -220,9 +226,12 @@ class SelfCheckPanel(QFrame):
         self.collection = ""
         self.data: dict[str, Any] = {}
         self.task: Task[Any] | None = None
+        self.running_collection = ""
+        self._cancellable = False  # Cancel can stop the running step
+        self._progress_text = ""  # the running check's progress line
+        self.display_name: Callable[[str], str] = lambda name: name
         self.session_factory: SessionFactory = new_session
         self.n_per_kind = DEFAULT_PER_KIND
-        self.display_name: Callable[[str], str] = lambda name: name
 
         self.summary = QLabel(NOT_CHECKED_TEXT)
         self.summary.setObjectName("selfCheckSummary")
@@ -247,7 +256,7 @@ class SelfCheckPanel(QFrame):
         self.check_button = QPushButton(CHECK_BUTTON_TEXT)
         self.check_button.setToolTip(CHECK_TIP)
         self.progress_label = ElidedLabel()  # a long status never widens the column
-        self.cancel_button = QPushButton(icon("cancel"), "Cancel")
+        self.cancel_button = QPushButton(icon("cancel"), "Cancel check")
         self.cancel_button.setToolTip("Stop the colour check; nothing is kept")
         row = QHBoxLayout()
         row.addWidget(self.check_button)
@@ -279,10 +288,12 @@ class SelfCheckPanel(QFrame):
         self.collection = name
         self._show_data({})
         self._set_note("")
+        self._show_running(self.running)
         self.setVisible(bool(name))
         if not name:
             return None
-        task = self.host.query("read colour check", name, _read_stored)
+        # Not queued behind another collection's ingest or question (issue 42).
+        task = self.host.read("read colour check", name, _read_stored)
         task.succeeded.connect(lambda data: self._on_stored(name, data))
         task.failed.connect(lambda exc: log.warning("cannot read the colour check: %s", exc))
         return task
@@ -334,14 +345,27 @@ class SelfCheckPanel(QFrame):
         self.note.setText(text)
         self.note.setVisible(bool(text))
 
-    def _show_running(self, running: bool, text: str = "") -> None:
-        # While a check runs its progress takes the button's place: the row never asks the
-        # column for more width than the button alone does.
+    def _show_running(self, running: bool, text: str | None = None) -> None:
+        """Show whether a check runs, and ``text`` as its progress (None: the last one); its
+        progress and Cancel only while its collection is on show, where they take the
+        button's place (the row never asks the column for more width than the button)."""
+        if text is not None:
+            self._progress_text = text if running else ""
+        here = running and self.running_collection == self.collection
+        elsewhere = running and not here
         self.check_button.setEnabled(not running)
-        self.check_button.setVisible(not running)
-        self.cancel_button.setEnabled(running)
-        self.cancel_button.setVisible(running)
-        self.progress_label.setText(text)
+        self.check_button.setVisible(not here)
+        self.check_button.setToolTip(
+            f"The colours of “{self.display_name(self.running_collection)}” are being "
+            "checked; check these documents when it ends."
+            if elsewhere
+            else CHECK_TIP
+        )
+        self.cancel_button.setEnabled(here and self.task is not None and self._cancellable)
+        self.cancel_button.setVisible(here)
+        shown = self.display_name(self.collection)
+        self.cancel_button.setToolTip(f"Stop the colour check of “{shown}”; nothing is kept")
+        self.progress_label.setText(f"“{shown}”: {self._progress_text}" if here else "")
 
     # ----- running -------------------------------------------------------------------------
 
@@ -357,9 +381,11 @@ class SelfCheckPanel(QFrame):
             return None
         settings = self._settings()
         self._set_note("")
-        self._show_running(True, "Reading the passages…")
         task = self.host.query("colour check passages", name, _read_passages)
         self.task = task
+        self.running_collection = name
+        self._cancellable = True
+        self._show_running(True, "reading the passages…")
         task.succeeded.connect(lambda found: self._verify(name, settings, task, *found))
         task.failed.connect(lambda exc: self._on_failed(exc))
         return task
@@ -382,7 +408,7 @@ class SelfCheckPanel(QFrame):
         factory, n_per_kind = self.session_factory, self.n_per_kind
 
         def work(ctx: TaskContext) -> SelfCheck:
-            ctx.status("Loading the verifier…")
+            ctx.status("loading the verifier…")
             session = factory(settings)
             verifier = session.verifier
             verifier.load()
@@ -398,7 +424,7 @@ class SelfCheckPanel(QFrame):
 
         task = self.host.runner.submit("colour check", work)
         self.task = task
-        task.status_changed.connect(self.progress_label.setText)
+        task.status_changed.connect(lambda text: self._show_running(True, text))
         task.progressed.connect(self.on_progress)
         task.succeeded.connect(lambda report: self._keep(name, report.as_dict()))
         task.failed.connect(lambda exc: self._on_failed(exc))
@@ -408,8 +434,8 @@ class SelfCheckPanel(QFrame):
         if name == self.collection:
             self._show_data(data)
         self.checked.emit(name, data)
-        self._show_running(True, "Keeping the result with the collection…")
-        self.cancel_button.setEnabled(False)  # a write of one small file: let it finish
+        self._cancellable = False  # a write of one small file: let it finish
+        self._show_running(True, "keeping the result with the collection…")
 
         def op(col: OpenCollection, ctx: TaskContext) -> None:
             col.set_metadata(METADATA_KEY, data)
@@ -432,15 +458,19 @@ class SelfCheckPanel(QFrame):
         show_error(self.window(), exc, context="Checking the colours")
 
     def _end(self, note: str) -> None:
+        checked = self.running_collection
         self.task = None
-        self._show_running(False)
-        self._set_note(note)
+        self.running_collection = ""
+        self._show_running(False, "")
+        if checked == self.collection:
+            self._set_note(note)
 
     @Slot(object)
     def on_progress(self, p: Progress) -> None:
-        """Say how far the verification has come: "Checking 32 of 190 pairs…"."""
-        if p.total:
-            self.progress_label.setText(f"Checking {p.done} of {p.total} pairs…")
+        """Say how far the verification has come: "“papers”: checking 32 of 190 pairs…"
+        (while its collection is on show)."""
+        if p.total and self.running:
+            self._show_running(True, f"checking {p.done} of {p.total} pairs…")
 
     def confirm_start(self, text: str) -> bool:
         """Ask whether to start a check, saying what it does (a dialog; tests replace it)."""
@@ -472,5 +502,5 @@ class SelfCheckPanel(QFrame):
         """Stop the running check (nothing is kept)."""
         if self.task is not None:
             self.task.cancel()
-            self.cancel_button.setEnabled(False)
-            self.progress_label.setText("Cancelling…")
+            self._cancellable = False
+            self._show_running(True, "cancelling…")

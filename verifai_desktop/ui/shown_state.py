@@ -166,6 +166,7 @@ class ShownStates(WindowBase):
         self.show_state(self._states.pop(key, ShownState(carried)))
         if key == self.run_key:  # its question or check is still running
             if self.run_keeps_previous and self.answer is not None:
+                self.answer_view.dim()  # its citations would point at the passages found
                 self.answer_info.setText(previous_note(self.answer.question))
             else:
                 self.answer_view.begin_stream()

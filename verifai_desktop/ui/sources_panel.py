@@ -34,6 +34,7 @@ from verifai_desktop.presentation import (
     injection_warning,
     ocr_note,
 )
+from verifai_desktop.ui.answer_render import CLOSEST_PASSAGES
 
 COLUMNS = ("#", "Source", "Lex.", "Sem.", "Fused", "Evid.")
 # Short score headers leave the width to the source; the header tooltips say what they are.
@@ -61,7 +62,12 @@ CONFLICT_HELP = (
     "Passages elsewhere in your documents that contradict a sentence of the answer. "
     "Click one to open it."
 )
-NOT_FOUND_CAPTION = "Closest passages (not close enough to answer):"
+NOT_FOUND_CAPTION = (
+    "The {n} nearest passages; none is close enough to the question to answer it. "
+    "Click one to open it."
+)
+"""Over the passages of an answer not found (:data:`CLOSEST_PASSAGES` at most: the rest of
+the search is unrelated text)."""
 UNSUPPORTED_CAPTION = (
     "{n} passages given to the generator; none supports a sentence of its answer. "
     "Click one to open it."
@@ -294,15 +300,18 @@ class SourcesPanel(QWidget):
         elsewhere in the documents (:func:`~verifai_desktop.presentation.collection_conflicts`).
 
         The caption says why an abstained answer's passages are shown: they were not close
-        enough to answer (nothing was generated), or they were given to the generator but
-        support no sentence of its answer (whose conflicts are still listed)."""
+        enough to answer (nothing was generated; only the nearest :data:`CLOSEST_PASSAGES`
+        are listed), or they were given to the generator but support no sentence of its
+        answer (whose conflicts are still listed)."""
+        passages = answer.passages
         if not answer.abstained:
             caption = ""
         elif answer.refused_by_evidence:
-            caption = UNSUPPORTED_CAPTION.format(n=len(answer.passages))
+            caption = UNSUPPORTED_CAPTION.format(n=len(passages))
         else:
-            caption = NOT_FOUND_CAPTION
-        self.set_passages(answer.passages, caption=caption)
+            passages = passages[:CLOSEST_PASSAGES]
+            caption = NOT_FOUND_CAPTION.format(n=len(passages))
+        self.set_passages(passages, caption=caption)
         self.set_conflicts(answer)
 
     def set_conflicts(self, answer: Answer) -> None:

@@ -87,6 +87,7 @@ AUDIT_OFF_TIP = (
     "every verified answer” in Settings"
 )
 WARNING_STYLE = "color:#8a4b00;background:#fff4e0;padding:4px;border-radius:3px"
+BUSY_STYLE = "color:#334;background:#eef2f8;padding:4px;border-radius:3px"
 
 
 class WindowBase(QMainWindow):
@@ -182,6 +183,13 @@ class WindowBase(QMainWindow):
         self.reopened_note.setWordWrap(True)
         self.reopened_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.reopened_note.hide()
+        # Under the question box while Ask waits for a job of another collection or mode (or
+        # an index write): which collection is busy, doing what.
+        self.busy_note = QLabel("")
+        self.busy_note.setObjectName("busyNote")
+        self.busy_note.setWordWrap(True)
+        self.busy_note.setStyleSheet(BUSY_STYLE)
+        self.busy_note.hide()
         # Passages leave the machine when the generation server is not local: said plainly
         # for as long as it is so.
         self.server_warning = QLabel("")
@@ -214,6 +222,7 @@ class WindowBase(QMainWindow):
         ml.addWidget(self.server_warning)
         ml.addLayout(mode_row)
         ml.addLayout(ask_row)
+        ml.addWidget(self.busy_note)
         ml.addWidget(self.reopened_note)
         ml.addWidget(self.answer_view, 1)
         ml.addWidget(self.legend)
