@@ -75,10 +75,10 @@ def main() -> None:
     window.question.setText(QUESTION)
     window.ask_button.click()
     wait_until(lambda: window.read_bar.isVisible() or bool(window.run_streamed))
-    library.on_collection_clicked("notes")
+    library.refresh_collections(select="notes")  # as a click on it in the list
     wait_until(lambda: library.current == "notes" and bool(library.rows))
     shot("other", size)
-    library.on_collection_clicked("sample")
+    library.refresh_collections(select="sample")
     wait_until(lambda: bool(window.run_streamed))
     shot("own", size)
     window.on_stop_clicked()

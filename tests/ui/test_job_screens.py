@@ -123,6 +123,9 @@ def test_a_question_of_one_collection_shows_none_of_itself_on_another(
     assert not window.stop_button.isEnabled() and not window.ask_button.isEnabled()
     assert not window.read_bar.isVisible()
     assert window.sources.passages == () and window.answer_view.toPlainText() == ""
+    assert window.statusBar().currentMessage() == (
+        "“papers”: Reading the passages… 600 of 600 tokens"
+    )
     assert window.busy_note.isVisible()
     assert window.busy_note.text() == (
         "A question is being answered in “papers”. Ask here when it ends, or go back to "

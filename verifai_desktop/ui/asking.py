@@ -109,6 +109,7 @@ class Asking(Running):
         if self.run_key != self.shown_key:
             self.read_bar.hide()
         self._update_ask_button()
+        self.say_run_status()
 
     def _update_placeholder(self) -> None:
         name = self.library.current

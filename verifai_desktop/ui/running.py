@@ -74,6 +74,12 @@ class Running(ShownStates):
         self.busy_note.setText(note)
         self.busy_note.setVisible(bool(note))
 
+    def say_run_status(self) -> None:
+        """Say the running question's or check's last status again, named by its collection
+        when another is on show (after switching screens: it was said for the screen left)."""
+        if self.working and self.run_status:
+            self._run_message(self.run_status)
+
     def _collection_to_run(self) -> str:
         """The current collection when a question or check may start now, else ``""`` (the
         status bar says so when there is no collection; nothing is said while one runs)."""
@@ -88,7 +94,9 @@ class Running(ShownStates):
     def _run_message(self, text: str, timeout_ms: int = 0, key: ScreenKey | None = None) -> None:
         """Show ``text``, about the running question or check (or the one of screen ``key``),
         in the status bar; prefixed with its collection while another is on show."""
-        key = self.run_key if key is None else key
+        if key is None:
+            key = self.run_key
+            self.run_status = text
         if key is not None and key[0] != self.library.current:
             text = f"“{self.library.display_name(key[0])}”: {text}"
         self.statusBar().showMessage(text, timeout_ms)
@@ -114,6 +122,7 @@ class Running(ShownStates):
         self.run_passages = ()
         self.run_caption = ""
         self.run_keeps_previous = False
+        self.run_status = ""
 
     @Slot()
     def on_stop_clicked(self) -> None:

@@ -120,6 +120,7 @@ class ShownStates(WindowBase):
         self.run_passages: tuple[Passage, ...] = ()
         self.run_caption = ""
         self.run_keeps_previous = False
+        self.run_status = ""  # its last status-bar text, said again on switching screens
 
     def shown_state(self) -> ShownState:
         """A snapshot of the screen on show."""

@@ -31,9 +31,10 @@ class StoppableVerifier:
     the model), that raises :class:`~verifai_desktop.errors.Cancelled` when ``cancel`` is set
     before one of its batches.
 
-    Pairs are classified in order of length (characters of premise and hypothesis), as the
-    ONNX verifier orders them inside a call, so that each batch pads little; the rows are
-    returned in the order of the pairs given.
+    Pairs that fit one batch are handed over as they are; more are classified in order of
+    length (characters of premise and hypothesis), as the ONNX verifier orders them inside a
+    call, so that each batch pads little. The rows are returned in the order of the pairs
+    given.
 
     Args:
         get: returns the verifier (e.g. the ask session's, loaded on first use).
@@ -79,6 +80,10 @@ class StoppableVerifier:
             return np.zeros((0, 3), dtype=np.float32)
         verifier = self._get()
         size = int(getattr(verifier, "batch_size", 0) or self._batch)
+        if len(pairs) <= size:  # one batch: handed over as it is
+            rows = np.asarray(verifier.classify(pairs), dtype=np.float32).reshape(-1, 3)
+            self.batches += 1
+            return rows
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out = np.zeros((len(pairs), 3), dtype=np.float32)
         for start in range(0, len(order), size):
