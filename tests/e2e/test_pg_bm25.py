@@ -330,9 +330,10 @@ def test_the_statistics_stay_right_after_insert_update_move_and_delete(
     assert pg.rows(
         f"SELECT acl_group::text, count(*) FROM {WRITES}.documents GROUP BY 1 ORDER BY 1"
     ) == [("team_a", 30 + 1 - 2 - 3), ("team_b", 20 + 2 - 1)]
-    # A collection of schema 4 (no statistics) gets them from its chunks when its owner opens it.
+    # A collection of schema 4 (no statistics, no doc_references) gets them from its chunks
+    # when its owner opens it.
     pg.psql(
-        f"DROP TABLE {WRITES}.postings, {WRITES}.lexical_stats;"
+        f"DROP TABLE {WRITES}.postings, {WRITES}.lexical_stats, {WRITES}.doc_references;"
         f" UPDATE {WRITES}.schema_version SET version = 4;"
     )
     PgStore.open(pg.url("vowner"), "writes").close()

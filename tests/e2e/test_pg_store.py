@@ -196,6 +196,7 @@ def test_row_level_security_is_forced_and_nothing_bypasses_it(team: Server) -> N
     assert [r for r in forced if r[1] or r[2]] == [
         ("answers", True, True),
         ("chunks", True, True),
+        ("doc_references", True, True),
         ("documents", True, True),
         ("feedback", True, True),
         ("lexical_stats", True, True),
@@ -206,6 +207,7 @@ def test_row_level_security_is_forced_and_nothing_bypasses_it(team: Server) -> N
         "answers",
         "chunks",
         "config",
+        "doc_references",
         "documents",
         "feedback",
         "lexical_stats",
