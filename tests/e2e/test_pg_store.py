@@ -573,7 +573,8 @@ def test_recognised_chunks_keep_their_ocr_and_an_old_schema_gains_the_column(
     its chunks read as text-layer chunks; a chunk recognised by OCR keeps its provenance."""
     team.psql(
         "ALTER TABLE verifai_team.chunks DROP COLUMN ocr;"
-        " DROP TABLE verifai_team.postings, verifai_team.lexical_stats, verifai_team.doc_references;"
+        " DROP TABLE verifai_team.postings, verifai_team.lexical_stats,"
+        " verifai_team.doc_references;"
         " UPDATE verifai_team.schema_version SET version = 2;"
     )
     with PgStore.open(team.url("vowner"), "team", acl="team_a") as store:
