@@ -53,14 +53,14 @@ def test_another_collection_shows_its_own_documents_while_one_is_ingesting(
 ) -> None:
     files = _collections()
     started, release = threading.Event(), threading.Event()
-    real_ingest = library_runs.ingest_paths
+    real_ingest = library_runs.ingest_sources
 
     def held_ingest(*args: Any, **kwargs: Any) -> Any:  # the real ingest, started late
         started.set()
         assert release.wait(HOLD_S)
         return real_ingest(*args, **kwargs)
 
-    monkeypatch.setattr(library_runs, "ingest_paths", held_ingest)
+    monkeypatch.setattr(library_runs, "ingest_sources", held_ingest)
     window = MainWindow(Settings(), offer_sample=False)
     qtbot.addWidget(window)
     window.show()

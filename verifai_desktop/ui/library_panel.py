@@ -356,7 +356,7 @@ class LibraryPanel(QWidget):
 
     def _on_rows_read(self, name: str, rows: list[DocumentRow]) -> None:
         """Rows of a running ingest: the table fills as files finish."""
-        if name == self.current:
+        if self._is_current(name):
             self.rows = rows
             self._fill_table()
 
@@ -394,10 +394,15 @@ class LibraryPanel(QWidget):
         """The documents table's cell texts (file, status, chunks, reason)."""
         return self.table.cell_texts()
 
+    def _is_current(self, name: str) -> bool:
+        """``name`` names the current collection: its key, or the name the user gave it (a
+        collection added to by that name before its key was known)."""
+        return bool(self.current) and name in (self.current, self.display_name(self.current))
+
     @Slot(str)
     def on_documents_changed(self, name: str) -> None:
         """A write to collection ``name`` ended: refresh its table and tell the window."""
-        if name == self.current:
+        if self._is_current(name):
             self.reload_documents()
         self.documents_changed.emit(name)
 
