@@ -152,7 +152,7 @@ def test_passages_read_up_to_k_as_many_as_fit_the_reading_budget(qtbot: QtBot) -
     )
     assert "reading budget" in PASSAGES_TIP and "how many were given" in PASSAGES_TIP
     # The reading budgets are on Advanced and saved.
-    assert (dialog.budget_cpu.value(), dialog.budget_gpu.value()) == (1500, 4000)
+    assert (dialog.budget_cpu.value(), dialog.budget_gpu.value()) == (700, 4000)
     dialog.k.setValue(8)
     dialog.budget_cpu.setValue(900)
     dialog.budget_gpu.setValue(3000)
