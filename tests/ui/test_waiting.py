@@ -200,6 +200,8 @@ def test_sources_fill_before_the_answer_the_previous_stays_until_it_streams_and_
         m = "Writing the answer…" if m.startswith("Writing the answer…") else m
         if m and (not stages or stages[-1] != m):
             stages.append(m)
+    # sentence 4 needs no verifier call: its stage may pass within one status update
+    stages = [m for m in stages if m != "Checking sentence 4 of 4…"]
     assert stages == [
         "Searching your documents…",
         "Found 3 passages. Giving the passages to the generator…",
@@ -209,7 +211,6 @@ def test_sources_fill_before_the_answer_the_previous_stays_until_it_streams_and_
         "Checking sentence 1 of 4…",
         "Checking sentence 2 of 4…",
         "Checking sentence 3 of 4…",
-        # sentence 4 needs no verifier call: its stage passes within one status update
         "Checked 4 of 4 sentences.",
         "Searching the collection for conflicts…",
         ANSWER_STATUS,
