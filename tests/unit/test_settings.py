@@ -167,7 +167,7 @@ def test_generation_budgets_default_and_round_trip(tmp_path: Path) -> None:
     assert (
         defaults.generation.passage_budget(gpu=False),
         defaults.generation.passage_budget(gpu=True),
-    ) == (1500, 4000)
+    ) == (700, 4000)
     p = tmp_path / "s.toml"
     p.write_text(
         "[retrieval]\nexclude_references = false\n"

@@ -10,7 +10,9 @@ its signals, and the history keeps the marks (:class:`~verifai_desktop.store.his
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QPoint
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
@@ -18,6 +20,12 @@ from verifai_desktop.domain import AnswerSentence, NliLabel
 from verifai_desktop.store.history import Feedback, FeedbackVerdict
 from verifai_desktop.ui.answer_render import HIDE_GENERATED_TEXT, SHOW_GENERATED_TEXT
 from verifai_desktop.ui.evidence_popup import LABEL_NAMES
+
+if TYPE_CHECKING:
+    from verifai_desktop.ui.answer_view import AnswerView
+
+LINK_COPY_ACTION = "link-copy"
+"""Object name of the "Copy Link Location" action Qt's standard text menu adds over a link."""
 
 CHECK_ACTION_TEXT = "Check across my documents"
 CHECK_ACTION_TIP = (
@@ -150,3 +158,66 @@ def add_feedback_actions(
         add(clear)
     if after is not None:
         menu.insertSeparator(added[0])
+
+
+def sentence_menu(view: AnswerView, pos: QPoint, *, keyboard: bool = False) -> QMenu:
+    """The context menu at viewport point ``pos``: the standard text actions (without "Copy
+    Link Location"), led by "Check across my documents" when there is a sentence to check.
+
+    Args:
+        pos: viewport point; the sentence under it is checked.
+        keyboard: the menu was opened from the keyboard; the focused sentence is checked.
+    """
+    scroll = QPoint(view.horizontalScrollBar().value(), view.verticalScrollBar().value())
+    menu = view.createStandardContextMenu(pos + scroll)  # takes document coordinates
+    # Sentences and citations are links inside the app (sent:, cite:): Qt's "Copy Link
+    # Location" would copy those internal addresses.
+    for action in menu.actions():
+        if action.objectName() == LINK_COPY_ACTION:
+            menu.removeAction(action)
+    index = view.focused_index if keyboard else view.sentence_at(pos)
+    if index < 0:
+        index = view.focused_index
+    if view.answer is not None and view.answer.refused_by_evidence:
+        shown = view.generated_shown
+        lead_with(menu, generated_toggle(menu, shown, lambda: view.set_generated_shown(not shown)))
+    if view.answer is not None and 0 <= index < view.sentence_count():
+        claim = view.answer.sentences[index].claim
+        lead_with(menu, check_action(menu, lambda: view.claim_check_requested.emit(claim)))
+        add_feedback_actions(
+            menu,
+            view.answer.sentences[index],
+            [f for f in view.feedback if f.sentence == index],
+            enabled=view.history_id is not None,
+            judge=lambda n, shown, verdict, label: _judge(view, index, n, shown, verdict, label),
+            flag=lambda: _flag(view, index),
+            withdraw=lambda: view.feedback_withdrawn.emit(index, -1),
+        )
+    return menu
+
+
+def _judge(
+    view: AnswerView,
+    index: int,
+    passage: int,
+    shown: str,
+    verdict: FeedbackVerdict,
+    label: NliLabel | None = None,
+) -> None:
+    if view.history_id is None:
+        return
+    mine = view.feedback_of(index, passage)
+    if mine is not None and mine.verdict == verdict and mine.label == label:
+        view.feedback_withdrawn.emit(index, passage)  # chosen again: taken back
+        return
+    view.feedback_given.emit(Feedback(view.history_id, index, passage, shown, verdict, label))
+
+
+def _flag(view: AnswerView, index: int) -> None:
+    if view.history_id is None or view.answer is None:
+        return
+    note = view.ask_note(index)
+    if note is None:
+        return
+    shown = view.answer.sentences[index].label.value
+    view.feedback_given.emit(Feedback(view.history_id, index, 0, shown, "flagged", note=note))

@@ -42,15 +42,11 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.citation_settings import CitationSettings
-from verifai_desktop.domain import Answer, CheckResult, NliLabel, SentenceLabel
-from verifai_desktop.store.history import Feedback, FeedbackVerdict
+from verifai_desktop.domain import Answer, CheckResult, SentenceLabel
+from verifai_desktop.store.history import Feedback
 from verifai_desktop.ui import answer_readback
-from verifai_desktop.ui.answer_menu import (
-    add_feedback_actions,
-    check_action,
-    generated_toggle,
-    lead_with,
-)
+from verifai_desktop.ui.answer_menu import LINK_COPY_ACTION as LINK_COPY_ACTION
+from verifai_desktop.ui.answer_menu import sentence_menu
 from verifai_desktop.ui.answer_readback import RenderedSentence
 from verifai_desktop.ui.answer_render import (
     HIDE_GENERATED_HREF,
@@ -69,8 +65,6 @@ CHECK_HINT = (
     "passages that support or contradict it, appears here."
 )
 FOCUS_BACKGROUND = "#dbe9fb"
-LINK_COPY_ACTION = "link-copy"
-"""Object name of the "Copy Link Location" action Qt's standard text menu adds over a link."""
 DIM_COLOR = "#9a9fa6"
 """The text colour of an answer being replaced (:meth:`AnswerView.dim`)."""
 HINT_FLAGS = int(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft) | int(
@@ -520,66 +514,9 @@ class AnswerView(QTextBrowser):
         return self.cursorRect().bottomLeft()
 
     def context_menu(self, pos: QPoint, *, keyboard: bool = False) -> QMenu:
-        """The context menu at viewport point ``pos``: the standard text actions (without "Copy
-        Link Location"), led by "Check across my documents" when there is a sentence to check.
-
-        Args:
-            pos: viewport point; the sentence under it is checked.
-            keyboard: the menu was opened from the keyboard; the focused sentence is checked.
-        """
-        scroll = QPoint(self.horizontalScrollBar().value(), self.verticalScrollBar().value())
-        menu = self.createStandardContextMenu(pos + scroll)  # takes document coordinates
-        # Sentences and citations are links inside the app (sent:, cite:): Qt's "Copy Link
-        # Location" would copy those internal addresses.
-        for action in menu.actions():
-            if action.objectName() == LINK_COPY_ACTION:
-                menu.removeAction(action)
-        index = self.focused_index if keyboard else self.sentence_at(pos)
-        if index < 0:
-            index = self.focused_index
-        if self.answer is not None and self.answer.refused_by_evidence:
-            shown = self.generated_shown
-            lead_with(
-                menu, generated_toggle(menu, shown, lambda: self.set_generated_shown(not shown))
-            )
-        if self.answer is not None and 0 <= index < self.sentence_count():
-            claim = self.answer.sentences[index].claim
-            lead_with(menu, check_action(menu, lambda: self.claim_check_requested.emit(claim)))
-            add_feedback_actions(
-                menu,
-                self.answer.sentences[index],
-                [f for f in self.feedback if f.sentence == index],
-                enabled=self.history_id is not None,
-                judge=lambda n, shown, verdict, label: self._judge(index, n, shown, verdict, label),
-                flag=lambda: self._flag(index),
-                withdraw=lambda: self.feedback_withdrawn.emit(index, -1),
-            )
-        return menu
-
-    def _judge(
-        self,
-        index: int,
-        passage: int,
-        shown: str,
-        verdict: FeedbackVerdict,
-        label: NliLabel | None = None,
-    ) -> None:
-        if self.history_id is None:
-            return
-        mine = self.feedback_of(index, passage)
-        if mine is not None and mine.verdict == verdict and mine.label == label:
-            self.feedback_withdrawn.emit(index, passage)  # chosen again: taken back
-            return
-        self.feedback_given.emit(Feedback(self.history_id, index, passage, shown, verdict, label))
-
-    def _flag(self, index: int) -> None:
-        if self.history_id is None or self.answer is None:
-            return
-        note = self.ask_note(index)
-        if note is None:
-            return
-        shown = self.answer.sentences[index].label.value
-        self.feedback_given.emit(Feedback(self.history_id, index, 0, shown, "flagged", note=note))
+        """The context menu at viewport point ``pos`` (:func:`~verifai_desktop.ui.
+        answer_menu.sentence_menu`; ``keyboard``: the focused sentence is the one)."""
+        return sentence_menu(self, pos, keyboard=keyboard)
 
     def ask_note(self, index: int) -> str | None:
         """Ask for an optional note when flagging sentence ``index``; None when cancelled

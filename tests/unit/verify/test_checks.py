@@ -5,6 +5,7 @@ the real bundled verifier on a real SciFact abstract."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -47,6 +48,10 @@ def test_shown_label(
     probs: tuple[float, float, float], flags: tuple[str, ...], expected: ShownLabel
 ) -> None:
     assert shown_label(*probs, flags, T) is expected
+
+
+UNGATED = dataclasses.replace(ALL_CHECKS, gate=False)
+"""Every check but the gate: these scripted premises share no word with their claims."""
 
 
 def test_the_rules_name_the_figure_and_the_negation() -> None:
@@ -123,7 +128,7 @@ def test_support_first_keeps_the_contradicting_window_as_a_conflict() -> None:
     assert by_max.shown == (ShownLabel.CONTRADICT,) and by_max.spans == ((12, 22),)
     assert by_max.conflicts == (None,)
     first = verify_pairs(verifier, items, granularity="sentences", sentence_spans=[SPANS],
-                         thresholds=T)  # fmt: skip
+                         thresholds=T, checks=UNGATED)  # fmt: skip
     assert first.shown == (ShownLabel.SUPPORT,) and first.spans == ((23, 34),)
     conflict = first.conflict(0, TEXT, 2)
     assert conflict is not None and conflict.evidence == "Dogs bark."
@@ -135,7 +140,7 @@ def test_windows_holding_an_aim_are_not_evidence() -> None:
     spans = ((0, 28), (29, 40), (41, 52))
     verifier = ScriptedVerifier({"We tested whether dogs bark.": (0.9, 0.05, 0.05)})
     result = verify_pairs(verifier, [(text, "Dogs bark.")], granularity="sentences",
-                          sentence_spans=[spans], thresholds=T)  # fmt: skip
+                          sentence_spans=[spans], thresholds=T, checks=UNGATED)  # fmt: skip
     premises = [p for p, _ in verifier.batches[0]]
     assert premises == ["Dogs sleep.", "Birds sing.", "Dogs sleep. Birds sing."]
     assert result.shown == (ShownLabel.NO_EVIDENCE,)
