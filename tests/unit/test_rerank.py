@@ -34,11 +34,11 @@ class KeywordVerifier:
         return np.asarray(rows, dtype=np.float32).reshape(-1, 3)
 
 
-PASSAGES = (
-    _passage(1, "Nothing to see here.", 0.5),
-    _passage(2, "Still nothing here.", 0.5),
-    _passage(3, "Here is the evidence for it.", 0.5),
-    _passage(4, "Past the reranked ones, with evidence.", 0.5),
+PASSAGES = (  # each shares "claim" with the question: the verifier's gate lets it through
+    _passage(1, "Nothing to see here on the claim.", 0.5),
+    _passage(2, "Still nothing here on the claim.", 0.5),
+    _passage(3, "Here is the evidence for the claim.", 0.5),
+    _passage(4, "Past the reranked ones, with evidence for the claim.", 0.5),
 )
 
 
