@@ -57,6 +57,9 @@ _AIM_PATTERNS: tuple[str, ...] = (
     r"\b(?:it\s+(?:is|was|remains)|remains?|remained)\s+(?:\w+\s+)?"
     r"(?:unclear|unknown|uncertain|not\s+known|not\s+clear|to\s+be\s+determined|"
     r"controversial|debated|an\s+open\s+question)\b",
+    # "... to evaluate the hypothesis that X enhances Y", "We tested the idea that ..."
+    rf"\b(?:{_AIM_VERB}|tested|evaluated|examined|investigated|explored|addressed)\s+the\s+"
+    r"(?:\w+\s+)?(?:hypothesis|hypotheses|possibility|idea|notion|prediction)\s+that\b",
     r"^whether\b",
     r"\?\s*$",
 )

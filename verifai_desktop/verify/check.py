@@ -40,6 +40,7 @@ from verifai_desktop.verify.negation import positive_pair
 from verifai_desktop.verify.parts import PART_REASON_PREFIX, ClaimPart, claim_parts
 from verifai_desktop.verify.premises import sentence_windows
 from verifai_desktop.verify.rules import findings, reasons, shown_with
+from verifai_desktop.verify.written import as_written
 from verifai_desktop.words import content_stems
 
 LABEL_ORDER: tuple[NliLabel, ...] = (NliLabel.SUPPORT, NliLabel.CONTRADICT, NliLabel.NO_EVIDENCE)
@@ -404,9 +405,13 @@ def _classify(
     verifier: Verifier, batch: Sequence[tuple[str, str]], checks: Checks
 ) -> NDArray[np.float32]:
     """Probabilities of ``(window, part)`` pairs, float32, shape (len(batch), 3): one
-    ``classify`` call, then one more for the pairs whose part and matching window clause both
-    negate, read in their positive forms (:func:`~verifai_desktop.verify.negation.positive_pair`),
-    whose rows replace the first ones."""
+    ``classify`` call (with ``checks.numbers``, each part's figures written as its window
+    writes them, :func:`~verifai_desktop.verify.written.as_written`), then one more for the
+    pairs whose part and matching window clause both negate, read in their positive forms
+    (:func:`~verifai_desktop.verify.negation.positive_pair`), whose rows replace the first
+    ones."""
+    if checks.numbers:
+        batch = [(w, as_written(c, w)) for w, c in batch]
     probs = np.asarray(verifier.classify(batch), dtype=np.float32).reshape(-1, 3)
     if not checks.negation:
         return probs

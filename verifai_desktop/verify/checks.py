@@ -72,6 +72,8 @@ NO_CHECKS = Checks(**{field.name: False for field in dataclasses.fields(Checks)}
 
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|\w+|[^\s\w]")
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+"""A thousands separator: "1,000" and "1000" are one figure."""
 _NEGATIONS = frozenset((
     "not", "no", "never", "none", "neither", "nor", "without", "cannot", "nonsignificant",
     "insignificant", "unaffected", "unchanged", "absence", "lack", "failed", "t",
@@ -119,7 +121,10 @@ def aligned_changes(claim: str, evidence: str) -> tuple[str, ...]:
             continue
         old, new = " ".join(a[i1:i2]), " ".join(b[j1:j2])
         replaced.append((old, new))
-        if local and i2 - i1 == j2 - j1 == 1 and _FIGURE.fullmatch(old) and _FIGURE.fullmatch(new):
+        if (
+            local and i2 - i1 == j2 - j1 == 1 and _FIGURE.fullmatch(old) and _FIGURE.fullmatch(new)
+            and _THOUSANDS.sub("", old) != _THOUSANDS.sub("", new)
+        ):  # fmt: skip
             out.append(f"the figure {new} where the evidence has {old}")
     for n, (old, new) in enumerate(replaced):
         for old2, new2 in replaced[n + 1 :]:

@@ -17,8 +17,16 @@ stated, looks for the value the evidence does give for the claim's subject:
   evidence's clause with its value ("the figure 48 hours: the passage gives 4 hours here (...)").
   So is the claim's value in another unit of the same dimension (:func:`_scaled`), and a
   whole group where the evidence counts part of it ("all 680 families" against "327/680",
-  :func:`_part_of`). Confidence limits, ranges and P values inside brackets, the base of a rate
-  ("per 100 beats") and number words are never the other value (:func:`_rivals`).
+  :func:`_part_of`), a confidence limit or range end given as the value ("mean kappa 0.57"
+  against "0.33 (range 0.18-0.57)", :func:`_qualified`), a total given as its part ("32,441
+  samples turned out positive" against "Of the 32,441 samples 16 were positive",
+  :func:`_total_for_part`), and a value of coordinated figures told apart by a contrast word
+  or a year ("63.4 years at their *first* catheterization" against "55.2 years at their first
+  and 63.4 at their second", :func:`~verifai_desktop.verify.contrast.contrast_rival`).
+  Confidence limits and levels, ranges and P values inside brackets, the base of a rate ("per
+  100 beats"), number words, the whole the claim counts its figure out of ("327 of the 680")
+  and a value the claim ties to another year are never the other value (:func:`_rivals`,
+  :func:`_whole_of`, :func:`bind`).
 
 The subject of a figure is :mod:`~verifai_desktop.verify.numbers`' rule (the content words and
 years of its clause, the list frame and the item of a list member), with the frame of its
@@ -36,6 +44,7 @@ from dataclasses import dataclass
 
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.ingest.sentences import split_sentences
+from verifai_desktop.verify.contrast import contrast_rival, own_years
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.numbers import (
     Figure,
@@ -171,7 +180,12 @@ def _same_quantity(claimed: Figure, e: Figure) -> bool:
     )
 
 
-def bind(claimed: Figure, evidence: list[Figure], holder: Figure | None) -> Figure | None:
+def bind(
+    claimed: Figure,
+    evidence: list[Figure],
+    holder: Figure | None,
+    years: frozenset[str] = frozenset(),
+) -> Figure | None:
     """The evidence figure the claim figure's subject belongs to when it has another value.
 
     A rival is a figure of the same quantity (:func:`_same_quantity`) with another value whose
@@ -186,6 +200,9 @@ def bind(claimed: Figure, evidence: list[Figure], holder: Figure | None) -> Figu
         evidence: the figures of the evidence.
         holder: the evidence figure with the claim figure's value that shares the most of its
             subject words (it may share none), or None when no evidence figure has the value.
+        years: the years written next to the claim figure
+            (:func:`~verifai_desktop.verify.contrast.own_years`): a holder sharing one of them
+            keeps the figure, whatever words the rival shares.
 
     Returns:
         The rival sharing the most words, or None.
@@ -202,6 +219,8 @@ def bind(claimed: Figure, evidence: list[Figure], holder: Figure | None) -> Figu
         theirs = claimed.subject & _words(e)
         if len(theirs) < MIN_SHARED or len(theirs) <= len(ours):
             continue
+        if any(w in years for w in ours - theirs):
+            continue  # the holder's year is the claim figure's: "from 4.1 in 2009 to 0.94 in 2013"
         only_theirs, only_ours = len(theirs - ours), len(ours - theirs)
         if not (only_theirs and not only_ours) and not (only_theirs >= 2 * max(only_ours, 1)):
             continue  # the words that tell the two apart do not point to the rival
@@ -228,10 +247,13 @@ def _scaled(claimed: Figure, evidence: list[Figure]) -> Figure | None:
     return None
 
 
-_TOTAL = re.compile(r"(?:^|[.;:]\s*)(?:of|among|in)\s+(?:the|these|all|those)?\s*$", re.I)
+_TOTAL = re.compile(
+    r"(?:^|[.;:]\s*|\b[A-Z]{3,}\s+)(?i:of|among|in)\s+(?i:the|these|all|those)?\s*$"
+)  # a section heading ("RESULTS Of the 32,441 samples") opens a sentence too
 
 
 _PER = re.compile(r"\bper\s*$|/\s*$", re.IGNORECASE)
+_LEVEL = re.compile(r"\s*(?:CI|CrI|confidence|credible)\b", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 _QUALIFIER = re.compile(
     r"(?:\bto|[-\u2013,;±:]|\+/-)\s*$|\b(?:CI|confidence|range|IQR|SD|SE|p\s*[=<>])", re.IGNORECASE
@@ -240,14 +262,17 @@ _QUALIFIER = re.compile(
 
 def _rivals(text: str, found: list[Figure]) -> list[Figure]:
     """The figures of ``text`` that can give a subject's value: not the base of a rate ("per
-    100 beats", "/1000"), not a number word ("two cell lines" counts the text's own items), and
-    not a figure inside brackets that qualifies the one before it (a confidence interval, a
-    range, a P value: "(95% CI 0.56 to 0.84)", "(733 per million, 269 to 1596 per million)")."""
+    100 beats", "/1000"), not a number word ("two cell lines" counts the text's own items), not
+    a confidence level ("95% CI"), and not a figure inside brackets that qualifies the one
+    before it (a confidence interval, a range, a P value: "(95% CI 0.56 to 0.84)", "(733 per
+    million, 269 to 1596 per million)")."""
     out = []
     for f in found:
         start = f.mention.span[0]
         if _PER.search(text[max(0, start - 6) : start]) or not _DIGIT.match(f.mention.text):
             continue
+        if _LEVEL.match(text, f.mention.span[1]):
+            continue  # "95% CI": a confidence level, no value of the subject
         opened = text.rfind("(", 0, start)
         inside = text[opened:start] if opened > text.rfind(")", 0, start) else ""
         if _DIGIT.search(inside) and _QUALIFIER.search(inside):
@@ -321,6 +346,84 @@ def _part_of(claim: str, claimed: Figure, evidence: str, found: list[Figure]) ->
     return None
 
 
+def _qualified(
+    claim: str, claimed: Figure, holder: Figure, rivals: list[Figure], evidence: str
+) -> Figure | None:
+    """The figure that ``holder`` qualifies, when the claim's value is only a confidence limit
+    or range end of the evidence ("mean kappa: 0.33 (range 0.18-0.57)" for a claimed mean of
+    0.57): the nearest figure of the same quantity before ``holder``'s bracket. None when
+    ``holder`` gives a value of its own, or the claim writes its figure as a limit too."""
+    if any(r.mention == holder.mention for r in rivals):
+        return None
+    if _rivals(claim, [claimed]) == [] or _QUALIFIER.search(
+        claim[max(0, claimed.mention.span[0] - 12) : claimed.mention.span[0]]
+    ):
+        return None
+    opened = evidence.rfind("(", 0, holder.mention.span[0])
+    before = [
+        r for r in rivals
+        if r.mention.span[1] <= opened and _same_quantity(claimed, r)
+        and not same_value(r.mention.value, claimed.mention.value)
+    ]  # fmt: skip
+    if opened < 0 or not before or opened - before[-1].mention.span[1] > 3:
+        return None
+    return before[-1]
+
+
+def _is_total(text: str, mention: NumberMention) -> bool:
+    return _TOTAL.search(text[max(0, mention.span[0] - 40) : mention.span[0]]) is not None
+
+
+def _total_for_part(
+    claim: str, claimed: Figure, holder: Figure, evidence: str, rivals: list[Figure]
+) -> Figure | None:
+    """The part the evidence counts out of a total the claim gives as if it were the part:
+    "32,441 samples turned out positive" against "Of the 32,441 appendix samples 16 were
+    positive". ``holder`` is the total ("Of the N ...") and the claim figure's subject holds a
+    word of the next figure's clause that the total's own noun phrase lacks; a claim that
+    writes its figure as a total too ("Of the 32,441 samples tested, 16 ...") is left alone.
+
+    Returns:
+        The part (the next figure of the same sentence, smaller than the total), or None.
+    """
+    if not _is_total(evidence, holder.mention) or _is_total(claim, claimed.mention):
+        return None
+    if _whole_of_any(claim, claimed.mention):
+        return None
+    after = [r for r in rivals if r.mention.span[0] >= holder.mention.span[1]]
+    if not after or after[0].mention.span[0] - holder.mention.span[1] > 80:
+        return None
+    part = after[0]
+    if not 0 < part.mention.value < holder.mention.value:
+        return None
+    between = evidence[holder.mention.span[1] : part.mention.span[0]]
+    if "." in between:
+        return None
+    own = subject_words(between)
+    return part if claimed.subject & (part.subject - own) else None
+
+
+def _whole_of_any(claim: str, mention: NumberMention) -> bool:
+    """Whether the claim writes ``mention`` as the whole of another of its figures ("16 of
+    the 32,441 samples")."""
+    return any(
+        other.span[1] <= mention.span[0]
+        and _PART_OF.fullmatch(claim[other.span[1] : mention.span[0]])
+        for other in find_numbers(claim)
+    )
+
+
+def _whole_of(claim: str, mention: NumberMention) -> float | None:
+    """The value of the whole a claim figure is counted out of ("327 of the 680 families",
+    "9/10", "17 out of 58"): the claim gives it its own subject, so it is no rival value of the
+    figure."""
+    for other in find_numbers(claim):
+        gap = claim[mention.span[1] : other.span[0]]
+        if other.span[0] >= mention.span[1] and _PART_OF.fullmatch(" " + gap if gap else gap):
+            return other.value
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class FigureFinding:
     """What the evidence says of one figure of a claim.
@@ -372,7 +475,23 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
         holder = max(same, key=lambda e: len(c.subject & _words(e)), default=None)
         stated_by = holder if holder is not None and is_stated(c, stated) else None
         stated_by = stated_by or equivalent(claim, c, stated)
-        rival = bind(c, rivals, stated_by or holder) or _part_of(claim, c, evidence, stated)
+        whole = _whole_of(claim, c.mention)
+        candidates = [e for e in rivals if whole is None or not same_value(e.mention.value, whole)]
+        years = own_years(claim, c.mention, [f.mention for f in claimed])
+        rival = bind(c, candidates, stated_by or holder, years) or _part_of(
+            claim, c, evidence, stated
+        )
+        held = stated_by or holder
+        if rival is None and held is not None:
+            rival = _qualified(claim, c, held, rivals, evidence)
+        if rival is None and holder is not None:
+            rival = _total_for_part(claim, c, holder, evidence, rivals)
+        if rival is None and holder is not None:
+            same_kind = [
+                e for e in candidates
+                if not same_value(e.mention.value, c.mention.value) and _same_quantity(c, e)
+            ]  # fmt: skip
+            rival = contrast_rival(claim, c.mention, holder, same_kind, evidence, rivals)
         if rival is None and stated_by is None and holder is None:
             rival = _scaled(c, stated)
         if rival is not None:

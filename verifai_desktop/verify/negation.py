@@ -55,7 +55,7 @@ _SKIP = frozenset((
     "consistent", "consistently", "strong", "strongly", "meaningful", "meaningfully",
     "detectable", "detectably", "apparent", "overall", "obvious", "major", "longer", "in",
     "on", "with", "for", "by", "at", "between", "among", "within", "from", "into", "over",
-    "under", "than", "evidence", "sufficient", "enough",
+    "under", "than", "evidence", "sufficient", "enough", "just", "only",
 ))  # fmt: skip
 _SCOPE_WORDS = 4
 """Words after a cue searched for its head (NegEx uses a window of five tokens)."""
@@ -199,6 +199,16 @@ def negates(text: str) -> bool:
     return bool(_NULL_CUE.search(text))
 
 
+def _negates_a_group(text: str) -> bool:
+    """Whether ``text`` negates inside a relative clause ("two responders who did not have
+    surgery"): :func:`negates` leaves it out, yet a passage negating the same ("two patients
+    were not submitted to surgery") does not add a negation to it."""
+    return any(
+        re.search(r"\b(?:who|that|which)\s+(?:\w+\s+)?$", text[max(0, c.start() - 30) : c.start()])
+        for c in _CUE_RE.finditer(text)
+    )
+
+
 def _content(text: str) -> frozenset[str]:
     return frozenset(
         _stem(w.group())
@@ -279,6 +289,19 @@ def matching_clause(claim: str, text: str) -> ClauseMatch:
     return best
 
 
+def _scope_swapped(claim: str, clause: str) -> bool:
+    """Whether ``claim`` and ``clause`` both say "X, but not Y" with X and Y exchanged: "tied
+    to postmenopausal but not to premenopausal cancer" against "a link with premenopausal, but
+    not postmenopausal, breast cancer". Read in positive forms the two would agree."""
+    ours, theirs = _BUT_NOT.search(claim), _BUT_NOT.search(clause)
+    if ours is None or theirs is None:
+        return False
+    our_not, their_not = _content(ours.group(1)), _content(theirs.group(1))
+    our_rest = _content(claim[: ours.start()] + claim[ours.end() :]) - our_not
+    their_rest = _content(clause[: theirs.start()] + clause[theirs.end() :]) - their_not
+    return bool(our_not & their_rest) and bool(their_not & our_rest)
+
+
 def negation_rule(part: str, window: str, passage: str, guess: NliLabel) -> tuple[Finding, ...]:
     """The negation rule (:data:`~verifai_desktop.verify.finding.Rule`), read both ways.
 
@@ -296,7 +319,15 @@ def negation_rule(part: str, window: str, passage: str, guess: NliLabel) -> tupl
     mentions it (:func:`negation_ungrounded`), is ``HOLD``.
     """
     match = matching_clause(part, passage)
-    if match.share >= RED_SHARE and match.claim_negates != match.clause_negates:
+    if match.share >= RED_SHARE and _scope_swapped(part, match.clause):
+        reason = f'the passage negates the other one: "{match.clause}"'
+        return (Finding("negation", Effect.RED, reason),)
+    if (
+        match.share >= RED_SHARE
+        and match.claim_negates != match.clause_negates
+        and not (match.clause_negates and _negates_a_group(part))
+        and not (match.claim_negates and negated_elsewhere(part, passage))
+    ):
         if match.claim_negates:
             reason = f'the sentence negates what the passage states: "{match.clause}"'
         else:
@@ -317,6 +348,30 @@ def negation_rule(part: str, window: str, passage: str, guess: NliLabel) -> tupl
     if ungrounded:
         return (Finding("negation", Effect.HOLD, ungrounded),)
     return ()
+
+
+HEAD_PREFIX = 4
+"""Letters a claim's negated head and a clause's word share to be the same predicate ("form"
+and "formed", "depend" and "dependency"; :func:`negated_elsewhere`)."""
+
+
+def negated_elsewhere(claim: str, passage: str) -> bool:
+    """Whether a clause of ``passage`` other than the best match negates a predicate ``claim``
+    negates too (its head, :data:`HEAD_PREFIX` letters, with another content word of the
+    claim): "cells with less Tks5 did not form podosomes" against "They no longer formed
+    podosomes", the pronoun hiding its subject from :func:`matching_clause`. A claim whose
+    negation the passage also states is not shown red for adding one."""
+    heads = [stem[:HEAD_PREFIX] for stem in polarity(claim).negated]
+    words = _content(claim)
+    for clause in _CLAUSE_SPLIT.split(passage):
+        if not clause.strip() or is_aim(clause) or _BACKGROUND.search(clause):
+            continue
+        theirs = _content(clause)
+        if not negates(clause):
+            continue
+        if len(words & theirs) >= 2 and any(w.startswith(h) for h in heads for w in theirs):
+            return True
+    return False
 
 
 def positive_pair(claim: str, window: str) -> tuple[str, str] | None:

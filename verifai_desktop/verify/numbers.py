@@ -240,6 +240,10 @@ def find_numbers(text: str) -> tuple[NumberMention, ...]:
     )
 
 
+SCIENTIFIC = re.compile(r"\s*(?:[eE][-+]?\d|[x\u00d7]\s*10|\^)")
+"""What follows the digits of a figure written in scientific notation ("1.5e6", "2 x 10^6")."""
+
+
 def numeral_span(mention: NumberMention) -> Span:
     """Where the digits of ``mention`` are written (without its unit), in the same text.
 
@@ -251,9 +255,11 @@ def numeral_span(mention: NumberMention) -> Span:
         number word or scientific notation.
     """
     match = re.match(rf"[{_SIGN}]?\d[\d,.·\u00a0\u2009\u202f ]*", mention.text)
-    if match is None or re.search(r"[eEx\u00d7^]", mention.text[match.end() : match.end() + 3]):
+    if match is None:
         return mention.span
     digits = match.group().rstrip(",.· \u00a0\u2009\u202f")
+    if SCIENTIFIC.match(mention.text, len(digits)):
+        return mention.span
     return mention.span[0], mention.span[0] + len(digits)
 
 

@@ -4,7 +4,8 @@ The verification path reads (:mod:`verifai_desktop.verify.check`):
 
 1. **claim -> parts** (:func:`verifai_desktop.verify.parts.claim_parts`): one fact at a time;
 2. **part -> the evidence window it rests on**: every window of the passage is classified by
-   the NLI verifier (premise = window, hypothesis = part); a part and the window clause it
+   the NLI verifier (premise = window, hypothesis = part, its figures written as the window
+   writes them: :func:`~verifai_desktop.verify.written.as_written`); a part and the window clause it
    speaks of that both negate are read in their positive forms
    (:func:`~verifai_desktop.verify.negation.positive_pair`);
 3. **window -> each rule's findings** (this module, :func:`findings`): every rule is a function
@@ -26,7 +27,9 @@ set (``models/data/paraphrase_dev.jsonl``, ``models/paraphrase_dev.py``):
   here"); a figure the passage does not state for the subject, directly or in an equivalent
   form, is ``HOLD``;
 * :func:`~verifai_desktop.verify.negation.negation_rule`: the clause of the passage the part
-  speaks of negates and the part does not, or the other way round: ``RED``; both negate: the
+  speaks of negates and the part does not, or the other way round: ``RED`` (unless another
+  clause negates the part's predicate too, or the part's negation names a group: "responders
+  who did not have surgery"); "X but not Y" against "Y but not X": ``RED``; both negate: the
   verifier has read their positive forms (step 2);
 * :func:`~verifai_desktop.verify.checks.aligned_rule`: where the part follows the window word
   for word, a changed figure, negation or exchanged items is ``RED``; a CONTRADICT from a
