@@ -173,6 +173,9 @@ def test_claim_check_names_sources_author_year(qtbot: QtBot) -> None:
     assert found.charFormat().anchorHref() == "evidence:d:0"
     found = view.document().find("Cohan et al., 2020, p. 3", found)
     assert found.charFormat().anchorHref() == "evidence:s:0"
+    window.on_copy_clicked()  # Copy gives the check as Markdown, named the same way
+    copied = QGuiApplication.clipboard().text()
+    assert "1. Cohan et al., 2020, p. 3 — t" in copied and "2. notes.pdf, p. 2 — t" in copied
 
     window.apply_settings(
         dataclasses.replace(window.settings, citations=CitationSettings(style="numeric"))
@@ -180,6 +183,7 @@ def test_claim_check_names_sources_author_year(qtbot: QtBot) -> None:
     window.on_check_ready(result)
     text = view.toPlainText()
     assert "acl2020_specter.pdf, p. 3 — t" in text and "Cohan et al." not in text
+    QGuiApplication.clipboard().clear()  # the offscreen platform crashes on exit otherwise
 
 
 def test_copy_as_bibtex_copies_the_cited_entries_as_written(qtbot: QtBot) -> None:
