@@ -2,7 +2,8 @@
 docs/clean (copies, beside a .bib of their real metadata taken from tests/data/library/
 docs_clean.bib), then `verifai ask` with the real bundled embedder, generator and verifier cites
 "(Cohan et al., 2020, p. N)", ends with the APA references, and `--bib` writes the cited
-entries exactly as the .bib holds them."""
+entries exactly as the .bib holds them; `verifai check` names the documents and passages it
+found author-year too."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ pytestmark = pytest.mark.slow
 LIBRARY = Path(__file__).resolve().parents[1] / "data" / "library" / "docs_clean.bib"
 KEYS = {"cohan2020specter": "acl2020_specter.pdf", "lo2020s2orc": "acl2020_s2orc.pdf"}
 QUESTION = "What does SPECTER use citations for?"
+CLAIM = "SPECTER is pretrained on the citation graph."
+NAMED = re.compile(r"(Cohan|Lo) et al\., 2020, p\. \d+")
 
 
 def _entries(text: str) -> dict[str, str]:
@@ -71,3 +74,19 @@ def test_ask_cites_author_year_and_writes_the_cited_entries(tmp_path: Path) -> N
     assert "cohan2020specter" in written
     assert all(text == entries[key] for key, text in written.items())
     assert "cited entries written to" in ask.stderr
+
+
+def test_check_names_documents_and_passages_author_year(tmp_path: Path) -> None:
+    bib, _entries_kept = _library(tmp_path / "lib")
+    ingest = run_verifai("ingest", str(bib), "-c", "papers")
+    assert ingest.returncode == 0, ingest.stderr
+    check = run_verifai("check", CLAIM, "-c", "papers")
+    assert check.returncode == 0, check.stderr
+    out = check.stdout
+    documents = out.split("\nDocuments\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    named = [line for line in documents if line.startswith("  ") and " — " in line]
+    assert len(named) == 2, out  # both papers, each by its entry, none by its file name
+    assert all(NAMED.search(line) and ".pdf" not in line for line in named), out
+    assert "Cohan et al., 2020, p." in " ".join(named)
+    passages = [line for line in out.splitlines() if " S=" in line]
+    assert passages and all(NAMED.match(line.strip()) for line in passages), out

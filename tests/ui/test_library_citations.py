@@ -1,8 +1,9 @@
 """A scientist's library in the app (issue 43): Add files takes a .bib file (its entries' files
 ingested with their metadata on the real core, the entry without a file listed as refused), the
 documents filter takes author:/year:/title: terms, the answer view and the sources panel cite
-author-year with the references cited (numbers when the setting says so), and Edit > Copy as
-BibTeX copies the cited entries as written in the .bib file."""
+author-year with the references cited (numbers when the setting says so), a claim check names
+its sources author-year too, and Edit > Copy as BibTeX copies the cited entries as written in
+the .bib file."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from tests.conftest import DOCS_CLEAN
+from tests.unit.test_citation_settings import _check
 from tests.unit.test_citations import LIBRARY, _passage
 from verifai_desktop.domain import Answer, AnswerSentence, SentenceLabel
 from verifai_desktop.ingest.bibtex import read_bibtex
@@ -152,6 +154,36 @@ def test_answer_view_and_sources_cite_author_year(qtbot: QtBot) -> None:
     panel.citations = CitationSettings(style="numeric")
     panel.set_answer(answer)
     assert panel.table.item(0, 1).text() == "t\nacl2020_specter.pdf, p. 3"
+
+
+def test_claim_check_names_sources_author_year(qtbot: QtBot) -> None:
+    window = MainWindow(settings=Settings(), offer_sample=False)
+    qtbot.addWidget(window)
+    result = _check()  # SPECTER p. 3 (entry cohan2020specter) and notes.pdf p. 2 (no entry)
+    window.on_check_ready(result)
+    view = window.answer_view
+    lines = view.toPlainText().splitlines()
+    assert lines.count("Cohan et al., 2020, p. 3 · probability 0.90") == 1  # its document
+    assert lines.count("notes.pdf, p. 2 · probability 0.90") == 1
+    assert lines.count("Cohan et al., 2020, p. 3 — t") == 1  # its supporting passage
+    assert lines.count("notes.pdf, p. 2 — t") == 1
+    assert "acl2020_specter.pdf" not in view.toPlainText()
+    # Each name is still the link that opens its passage.
+    found = view.document().find("Cohan et al., 2020, p. 3")
+    assert found.charFormat().anchorHref() == "evidence:d:0"
+    found = view.document().find("Cohan et al., 2020, p. 3", found)
+    assert found.charFormat().anchorHref() == "evidence:s:0"
+    window.on_copy_clicked()  # Copy gives the check as Markdown, named the same way
+    copied = QGuiApplication.clipboard().text()
+    assert "1. Cohan et al., 2020, p. 3 — t" in copied and "2. notes.pdf, p. 2 — t" in copied
+
+    window.apply_settings(
+        dataclasses.replace(window.settings, citations=CitationSettings(style="numeric"))
+    )
+    window.on_check_ready(result)
+    text = view.toPlainText()
+    assert "acl2020_specter.pdf, p. 3 — t" in text and "Cohan et al." not in text
+    QGuiApplication.clipboard().clear()  # the offscreen platform crashes on exit otherwise
 
 
 def test_copy_as_bibtex_copies_the_cited_entries_as_written(qtbot: QtBot) -> None:

@@ -16,6 +16,7 @@ from tests.unit.test_citations import _passage
 from verifai_desktop.answer_files import write_answer
 from verifai_desktop.check_view import check_to_html, check_to_markdown, write_check
 from verifai_desktop.cli import main
+from verifai_desktop.cli.check_cmd import render_check
 from verifai_desktop.domain import (
     Answer,
     AnswerSentence,
@@ -96,6 +97,25 @@ def test_claim_checks_name_sources_author_year(tmp_path: Path) -> None:
     assert "1. acl2020_specter.pdf, p. 3 — t" in check_to_markdown(result, numeric)
     written = write_check(result, tmp_path / "c.md", citations=numeric)
     assert "Cohan et al." not in written.read_text(encoding="utf-8")
+
+
+def test_verifai_check_prints_sources_author_year(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # one line per passage
+    result = _check()
+    render_check(result)
+    lines = capsys.readouterr().out.splitlines()
+    assert "  supports     Cohan et al., 2020, p. 3 — t" in lines
+    assert "  supports     notes.pdf — t" in lines  # a document without an entry: its file
+    passages = [line for line in lines if " S=0.90 " in line]
+    assert passages == [
+        "  Cohan et al., 2020, p. 3  S=0.90 C=0.05 N=0.05: “Some text.”",
+        "  notes.pdf, p. 2  S=0.90 C=0.05 N=0.05: “Some text.”",
+    ]
+    render_check(result, CitationSettings(style="numeric"))
+    out = capsys.readouterr().out
+    assert "  acl2020_specter.pdf, p. 3  S=0.90" in out and "Cohan et al." not in out
 
 
 def test_search_names_library_documents_author_year(

@@ -255,7 +255,7 @@ class AnswerView(QTextBrowser):
         """
         self.clear_answer()
         self.check = result
-        self.setHtml(build_check_html(result, back=back))
+        self.setHtml(build_check_html(result, back=back, citations=self.citations))
         self.moveCursor(QTextCursor.MoveOperation.Start)
 
     def show_answer(
