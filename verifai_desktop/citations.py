@@ -97,6 +97,41 @@ def _strip_parentheses(text: str) -> str:
     return text[1:-1] if text.startswith("(") and text.endswith(")") else text
 
 
+def printed_page(path: Path, number: int) -> str | None:
+    """The page number printed on page ``number`` (1-based) of the PDF at ``path``, from its
+    page labels (``/PageLabels``, ISO 32000-1 12.4.2, read with PyMuPDF), when they number the
+    pages as a journal does ("84" for the first page of an article on pp. 84-91).
+
+    A citation to paste into a manuscript gives that page, while the app opens the file's page
+    ``number``. Labels that are not plain numbers or that run below the page's own number (a
+    producer counting from 0) are not trusted.
+
+    Returns:
+        The label, or None (not a PDF, no labels, unreadable or missing file).
+    """
+    if path.suffix.lower() != ".pdf":
+        return None
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _printed_page(str(path), stamp, number)
+
+
+@functools.lru_cache(maxsize=1024)
+def _printed_page(path: str, stamp: int, number: int) -> str | None:
+    try:
+        import pymupdf  # lazy: only a library citation of a PDF page needs it
+
+        with pymupdf.open(path) as doc:  # type: ignore[no-untyped-call]
+            if not 1 <= number <= doc.page_count:
+                return None
+            label = str(doc[number - 1].get_label()).strip()
+    except Exception:  # any reader failure: cite the page by its position
+        return None
+    return label if label.isdigit() and int(label) >= number else None
+
+
 class Citer:
     """Cites the passages of one answer (or claim check) in one style.
 
@@ -152,7 +187,10 @@ class Citer:
         bib = self._bibliography("text", self._references)
         kind = _LOCATORS.get(passage.location.kind)
         number = passage.location.number
-        locator = Locator(kind, str(number)) if kind and number is not None else None
+        value = None if number is None else str(number)
+        if number is not None and passage.location.kind is LocationKind.PAGE:
+            value = printed_page(passage.path, number) or value
+        locator = Locator(kind, value) if kind and value is not None else None
         item = CitationItem(ref.key, locator=locator) if locator else CitationItem(ref.key)
         citation = Citation([item])
         bib.register(citation)  # type: ignore[attr-defined]

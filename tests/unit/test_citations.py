@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from verifai_desktop.citations import Citer, answer_html, answer_markdown, cited_bibtex
+from verifai_desktop.citations import (
+    Citer,
+    answer_html,
+    answer_markdown,
+    cited_bibtex,
+    printed_page,
+)
 from verifai_desktop.domain import (
     Answer,
     AnswerSentence,
@@ -130,3 +136,20 @@ def test_cited_entries_bibtex_round_trip(passages: tuple[Passage, ...], tmp_path
 def test_a_style_that_does_not_exist_is_a_settings_error(passages: tuple[Passage, ...]) -> None:
     with pytest.raises(SettingsError, match="no CSL style named 'nope'"):
         Citer(passages, CitationSettings(csl_style="nope"))
+
+
+def test_a_pdf_page_is_cited_by_the_number_printed_on_it(shared_data: Path) -> None:
+    """Page 3 of the file is page 149 of the journal (the PDF's page labels); the app still
+    opens page 3. A PDF whose labels count from 0, and one without labels, keep the file's
+    page."""
+    clean = shared_data / "docs" / "clean"
+    article = next(clean.rglob("int_psychogeriatrics_2014.pdf"))
+    citer = Citer((_passage(str(article), 3, "sundstrom2014stressful"),), CitationSettings())
+    assert citer.label(citer.passages[0]) == "Sundström et al., 2014, p. 149"
+    assert printed_page(article, 3) == "149"
+    assert (
+        printed_page(next(clean.rglob("bmc_health_serv_res_2014_quality_improvement.pdf")), 3)
+        is None
+    )
+    assert printed_page(next(clean.rglob("acl2020_specter.pdf")), 3) is None
+    assert printed_page(clean / "missing.pdf", 3) is None
