@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from tests.conftest import DOCS_CLEAN
 from tests.unit.test_citation_settings import _check
 from tests.unit.test_citations import LIBRARY, _passage
-from verifai_desktop.domain import Answer, AnswerSentence, SentenceLabel
+from verifai_desktop.domain import Answer, AnswerSentence, NliLabel, SentenceLabel, Verdict
 from verifai_desktop.ingest.bibtex import read_bibtex
 from verifai_desktop.settings import CitationSettings, Settings
 from verifai_desktop.store.writer import IngestReport, Outcome
@@ -154,6 +154,26 @@ def test_answer_view_and_sources_cite_author_year(qtbot: QtBot) -> None:
     panel.citations = CitationSettings(style="numeric")
     panel.set_answer(answer)
     assert panel.table.item(0, 1).text() == "t\nacl2020_specter.pdf, p. 3"
+
+
+def test_the_hover_card_names_sources_author_year(qtbot: QtBot) -> None:
+    """The card of a sentence names each cited passage as the answer does: "[1] Cohan et al.,
+    2020, p. 3", a file without an entry by its name, and the file names in the numeric
+    style."""
+    answer = _answer()
+    verdict = Verdict(1, NliLabel.SUPPORT, 0.9, 0.05, 0.05, "Some text.", (0, 10))
+    other = Verdict(2, NliLabel.SUPPORT, 0.8, 0.1, 0.1, "Some text.", (0, 10))
+    first = dataclasses.replace(answer.sentences[0], verdicts=(verdict, other))
+    answer = dataclasses.replace(answer, sentences=(first, answer.sentences[1]))
+    view = AnswerView()
+    qtbot.addWidget(view)
+    view.show_answer(answer)
+    card = view.hover_text(0)
+    assert "[1] Cohan et al., 2020, p. 3" in card and "[2] notes.pdf, p. 2" in card
+    assert "acl2020_specter.pdf" not in card
+    view.citations = CitationSettings(style="numeric")
+    view.show_answer(answer)
+    assert "[1] acl2020_specter.pdf, p. 3" in view.hover_text(0)
 
 
 def test_claim_check_names_sources_author_year(qtbot: QtBot) -> None:

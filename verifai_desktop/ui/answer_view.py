@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 )
 
 from verifai_desktop.citation_settings import CitationSettings
-from verifai_desktop.domain import Answer, CheckResult, SentenceLabel
+from verifai_desktop.domain import Answer, CheckResult, Passage, SentenceLabel
 from verifai_desktop.store.history import Feedback
 from verifai_desktop.ui import answer_readback
 from verifai_desktop.ui.answer_menu import LINK_COPY_ACTION as LINK_COPY_ACTION
@@ -340,11 +340,13 @@ class AnswerView(QTextBrowser):
         """Rich text of the hover card for sentence ``index`` of the shown answer."""
         if self.answer is None:
             raise IndexError("no answer shown")
+        citer = citer_for(self.answer, self.citations)
         return build_evidence_html(
             self.answer,
             index,
             feedback=self.feedback,
             feedback_hint=self.history_id is not None,
+            name=Passage.source_label if citer is None else citer.label,
         )
 
     def hover_text(self, index: int) -> str:

@@ -6,7 +6,7 @@ elsewhere in the documents that contradict it."""
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QHideEvent
@@ -28,6 +28,9 @@ from verifai_desktop.presentation import (
     verdict_summary,
 )
 from verifai_desktop.store.history import Feedback
+
+SourceName = Callable[[Passage], str]
+"""How a card names a passage's source (:meth:`Passage.source_label` or ``Citer.label``)."""
 
 EVIDENCE_OPEN = '<span style="background-color:#fff176;font-weight:600;">'
 """Opening tag around the evidence sentence in the hover HTML (tests look for it)."""
@@ -88,13 +91,13 @@ def excerpt_with_evidence(
     )
 
 
-def _verdict_html(answer: Answer, verdict: Verdict) -> str:
+def _verdict_html(answer: Answer, verdict: Verdict, name: SourceName) -> str:
     n = verdict.passage_number
     if not 1 <= n <= len(answer.passages):
         return f"<p>[{n}] cites a passage that was not retrieved.</p>"
     passage = answer.passages[n - 1]
     head = (
-        f"<p style='margin:6px 0 2px 0'><b>[{n}] {html.escape(passage.source_label())}</b>"
+        f"<p style='margin:6px 0 2px 0'><b>[{n}] {html.escape(name(passage))}</b>"
         f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
         f"{_ocr_line(passage)}"
         f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
@@ -139,16 +142,17 @@ def evidence_span(passage: Passage, verdict: Verdict) -> tuple[int, int]:
     return span
 
 
-def conflict_html(evidence: Evidence) -> str:
+def conflict_html(evidence: Evidence, name: SourceName = Passage.source_label) -> str:
     """One contradicting passage of a card: its source (with its citation number when it was
-    given to the generator), title, verdict and the contradicting window highlighted."""
+    given to the generator; named by ``name``), title, verdict and the contradicting window
+    highlighted."""
     passage, verdict = evidence.passage, evidence.verdict
     number = f"[{verdict.passage_number}] " if verdict.passage_number > 0 else ""
     body = excerpt_with_evidence(
         passage.text, evidence_span(passage, verdict), context_chars=CONFLICT_CONTEXT_CHARS
     )
     return (
-        f"<p style='margin:6px 0 2px 0'><b>{number}{html.escape(passage.source_label())}</b>"
+        f"<p style='margin:6px 0 2px 0'><b>{number}{html.escape(name(passage))}</b>"
         f"<br><span style='color:#555'>{html.escape(passage.title)}</span>"
         f"{_ocr_line(passage)}"
         f"<br><span style='color:#333'>{html.escape(verdict_summary(verdict))}</span></p>"
@@ -162,6 +166,7 @@ def build_evidence_html(
     *,
     feedback: Sequence[Feedback] = (),
     feedback_hint: bool = False,
+    name: SourceName = Passage.source_label,
 ) -> str:
     """Rich text for the hover card of ``answer.sentences[index]``.
 
@@ -184,6 +189,8 @@ def build_evidence_html(
         feedback: judgements of the answer kept in its history (those of other sentences
             are ignored).
         feedback_hint: the answer is kept in the history, so its verdicts can be judged.
+        name: how a passage's source is named (``Citer.label``: "Cohan et al., 2020, p. 3"
+            for a library document in the author-year style; the file and page by default).
 
     Raises:
         IndexError: ``index`` is not a sentence of ``answer``.
@@ -204,17 +211,17 @@ def build_evidence_html(
             f"{html.escape(recitation_note(sentence))}</p>"
         )
         for verdict in sentence.generator_verdicts:
-            parts.append(_named_html(answer, verdict))
+            parts.append(_named_html(answer, verdict, name))
     if not sentence.verdicts:
         parts.append("<p>This sentence cites no passage, so it was not checked.</p>")
     for verdict in sentence.verdicts:
-        parts.append(_verdict_html(answer, verdict))
+        parts.append(_verdict_html(answer, verdict, name))
     if sentence.conflicts:
         parts.append(
             f"<p style='margin:10px 0 0 0;color:{CONFLICT_COLOR}'><b>{CONFLICT_GLYPH} "
             f"{html.escape(CONFLICT_TITLE)}</b></p>"
         )
-        parts += [conflict_html(ev) for ev in sentence.conflicts[:CARD_CONFLICTS]]
+        parts += [conflict_html(ev, name) for ev in sentence.conflicts[:CARD_CONFLICTS]]
         more = len(sentence.conflicts) - CARD_CONFLICTS
         if more > 0:
             parts.append(
@@ -235,10 +242,10 @@ def build_evidence_html(
     return "".join(parts)
 
 
-def _named_html(answer: Answer, verdict: Verdict) -> str:
+def _named_html(answer: Answer, verdict: Verdict, name: SourceName) -> str:
     """One line for a passage the generator cited but that does not hold the evidence."""
     n = verdict.passage_number
-    where = answer.passages[n - 1].source_label() if 1 <= n <= len(answer.passages) else "?"
+    where = name(answer.passages[n - 1]) if 1 <= n <= len(answer.passages) else "?"
     return (
         f"<p style='margin:0 0 4px 10px;color:#555'>Named by the generator: [{n}] "
         f"{html.escape(where)} — {html.escape(verdict_summary(verdict))}</p>"
