@@ -6,8 +6,11 @@ came after 50-56 s against the CLI's 15 s). :data:`FOREGROUND` is the process's 
 :meth:`Foreground.answering` marks an answer in progress (the pipeline's ``ask``), and
 background loops call :meth:`Foreground.wait_turn` between units of work (a file, an
 embedding batch, a batch of self-check pairs) and sleep there until no answer is being
-written. Work already started finishes its unit; the parser worker process runs at a lower
-priority (:func:`lower_priority`).
+written. Work already started in this process finishes its unit; the parser worker process
+runs at a lower priority (:func:`lower_priority`) and is suspended while an answer is written
+(:meth:`Foreground.hold`; its time limits stand still meanwhile,
+:mod:`verifai_desktop.ingest.clock`): even at nice 10 it took a share of the cores that cost
+llama.cpp's two decoding threads far more than that share.
 """
 
 from __future__ import annotations
@@ -19,12 +22,21 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Protocol
 
 import psutil
 
 from verifai_desktop.errors import Cancelled
 
 log = logging.getLogger(__name__)
+
+
+class PauseCounter(Protocol):
+    """A float shared with a background process (``multiprocessing.Value("d")``): the seconds
+    it was held suspended (:meth:`Foreground.hold`)."""
+
+    value: float
+
 
 POLL_S = 0.2
 """How often a waiting loop looks at its cancel event (seconds)."""
@@ -36,6 +48,52 @@ class Foreground:
     def __init__(self) -> None:
         self._answers = 0
         self._idle = threading.Condition()
+        self._held: dict[int, PauseCounter] = {}
+        self._suspended: dict[int, float] = {}  # pid -> monotonic time it was suspended
+
+    def hold(self, pid: int, paused: PauseCounter) -> None:
+        """Suspend background process ``pid`` while answers are written (now, if one is);
+        the seconds it spends suspended are added to ``paused``, the counter its deadlines
+        leave out (:mod:`verifai_desktop.ingest.clock`)."""
+        with self._idle:
+            self._held[pid] = paused
+            if self._answers > 0:
+                self._suspend(pid)
+
+    def release(self, pid: int) -> None:
+        """Resume ``pid`` if it is suspended and stop holding it (before it is stopped)."""
+        with self._idle:
+            self._resume(pid)
+            self._held.pop(pid, None)
+
+    def paused_seconds(self, pid: int) -> float:
+        """Seconds ``pid`` has been held suspended so far, the current suspension included
+        (what a deadline set before it leaves out)."""
+        with self._idle:
+            counter = self._held.get(pid)
+            total = 0.0 if counter is None else counter.value
+            since = self._suspended.get(pid)
+            return total + (0.0 if since is None else time.monotonic() - since)
+
+    def _suspend(self, pid: int) -> None:
+        try:
+            psutil.Process(pid).suspend()
+        except (psutil.Error, OSError) as exc:
+            log.info("could not suspend process %s: %s", pid, exc)
+            return
+        self._suspended[pid] = time.monotonic()
+
+    def _resume(self, pid: int) -> None:
+        since = self._suspended.pop(pid, None)
+        if since is None:
+            return
+        counter = self._held.get(pid)
+        if counter is not None:
+            counter.value += time.monotonic() - since
+        try:
+            psutil.Process(pid).resume()
+        except (psutil.Error, OSError) as exc:
+            log.info("could not resume process %s: %s", pid, exc)
 
     @property
     def busy(self) -> bool:
@@ -48,12 +106,17 @@ class Foreground:
         """Mark an answer in progress for the ``with`` block (nestable, any thread)."""
         with self._idle:
             self._answers += 1
+            if self._answers == 1:
+                for pid in list(self._held):
+                    self._suspend(pid)
         try:
             yield
         finally:
             with self._idle:
                 self._answers -= 1
                 if self._answers == 0:
+                    for pid in list(self._suspended):
+                        self._resume(pid)
                     self._idle.notify_all()
 
     def wait_turn(self, cancel: threading.Event | None = None, what: str = "work") -> float:

@@ -90,3 +90,54 @@ def test_lower_priority_nices_a_child_process() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_held_process_is_suspended_while_an_answer_is_written() -> None:
+    """A real child process: stopped for the answer, running after, and the seconds it was
+    stopped counted for its deadlines (:mod:`verifai_desktop.ingest.clock`)."""
+    import subprocess
+    import sys
+    import time
+    from multiprocessing import Value
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        gate = Foreground()
+        paused = Value("d", 0.0)
+        gate.hold(child.pid, paused)
+        process = psutil.Process(child.pid)
+
+        def stopped() -> bool:  # a signal is delivered a moment after it is sent
+            for _ in range(40):
+                if process.status() == psutil.STATUS_STOPPED:
+                    return True
+                time.sleep(0.025)
+            return False
+
+        assert not stopped()
+        with gate.answering():
+            assert stopped()
+            time.sleep(0.3)
+        assert not stopped()
+        assert paused.value >= 0.3
+        with gate.answering():
+            gate.release(child.pid)  # stopping a held worker resumes it first
+            assert not stopped()
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_parser_clock_leaves_out_the_suspended_seconds() -> None:
+    from multiprocessing import Value
+
+    from verifai_desktop.ingest import clock
+
+    paused = Value("d", 0.0)
+    clock.count_pauses_in(paused)
+    try:
+        before = clock.now()
+        paused.value = 100.0
+        assert clock.now() < before - 99.0
+    finally:
+        clock.count_pauses_in(None)

@@ -298,7 +298,7 @@ def recognise_embedded(
         parts: each location's pieces (a slide's, a chapter's, a heading section's), in
             reading order.
         options: engine and limits; ``None``: OCR off.
-        deadline: ``time.monotonic()`` value; checked before each image.
+        deadline: ``clock.now()`` value; checked before each image.
         on_page: progress, called before each image is read (unit ``"images"``).
 
     Returns:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import posixpath
-import time
 import warnings
 import zipfile
 from collections.abc import Iterable
@@ -19,6 +18,7 @@ from ebooklib import epub
 
 from verifai_desktop.domain import DocFormat, Document, Location, LocationKind
 from verifai_desktop.errors import NeedsOcr, ParseError
+from verifai_desktop.ingest import clock
 from verifai_desktop.ingest.embedded import EmbeddedImage, Piece, recognise_embedded
 from verifai_desktop.ingest.formats import DocumentBuilder, pick_title
 from verifai_desktop.ingest.ocr import OcrOptions, PageProgress, unread_summary
@@ -86,7 +86,7 @@ def parse_epub(
     Args:
         path: the ``.epub`` file.
         password: unused (DRM-protected EPUBs are not supported).
-        deadline: ``time.monotonic()`` value after which parsing stops with a ParseError.
+        deadline: ``clock.now()`` value after which parsing stops with a ParseError.
         ocr: how the images are read (:mod:`~verifai_desktop.ingest.embedded`); ``None``:
             OCR off.
         on_page: progress of OCR, called before each image is recognised.
@@ -111,7 +111,7 @@ def parse_epub(
     _toc_titles(book.toc, whole, part)
     spine: list[tuple[str, list[HtmlBlock], list[Piece]]] = []  # name, blocks, pieces
     for idref, _linear in book.spine:
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and clock.now() > deadline:
             raise ParseError(path, "timed out while reading chapters")
         item = book.get_item_with_id(idref)
         if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT:

@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from verifai_desktop.errors import ParseError
+from verifai_desktop.ingest import clock
 from verifai_desktop.ingest.formats import clean_text
 from verifai_desktop.ingest.unread import unread_summary as unread_summary
 from verifai_desktop.recognition import Recognition, WordBox
@@ -416,7 +417,7 @@ def recognise_pages(
         doc: its open PyMuPDF document.
         page_indexes: 0-based indexes of the pages without a text layer that hold images.
         options: engine, resolution and limits.
-        deadline: ``time.monotonic()`` value; checked before each page.
+        deadline: ``clock.now()`` value; checked before each page.
         on_page: progress, called before each page is read (unit ``"pages"``).
 
     Returns:
@@ -460,7 +461,7 @@ def recognise_each(
             :class:`PageNotRecognised` with the reason it cannot.
         options: engine and limits.
         unit: ``"pages"`` or ``"images"``, for progress and messages.
-        deadline: ``time.monotonic()`` value; checked before each one.
+        deadline: ``clock.now()`` value; checked before each one.
         on_page: progress, called before each one is read.
 
     Returns:
@@ -487,7 +488,7 @@ def recognise_each(
     unread: list[tuple[int, str]] = []
     slowest_s = 0.0
     for done, number in enumerate(numbers):
-        left = math.inf if deadline is None else deadline - time.monotonic()
+        left = math.inf if deadline is None else deadline - clock.now()
         if left <= 0:
             raise ParseError(
                 path,

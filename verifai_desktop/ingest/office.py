@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from pptx.exc import PackageNotFoundError as PptxPackageNotFound
 
 from verifai_desktop.domain import DocFormat, Document, Location, LocationKind
 from verifai_desktop.errors import NeedsOcr, ParseError
+from verifai_desktop.ingest import clock
 from verifai_desktop.ingest.embedded import EmbeddedImage, Piece, recognise_embedded
 from verifai_desktop.ingest.formats import DocumentBuilder, pick_title
 from verifai_desktop.ingest.ocr import OcrOptions, PageProgress, unread_summary
@@ -167,7 +167,7 @@ def parse_docx(
     Args:
         path: the ``.docx`` file.
         password: unused (encrypted Office files are not supported).
-        deadline: ``time.monotonic()`` value after which parsing stops with a ParseError.
+        deadline: ``clock.now()`` value after which parsing stops with a ParseError.
         ocr: how the pictures are read (:mod:`~verifai_desktop.ingest.embedded`);
             ``None``: OCR off.
         on_page: progress of OCR, called before each picture is recognised.
@@ -192,7 +192,7 @@ def parse_docx(
     pieces: list[Piece] = []
     first_heading = ""
     for n, item in enumerate(_iter_body(document)):
-        if deadline is not None and n % 256 == 0 and time.monotonic() > deadline:
+        if deadline is not None and n % 256 == 0 and clock.now() > deadline:
             raise ParseError(path, "timed out while reading paragraphs")
         if isinstance(item, Table):
             pieces.append("\n".join(_table_rows(item)))
@@ -256,7 +256,7 @@ def parse_pptx(
     Args:
         path: the ``.pptx`` file.
         password: unused (encrypted Office files are not supported).
-        deadline: ``time.monotonic()`` value after which parsing stops with a ParseError.
+        deadline: ``clock.now()`` value after which parsing stops with a ParseError.
         ocr: how the pictures are read (:mod:`~verifai_desktop.ingest.embedded`);
             ``None``: OCR off.
         on_page: progress of OCR, called before each picture is recognised.
@@ -280,7 +280,7 @@ def parse_pptx(
     parts: list[tuple[Location, list[Piece]]] = []
     first_title = ""
     for number, slide in enumerate(slides, start=1):
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and clock.now() > deadline:
             raise ParseError(path, f"timed out after {number - 1} slides")
         title = ""
         try:

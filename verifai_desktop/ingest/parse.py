@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from verifai_desktop import errors
 from verifai_desktop.domain import DocFormat, Document
 from verifai_desktop.errors import Cancelled, ParseError, VerifaiError
-from verifai_desktop.foreground import lower_priority
+from verifai_desktop.foreground import FOREGROUND, lower_priority
 from verifai_desktop.hashing import sha256_file
+from verifai_desktop.ingest import clock
 from verifai_desktop.ingest.formats import detect_format
 
 if TYPE_CHECKING:  # the PDF parser and OCR load on first use (PyMuPDF, numpy)
@@ -68,7 +69,7 @@ class HashFunction(Protocol):
 class FormatParser(Protocol):
     """One format's parser: ``parse_pdf``, ``parse_docx``, ``parse_pptx``, ``parse_epub``,
     ``parse_markdown``, ``parse_txt``. ``password`` is used by PDF only; ``deadline`` is a
-    ``time.monotonic()`` value checked between pages, slides, chapters."""
+    :func:`verifai_desktop.ingest.clock.now` value checked between pages, slides, chapters."""
 
     def __call__(
         self, path: Path, *, password: str | None = None, deadline: float | None = None
@@ -129,7 +130,7 @@ def parse_file(
     """
     path = Path(path)
     fmt = detect_format(path)
-    deadline = time.monotonic() + timeout_s
+    deadline = clock.now() + timeout_s
     try:
         if fmt in OCR_FORMATS:
             module, name = PARSERS[fmt]
@@ -173,10 +174,17 @@ def _rebuild_error(state: _ErrorState) -> VerifaiError:
     return err
 
 
-def _worker_main(conn: Connection, parse_fn: ParseFunction, hash_fn: HashFunction) -> None:
+def _worker_main(
+    conn: Connection,
+    parse_fn: ParseFunction,
+    hash_fn: HashFunction,
+    paused: clock.PauseCounter | None = None,
+) -> None:
     """Worker loop: receive ``("parse" | "hash", path, password, timeout_s, ocr)``, send
     ``("page", done, total, number, unit)`` before each page or image OCR reads, then back a
-    Document (or a hex digest) or an error."""
+    Document (or a hex digest) or an error. ``paused``: the seconds the parent kept this
+    process suspended (its deadlines leave them out)."""
+    clock.count_pauses_in(paused)
     # Ctrl-C in a terminal reaches the whole process group; the parent decides about cancelling,
     # so the worker must not die mid-file and report a crash.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -280,13 +288,23 @@ class ParserPool:
         self._conn: Connection | None = None
         self.restarts = 0
         """How many times the worker was killed (timeout) or died (crash) and was restarted."""
+        self._paused: clock.PauseCounter | None = None
+
+    def _now(self) -> float:
+        """The worker's clock (:mod:`verifai_desktop.ingest.clock`): wall time less the
+        seconds the worker was held suspended, the current suspension included."""
+        proc = self._proc
+        if proc is None or proc.pid is None:
+            return time.monotonic()
+        return time.monotonic() - FOREGROUND.paused_seconds(proc.pid)
 
     def _start(self) -> Connection:
         pipe: tuple[Connection, Connection] = self._ctx.Pipe(duplex=True)
         parent_conn, child_conn = pipe
+        self._paused = self._ctx.Value("d", 0.0)
         proc = self._ctx.Process(
             target=_worker_main,
-            args=(child_conn, self._parse_fn, self._hash_fn),
+            args=(child_conn, self._parse_fn, self._hash_fn, self._paused),
             name="verifai-parser",
             daemon=True,
         )
@@ -306,11 +324,15 @@ class ParserPool:
                 "parser worker", f"the parser process died at start (exit {proc.exitcode})"
             ) from exc
         self._proc, self._conn = proc, parent_conn
+        if proc.pid is not None:
+            FOREGROUND.hold(proc.pid, self._paused)  # suspended while an answer is written
         return parent_conn
 
     def _stop(self, *, kill: bool) -> None:
         proc, conn = self._proc, self._conn
         self._proc = self._conn = None
+        if proc is not None and proc.pid is not None:
+            FOREGROUND.release(proc.pid)
         if conn is not None:
             if not kill:
                 with contextlib.suppress(OSError):
@@ -391,7 +413,7 @@ class ParserPool:
             self._stop(kill=True)
             conn = self._start()
             conn.send(job)
-        deadline = time.monotonic() + self.timeout_s
+        deadline = self._now() + self.timeout_s
         while True:
             reply = self._reply(conn, path, deadline, cancel)
             if reply[0] != "page":
@@ -406,12 +428,12 @@ class ParserPool:
         self, conn: Connection, path: Path, deadline: float, cancel: threading.Event | None
     ) -> Any:
         """The worker's next message; kill it when ``deadline`` passes or ``cancel`` is set."""
-        while not conn.poll(min(self.CANCEL_POLL_S, max(0.0, deadline - time.monotonic()))):
+        while not conn.poll(min(self.CANCEL_POLL_S, max(0.0, deadline - self._now()))):
             if cancel is not None and cancel.is_set():
                 self._stop(kill=True)
                 self.restarts += 1
                 raise Cancelled("parsing")
-            if time.monotonic() >= deadline:
+            if self._now() >= deadline:
                 log.warning("%s timed out after %g s; restarting", path, self.timeout_s)
                 self._stop(kill=True)
                 self.restarts += 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import pymupdf
 
 from verifai_desktop.domain import DocFormat, Document, Location, LocationKind
 from verifai_desktop.errors import EncryptedDocument, NeedsOcr, ParseError
+from verifai_desktop.ingest import clock
 from verifai_desktop.ingest.formats import DocumentBuilder, clean_text, pick_title
 from verifai_desktop.ingest.ocr import OcrOptions, PageProgress, recognise_pages, unread_summary
 
@@ -100,7 +100,7 @@ def parse_pdf(
     Args:
         path: the PDF file.
         password: user or owner password for an encrypted file.
-        deadline: ``time.monotonic()`` value after which parsing stops with a ParseError
+        deadline: ``clock.now()`` value after which parsing stops with a ParseError
             (checked between pages).
         ocr: how pages without a text layer that hold images are read
             (:func:`~verifai_desktop.ingest.ocr.recognise_pages`); ``None``: OCR off.
@@ -135,7 +135,7 @@ def parse_pdf(
             )
         texts: list[str | None] = []  # None: the page could not be read
         for index in range(doc.page_count):
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and clock.now() > deadline:
                 raise ParseError(path, f"timed out after reading {index} of {doc.page_count} pages")
             try:
                 texts.append(page_text(doc[index]))

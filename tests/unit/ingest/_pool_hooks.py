@@ -31,3 +31,11 @@ def hang_hash(path: Path) -> str:
         while True:
             time.sleep(3600)
     return sha256_file(path)
+
+
+def slow_parse(path: Path, **options: Any) -> Document:
+    """Take 1.2 s of the worker's own time (24 short sleeps, each paused while the process is
+    suspended), then parse ``path`` with ``options``."""
+    for _ in range(24):
+        time.sleep(0.05)
+    return parse_file(path, **options)

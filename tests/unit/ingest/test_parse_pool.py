@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DOCS_CLEAN, DOCS_NASTY, needs_tesseract
-from tests.unit.ingest._pool_hooks import hang_hash, hang_or_crash
+from tests.unit.ingest._pool_hooks import hang_hash, hang_or_crash, slow_parse
 from verifai_desktop.domain import LocationKind
 from verifai_desktop.errors import (
     Cancelled,
@@ -23,6 +23,7 @@ from verifai_desktop.errors import (
     ParseError,
     UnsupportedFormat,
 )
+from verifai_desktop.foreground import FOREGROUND
 from verifai_desktop.hashing import sha256_file
 from verifai_desktop.ingest.ocr import OcrOptions
 from verifai_desktop.ingest.parse import ParserPool
@@ -270,3 +271,28 @@ def test_cancel_stops_the_worker_in_the_middle_of_a_file(tmp_path: Path) -> None
         assert time.monotonic() - t0 < 3.0
         assert pool.restarts == 1
         assert pool.parse(fine).text == "The worker is back."
+
+
+def test_a_file_time_limit_stands_still_while_an_answer_holds_the_parser() -> None:
+    """The worker is suspended while an answer is written (issue 40, item 5), and those
+    seconds do not count against the file's time limit: 1.2 s of parsing under a 4 s limit,
+    with the worker held for 5 s in the middle, is no time-out."""
+    text = next(p for p in CLEAN_FILES if p.suffix == ".txt")
+    with ParserPool(timeout_s=4.0, parse_fn=slow_parse) as pool:
+        pool.parse(text)  # worker started and warm
+        held = threading.Event()
+
+        def answer() -> None:
+            time.sleep(0.3)
+            with FOREGROUND.answering():
+                held.set()
+                time.sleep(5.0)
+
+        thread = threading.Thread(target=answer)
+        thread.start()
+        t0 = time.monotonic()
+        doc = pool.parse(text)
+        wall = time.monotonic() - t0
+        thread.join()
+        assert held.is_set() and doc.text
+        assert wall > 4.0  # the parse outlasted its limit in wall time, yet was not cut off
