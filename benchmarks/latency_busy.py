@@ -17,7 +17,7 @@ Rows, each the median of ``--repeats`` runs, all in one run on one machine:
   once), as before issue 40.
 * ``app + ingest + self-check, gate``: the same with the gate on (the shipped behaviour): the
   background threads wait between files, embedding batches and self-check batches while the
-  answer is written.
+  answer is written, and the parser process is suspended (``Foreground.hold``).
 
 The bar: the app's time to first token within 1.1 x the CLI's. Times depend on the load,
 printed before and after; take figures with nothing else running.
@@ -134,10 +134,12 @@ def main() -> int:
             ("app + ingest + self-check, gate", True, True),
         ):
             for _ in range(args.repeats):
-                off = mock.patch.object(FOREGROUND, "wait_turn", return_value=0.0)
                 with contextlib.ExitStack() as stack:
-                    if not gate:
-                        stack.enter_context(off)
+                    if not gate:  # neither waiting turns nor suspending the parser process
+                        stack.enter_context(
+                            mock.patch.object(FOREGROUND, "wait_turn", return_value=0.0)
+                        )
+                        stack.enter_context(mock.patch.object(FOREGROUND, "hold"))
                     if busy:
                         stack.enter_context(background(session, collection, args.docs))
                     rows.setdefault(name, []).append(app_run(session, collection, args.question))
