@@ -48,15 +48,21 @@ class Foreground:
     def __init__(self) -> None:
         self._answers = 0
         self._idle = threading.Condition()
-        self._held: dict[int, PauseCounter] = {}
+        self._held: dict[int, tuple[psutil.Process, PauseCounter]] = {}
         self._suspended: dict[int, float] = {}  # pid -> monotonic time it was suspended
 
     def hold(self, pid: int, paused: PauseCounter) -> None:
         """Suspend background process ``pid`` while answers are written (now, if one is);
         the seconds it spends suspended are added to ``paused``, the counter its deadlines
         leave out (:mod:`verifai_desktop.ingest.clock`)."""
+        try:
+            # psutil refuses to signal a process whose pid was reused by another one
+            process = psutil.Process(pid)
+        except (psutil.Error, OSError) as exc:
+            log.info("could not hold process %s: %s", pid, exc)
+            return
         with self._idle:
-            self._held[pid] = paused
+            self._held[pid] = (process, paused)
             if self._answers > 0:
                 self._suspend(pid)
 
@@ -70,16 +76,18 @@ class Foreground:
         """Seconds ``pid`` has been held suspended so far, the current suspension included
         (what a deadline set before it leaves out)."""
         with self._idle:
-            counter = self._held.get(pid)
-            total = 0.0 if counter is None else counter.value
+            held = self._held.get(pid)
+            total = 0.0 if held is None else held[1].value
             since = self._suspended.get(pid)
             return total + (0.0 if since is None else time.monotonic() - since)
 
     def _suspend(self, pid: int) -> None:
         try:
-            psutil.Process(pid).suspend()
+            self._held[pid][0].suspend()
         except (psutil.Error, OSError) as exc:
             log.info("could not suspend process %s: %s", pid, exc)
+            if isinstance(exc, psutil.NoSuchProcess):
+                self._held.pop(pid, None)  # gone (or its pid now another process's)
             return
         self._suspended[pid] = time.monotonic()
 
@@ -87,11 +95,12 @@ class Foreground:
         since = self._suspended.pop(pid, None)
         if since is None:
             return
-        counter = self._held.get(pid)
-        if counter is not None:
-            counter.value += time.monotonic() - since
+        held = self._held.get(pid)
+        if held is None:
+            return
+        held[1].value += time.monotonic() - since
         try:
-            psutil.Process(pid).resume()
+            held[0].resume()
         except (psutil.Error, OSError) as exc:
             log.info("could not resume process %s: %s", pid, exc)
 
