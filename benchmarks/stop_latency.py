@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from generate import passages_from
 from llama_cpp import Llama
 
 from verifai_desktop import modelstore
-from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
+from verifai_desktop.domain import ChunkId, Passage
 from verifai_desktop.errors import Cancelled
 from verifai_desktop.generate.grammar import citation_grammar
 from verifai_desktop.generate.llama import (
@@ -40,7 +42,6 @@ from verifai_desktop.generate.llama import (
     read_prompt,
 )
 from verifai_desktop.generate.prompt import build_answer_prompt
-from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify import nli
 from verifai_desktop.verify.stoppable import StoppableVerifier
 
@@ -50,26 +51,12 @@ QUESTION = "Why should deep learning practitioners understand the basics of mach
 
 
 def passages(k: int) -> list[Passage]:
-    """The first ``k`` long paragraphs of the shared Deep Rules documents, as passages."""
+    """The first ``k`` long paragraphs of the shared Deep Rules documents, as passages
+    (:func:`generate.passages_from` per document, numbered on across them)."""
     out: list[Passage] = []
     for name in DOC_NAMES:
-        path = DOCS / name
-        text = path.read_text(encoding="utf-8")
-        for para in (p.strip() for p in text.split("\n\n")):
-            if len(para) > 200 and len(out) < k:
-                out.append(
-                    Passage(
-                        ChunkId(len(out) + 1),
-                        DocId(1),
-                        path,
-                        path.stem,
-                        para,
-                        0,
-                        len(para),
-                        Location(LocationKind.SECTION, None, ""),
-                        split_sentences(para),
-                    )
-                )
+        for passage in passages_from(DOCS / name, k - len(out)):
+            out.append(dataclasses.replace(passage, chunk_id=ChunkId(len(out) + 1)))
     return out
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from verifai_desktop.verify.numbers import Figure, NumberMention, find_numbers
+from verifai_desktop.verify.numbers import YEAR, Figure, NumberMention, find_numbers
 
 CONTRAST_PAIRS: tuple[tuple[str, str], ...] = (
     ("first", "second"),
@@ -81,14 +81,11 @@ def _own_stretch(text: str, mention: NumberMention, others: Sequence[NumberMenti
     return " ".join(lead) + " " + text[start:edge_right]
 
 
-_YEAR = re.compile(r"(?<![\w.,])(?:19|20)\d\d(?![\w%]|[.,]\d)")
-
-
 def own_years(text: str, mention: NumberMention, others: Sequence[NumberMention]) -> frozenset[str]:
     """The years written in ``mention``'s own stretch of ``text`` ("from 4.1 per 1,000 line
     days in 2009 to ..." -> {"2009"}), ``others`` the text's other figures."""
-    bounds = [m for m in others if m != mention and not _YEAR.fullmatch(m.text)]
-    return frozenset(_YEAR.findall(_own_stretch(text, mention, bounds)))
+    bounds = [m for m in others if m != mention and not YEAR.fullmatch(m.text)]
+    return frozenset(YEAR.findall(_own_stretch(text, mention, bounds)))
 
 
 def contrast_rival(
@@ -125,11 +122,11 @@ def contrast_rival(
         if not _PLUS_MINUS.search(evidence[max(0, f.mention.span[0] - 4) : f.mention.span[0]])
     ]
     ours_text = _own_stretch(evidence, holder.mention, [m for m in bounds if m != holder.mention])
-    ours = _words(ours_text) | frozenset(_YEAR.findall(ours_text))
+    ours = _words(ours_text) | frozenset(YEAR.findall(ours_text))
     sentence_start = evidence.rfind(". ", 0, holder.mention.span[0])
     sentence_end = evidence.find(". ", holder.mention.span[1])
     sentence_end = len(evidence) if sentence_end < 0 else sentence_end
-    holder_years = _YEAR.findall(ours_text)
+    holder_years = YEAR.findall(ours_text)
     pairs = list(CONTRAST_PAIRS)
     for year in said_years:
         pairs += [
@@ -143,7 +140,7 @@ def contrast_rival(
                 if not sentence_start < e.mention.span[0] < sentence_end:
                     continue
                 stretch = _own_stretch(evidence, e.mention, [m for m in bounds if m != e.mention])
-                words = _words(stretch) | frozenset(_YEAR.findall(stretch))
+                words = _words(stretch) | frozenset(YEAR.findall(stretch))
                 if theirs in words and mine not in words:
                     return e
     return None

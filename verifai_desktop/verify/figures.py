@@ -47,6 +47,7 @@ from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify.contrast import contrast_rival, own_years
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.numbers import (
+    YEAR,
     Figure,
     NumberMention,
     compatible_units,
@@ -292,7 +293,6 @@ def _totals(text: str, found: list[Figure]) -> list[Figure]:
     ]
 
 
-_YEAR = re.compile(r"(?<![\w.,])(?:19|20)\d\d(?![\w%]|[.,]\d)")
 _FRONTED = re.compile(
     r"(?:In|Among|For|At|After|Before|During|Within|Under|Over|By|Compared\s+with)\b[^,;]*,",
 )
@@ -311,7 +311,7 @@ def _framed(text: str, found: list[Figure]) -> list[Figure]:
         fronted = _FRONTED.match(sentence.lstrip())
         if fronted and not find_numbers(fronted.group()):
             frame = subject_words(fronted.group())
-        years = frozenset(_YEAR.findall(sentence))
+        years = frozenset(YEAR.findall(sentence))
         if len(years) == 1:
             frame |= years
         for f in found:

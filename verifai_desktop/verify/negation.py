@@ -185,6 +185,11 @@ _BACKGROUND = re.compile(
 ...", "no studies have evaluated whether ..."), not this study's finding."""
 
 
+_RELATIVE = re.compile(r"\b(?:who|that|which)\s+(?:\w+\s+)?$")
+"""The opening of a relative clause just before a cue ("surgeons who did not ..."): the
+negation names a group rather than negates what the clause states."""
+
+
 def negates(text: str) -> bool:
     """Whether ``text`` carries a negation cue or a null-finding word (:data:`_NULL_CUE`);
     "without", "with no" and a cue opening a relative clause ("surgeons who did not ...") do not
@@ -193,7 +198,7 @@ def negates(text: str) -> bool:
         before = text[max(0, cue.start() - 30) : cue.start()].lower()
         if cue.group().lower() == "without" or before.endswith("with "):
             continue  # "women without insurance", "genes with no known phenotype"
-        if re.search(r"\b(?:who|that|which)\s+(?:\w+\s+)?$", before):
+        if _RELATIVE.search(before):
             continue  # "the 27 surgeons who did not consider": a relative clause names a group
         return True
     return bool(_NULL_CUE.search(text))
@@ -204,8 +209,7 @@ def _negates_a_group(text: str) -> bool:
     surgery"): :func:`negates` leaves it out, yet a passage negating the same ("two patients
     were not submitted to surgery") does not add a negation to it."""
     return any(
-        re.search(r"\b(?:who|that|which)\s+(?:\w+\s+)?$", text[max(0, c.start() - 30) : c.start()])
-        for c in _CUE_RE.finditer(text)
+        _RELATIVE.search(text[max(0, c.start() - 30) : c.start()]) for c in _CUE_RE.finditer(text)
     )
 
 

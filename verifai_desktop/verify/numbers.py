@@ -265,6 +265,9 @@ def numeral_span(mention: NumberMention) -> Span:
 
 # --- the subject of a figure ---------------------------------------------------------------------
 
+YEAR = re.compile(r"(?<![\w.,])(?:19|20)\d\d(?![\w%]|[.,]\d)")
+"""A year written alone ("in 2009"), not part of a figure ("2009.5", "2009%")."""
+
 _STOP = frozenset((
     "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "without",
     "and", "or", "nor", "but", "not", "no", "than", "then", "into", "onto", "over", "under",
