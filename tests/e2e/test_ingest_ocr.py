@@ -120,15 +120,14 @@ def test_ocr_cut_short_by_the_time_limit_is_partial_and_a_larger_limit_reads_the
         pool.parse(one)  # one page as the ingest reads it (300 dpi), in the worker
         page_s = time.perf_counter() - t0
     # Page 1 ends well within the limit; under 1.5 times its time is then left: the other
-    # two are left out (ingest.ocr.PAGE_TIME_MARGIN).
+    # two are left out (ingest.ocr.PAGE_TIME_MARGIN). The page timed here includes the
+    # worker's first OCR; when the ingest's own pages run faster, page 2 fits as well.
     limit = round(1.6 * page_s, 1)
     cut = _json("ingest", str(docs), "-c", "cut", "--timeout", str(limit))
-    assert _files(cut) == {
-        "three_scans.pdf": (
-            "indexed",
-            f"scanned pages 2, 3 not recognised: {time_limit_reason(limit)}",
-        )
-    }
+    assert _files(cut) in [
+        {"three_scans.pdf": ("indexed", f"{left} not recognised: {time_limit_reason(limit)}")}
+        for left in ("scanned pages 2, 3", "scanned page 3")
+    ]
     assert "indexed in part: ingest it again with a larger --timeout" in time_limit_reason(limit)
     same = _json("ingest", str(docs), "-c", "cut", "--timeout", str(limit))
     assert [f["status"] for f in same["files"]] == ["skipped"]  # the same limit: not again

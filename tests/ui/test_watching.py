@@ -199,3 +199,33 @@ def test_a_file_added_on_its_own_is_listed_by_name_with_its_path_in_the_tooltip(
         f"{paper} (not synced yet)",
         f"{folder} (not synced yet)",
     ]
+
+
+def test_folders_read_after_the_panel_is_closed_go_nowhere(
+    qtbot: QtBot, folders: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A panel deleted while its folders are being read: the read's end touches no deleted
+    widget (it raised 'Internal C++ object (RootsLabel) already deleted' in a later test)."""
+    import shiboken6
+
+    from verifai_desktop.ui import library_folders
+
+    started, release = threading.Event(), threading.Event()
+    read = library_folders.watched_roots
+
+    def slow(col: Collection, ctx: TaskContext) -> object:
+        started.set()
+        release.wait(TIMEOUT_MS / 1000)
+        return read(col, ctx)
+
+    monkeypatch.setattr(library_folders, "watched_roots", slow)
+    runner = TaskRunner()
+    panel = LibraryPanel(runner, lambda: Settings(), offer_sample=False)
+    panel.refresh_collections(select="papers")
+    qtbot.waitUntil(started.is_set, timeout=TIMEOUT_MS)
+    label = panel.roots_label
+    shiboken6.delete(panel)
+    assert not shiboken6.isValid(label)
+    release.set()
+    qtbot.waitUntil(lambda: not runner.running, timeout=TIMEOUT_MS)
+    qtbot.wait(50)  # the read's end is delivered to the deleted panel's folders, if at all

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from verifai_desktop.settings import Settings
@@ -77,8 +78,13 @@ class FollowedFolders(QObject):
         task.failed.connect(lambda exc: log.warning("cannot read the roots of %s: %s", name, exc))
         return task
 
+    def _closed(self) -> bool:
+        """Whether the panel was closed (and its widgets deleted) while a read or sync ran:
+        its outcome has nowhere to go."""
+        return not (shiboken6.isValid(self) and shiboken6.isValid(self.label))
+
     def _on_roots(self, name: str, roots: list[WatchedRoot]) -> None:
-        if name != self._current():
+        if self._closed() or name != self._current():
             return
         self.roots = roots
         self.show()
@@ -102,6 +108,8 @@ class FollowedFolders(QObject):
         return task
 
     def _on_synced(self, name: str, report: SyncReport) -> None:
+        if self._closed():
+            return
         if name == self._current():
             self.sync_note = f"Last sync {sync_time(report.finished)}: {report.summary()}"
             self.show()
@@ -109,6 +117,6 @@ class FollowedFolders(QObject):
 
     def _on_sync_failed(self, name: str, exc: BaseException) -> None:
         log.warning("syncing %s with its folders failed: %s", name, exc)
-        if name == self._current():
+        if not self._closed() and name == self._current():
             self.sync_note = f"Last sync failed: {exc}"
             self.show()
