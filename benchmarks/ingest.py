@@ -5,7 +5,9 @@
    MD, TXT) via ``ingest_paths`` and on the SciFact BEIR corpus (5,183 abstracts) via
    ``ingest_documents``: pages/s, chunks/s, peak RSS, time split parse/chunk/embed/index.
    "Beyond embedding" is the share of the run's wall time (model loading excluded) not spent
-   computing embeddings; the target is under 25 %.
+   computing embeddings; the target is under 25 %. ``--before DIR`` first ingests docs/clean
+   with another embedder folder (issue 40 item 7: the float32-compute export the app shipped
+   before, ``models/export_embedder.py --int8 --accuracy-level 0``), one row each, same run.
 2. Embedding paths (same run, same chunks; after the ingest runs, so their peak RSS does not
    include PyTorch): the real chunks of ``docs/clean`` (parsed and cut
    as ``verifai ingest`` cuts them) embedded in the writer's slices of 64 by the ONNX path the
@@ -46,6 +48,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -142,11 +145,15 @@ def _rate(embed: Embed, texts: Sequence[str]) -> float:
     return len(texts) / (time.perf_counter() - start)
 
 
-def compare_embedders(files: Sequence[Path], repeats: int, fp32: Path | None) -> None:
+def compare_embedders(
+    files: Sequence[Path], repeats: int, fp32: Path | None, before: Path | None = None
+) -> None:
     """Print chunks/s of each embedding path on the same chunks, alternating the paths."""
     onnx = OnnxEmbedder(BUNDLED_EMBEDDER_DIR, name="all-MiniLM-L6-v2 int8")
     texts = clean_chunks(files, onnx)
     paths: dict[str, Embed] = {"ONNX Runtime, bundled int8 (the app)": onnx.embed}
+    if before is not None:
+        paths[f"ONNX Runtime, {before}"] = OnnxEmbedder(before, name="before").embed
     if fp32 is not None:
         paths[f"ONNX Runtime, fp32 ({fp32})"] = OnnxEmbedder(fp32, name="fp32").embed
     torch_embed = torch_path()
@@ -319,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-embedders", action="store_true", help="skip the path comparison")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each embedding path")
     parser.add_argument("--fp32", type=Path, default=None, help="also time this fp32 export")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="also ingest docs/clean with this embedder folder, before the bundled one",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
     parser.add_argument("--venv-size", action="store_true", help="only: size of a fresh venv")
     parser.add_argument("--venv-extras", default="cpu", help="extras of --venv-size (cpu)")
@@ -337,9 +350,15 @@ def main(argv: list[str] | None = None) -> int:
     print(uptime() + "\n")
     rows: list[dict[str, object]] = []
     if not args.skip_clean:
-        with Collection.open("bench-clean", create=True, settings=settings) as col:
-            report = col.add_paths(files)
-        rows.append(_row(f"docs/clean ({len(files)} files)", report))
+        runs = [("bench-clean-before", args.before)] if args.before else []
+        for name, folder in [*runs, ("bench-clean", None)]:
+            each = settings
+            if folder is not None:
+                each = replace(settings, models=replace(settings.models, embedder=str(folder)))
+            with Collection.open(name, create=True, settings=each) as col:
+                report = col.add_paths(files)
+            label = f"docs/clean ({len(files)} files)"
+            rows.append(_row(f"{label}, embedder {folder}" if folder else label, report))
     if not args.skip_scifact:
         corpus = SHARED / "scifact" / "beir" / "corpus.jsonl"
         with Collection.open("bench-scifact", create=True, settings=settings) as col:
@@ -347,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(_row("SciFact corpus", report))
     # After the ingest runs: their peak RSS must not include the PyTorch model loaded here.
     if not args.skip_embedders:
-        compare_embedders(files, args.repeats, args.fp32)
+        compare_embedders(files, args.repeats, args.fp32, args.before)
     if rows:
         print(f"CPU threads: {os.cpu_count()}; data root: {home}; {uptime()}\n")
         _print_table(rows)

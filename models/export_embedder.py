@@ -5,7 +5,8 @@ Build tooling, not the app: needs the ``torch`` extra (PyTorch, sentence-transfo
 (:func:`verifai_desktop.index.export.export_embedder`) has mean pooling and L2 normalisation
 inside the graph (inputs input_ids / attention_mask / token_type_ids, int64, dynamic batch and
 length; output ``sentence_embedding``, float32 (batch, 384)), optimised offline by ONNX Runtime
-and, with ``--int8``, weight-only int8. It writes ``model.onnx``, ``tokenizer.json``, the
+and, with ``--int8``, int8 weights multiplied in int8 (``--accuracy-level 0``: in float32, as
+before issue 40). It writes ``model.onnx``, ``tokenizer.json``, the
 model's Apache-2.0 ``LICENSE`` and ``ATTRIBUTION.md`` (from ``models/embedder/``) and
 ``embedder.json`` (settings, this command, the sha256 of every file)::
 
@@ -49,7 +50,11 @@ sys.path.insert(0, str(REPO))
 
 from verifai_desktop.evaluate.beir import BeirDataset, load_beir, to_document  # noqa: E402
 from verifai_desktop.evaluate.metrics import RetrievalMetrics, evaluate_run  # noqa: E402
-from verifai_desktop.index.export import EmbedderExport, export_embedder  # noqa: E402
+from verifai_desktop.index.export import (  # noqa: E402
+    INT8_ACCURACY_LEVEL,
+    EmbedderExport,
+    export_embedder,
+)
 from verifai_desktop.index.onnx_embedder import OnnxEmbedder  # noqa: E402
 from verifai_desktop.ingest.chunking import CachedTokenCounter, chunk_document  # noqa: E402
 
@@ -83,6 +88,7 @@ def export(
     out_dir: Path,
     *,
     int8: bool,
+    accuracy_level: int = INT8_ACCURACY_LEVEL,
     source: Path | None = None,
     name: str = NAME,
     command: str = "",
@@ -101,6 +107,7 @@ def export(
         out_dir,
         name=name,
         int8=int8,
+        accuracy_level=accuracy_level,
         command=command,
         origin=ORIGIN if bundled else "",
         licence="Apache-2.0" if bundled else "",
@@ -243,6 +250,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="embedder folder to write")
     parser.add_argument("--int8", action="store_true", help="quantize the weights to int8")
+    parser.add_argument(
+        "--accuracy-level",
+        type=int,
+        default=INT8_ACCURACY_LEVEL,
+        help="MatMulNBits accuracy level of --int8: 4 int8 compute (default), 0 float32",
+    )
     parser.add_argument("--source", type=Path, default=None, help="another model folder")
     parser.add_argument("--name", default=NAME, help="model name recorded in embedder.json")
     parser.add_argument("--check-ndcg", action="store_true", help="SciFact nDCG@10 comparison")
@@ -268,7 +281,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--out is required (or --check-ndcg)")
     given = sys.argv[1:] if argv is None else argv
     command = shlex.join([".venv/bin/python", "models/export_embedder.py", *given])
-    result = export(args.out, int8=args.int8, source=args.source, name=args.name, command=command)
+    result = export(
+        args.out,
+        int8=args.int8,
+        accuracy_level=args.accuracy_level,
+        source=args.source,
+        name=args.name,
+        command=command,
+    )
     print(
         f"wrote {result.folder}: {result.onnx_path.name} {result.size_bytes / 1e6:.1f} MB, "
         f"{result.dim}-d, {result.max_tokens} tokens, {result.pooling} pooling, "

@@ -99,7 +99,11 @@ def _embedders(fp32_dir: Path) -> dict[str, OnnxEmbedder]:
 def test_onnx_vectors_match_sentence_transformers(
     fp32_dir: Path, chunks: list[str], reference: NDArray[np.float32]
 ) -> None:
-    floor = {"bundled int8": 0.999, "fp32 export": 0.9999}
+    # int8 multiplies in int8 since issue 40 (MatMulNBits accuracy level 4: 1.5 times the
+    # chunks/s); its worst text here is the empty one (0.9982; 0.9994 in float32 compute). The
+    # int8 model is judged by SciFact train nDCG@10 against fp32 (models/export_embedder.py
+    # --check-ndcg: 0.6737 vs 0.6735); this floor catches a broken export, not that choice.
+    floor = {"bundled int8": 0.998, "fp32 export": 0.9999}
     for label, embedder in _embedders(fp32_dir).items():
         vectors = embedder.embed(chunks)
         assert vectors.shape == (len(chunks), 384) and vectors.dtype == np.float32
