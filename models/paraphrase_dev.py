@@ -1,6 +1,7 @@
 """Score the verification rules on the paraphrase dev set, per kind, each rule on and off.
 
     .venv/bin/python models/paraphrase_dev.py [--data FILE] [--cache FILE] [--ablate] [--dump F]
+        [--verifier DIR]
 
 The dev set (``models/data/paraphrase_dev.jsonl``, its recipe in ``models/data/README.md``):
 claims worded as a chatbot words them against SciFact and PubMedQA dev passages, each with a
@@ -82,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEV, help="dev set JSONL (default: ours)")
     parser.add_argument("--cache", type=Path, default=None, help="memo of probabilities")
+    parser.add_argument(
+        "--verifier", default=BUNDLED_NAME, help="exported verifier folder (default: bundled)"
+    )
     parser.add_argument("--ablate", action="store_true", help="each rule off in turn")
     parser.add_argument("--dump", type=Path, default=None, help="per-pair JSONL of the run")
     parser.add_argument("--support", type=float, default=None, help="SUPPORT threshold")
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     pairs = load_nli(args.data)
-    inner = get_verifier(BUNDLED_NAME)
+    inner = get_verifier(args.verifier)
     verifier = Memo(inner, args.cache)
     thresholds = effective_thresholds(VerifySettings(), inner.card.presets)
     if args.support is not None or args.contradict is not None:

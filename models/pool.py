@@ -40,7 +40,12 @@ CLAIM_EVIDENCE = ("rte_fever", "climate_fever", "covidfact_rte", "sufficient_fac
 """Claim + evidence sources: stage 2 (with the SciFact-train pairs)."""
 PERTURBATION = ("perturb_pubmedqa", "perturb_scifact")
 """Perturbed sentences of licensed abstracts (``models/perturb_data.py``): stage 3."""
-SHIPPABLE = frozenset({"snli_dev_test", "cad_snli", "rte_fever", "scifact", *PERTURBATION})
+PARAPHRASE = ("paraphrase_pubmedqa", "paraphrase_scifact")
+"""Claims written as a chatbot words them, against licensed abstracts
+(``models/paraphrase_data.py``): stage 3 instead of the perturbations."""
+SHIPPABLE = frozenset(
+    {"snli_dev_test", "cad_snli", "rte_fever", "scifact", *PERTURBATION, *PARAPHRASE}
+)
 """Sources whose licence clearly allows shipping a model trained on them (pool README:
 CC BY-SA 4.0 / Apache-2.0 / CC BY-SA 3.0; SciFact claims CC BY 4.0, abstracts ODC-By;
 PubMedQA MIT)."""
@@ -61,6 +66,10 @@ LICENCES = {
     "perturbed by verifai_desktop.verify.perturb",
     "perturb_pubmedqa": "MIT (PubMedQA PQA-L abstracts, Jin et al. 2019; repository LICENSE), "
     "sentences perturbed by verifai_desktop.verify.perturb",
+    "paraphrase_scifact": "ODC-By 1.0 abstracts (SciFact corpus, Wadden et al. 2020); claims "
+    "written for this project (models/data/paraphrase_train.jsonl)",
+    "paraphrase_pubmedqa": "MIT (PubMedQA PQA-L abstracts, Jin et al. 2019); claims written for "
+    "this project (models/data/paraphrase_train.jsonl)",
 }
 
 
@@ -256,6 +265,7 @@ def build_stages(
     extra_pairs: Sequence[PoolPair] = (),
     stage3_pairs: Sequence[PoolPair] = (),
     stage3_replay: float = 1.0,
+    stage3_name: str = "perturbation",
 ) -> tuple[Stage, ...]:
     """The training stages of a run: two, or three when ``stage3_pairs`` are given.
 
@@ -286,6 +296,8 @@ def build_stages(
             synthesised); empty: no stage 3.
         stage3_replay: stage-2 pairs replayed in stage 3 per perturbation pair (at most all
             of stage 2).
+        stage3_name: the third stage's name: ``perturbation``, or ``paraphrase`` when
+            ``stage3_pairs`` are paraphrase claims (sources :data:`PARAPHRASE`).
 
     Returns:
         ``(general_nli, claim_evidence)`` or ``(general_nli, claim_evidence, perturbation)``.
@@ -331,7 +343,7 @@ def build_stages(
     s2_all = stages[1].pairs
     replay3 = rng.sample(s2_all, min(len(s2_all), round(stage3_replay * len(s3))))
     s3 = normalise_weights(s3 + replay3)
-    return (*stages, Stage("perturbation", tuple(s3), epochs[2], lrs[2], max_lens[2]))
+    return (*stages, Stage(stage3_name, tuple(s3), epochs[2], lrs[2], max_lens[2]))
 
 
 def describe(stages: Sequence[Stage]) -> dict[str, object]:

@@ -71,6 +71,7 @@ from typing import cast
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pool as pl
 from dev_data import dev_sets
+from paraphrase_data import paraphrase_pairs
 from perturb_data import stage3_pairs
 from scifact_split import scifact_train_pairs
 from trainer import CHECKPOINT, Trainer
@@ -125,6 +126,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="add stage 3: up to N pairs per kind (default 0: none)")  # fmt: skip
     s3.add_argument("--stage3-replay", type=float, default=1.0, metavar="R",
                     help="stage-2 pairs replayed per stage-3 pair (default 1.0)")  # fmt: skip
+    s3.add_argument("--paraphrase", type=Path, default=None, metavar="FILE",
+                    help="stage 3 on paraphrase claims (paraphrase_data.py) instead")  # fmt: skip
     s3.add_argument("--init", type=Path, default=None, metavar="DIR",
                     help="start from a finished run's hf/ folder, train stage 3 only")  # fmt: skip
     ap.add_argument(
@@ -161,8 +164,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.max_len = per_stage(args.max_len, (128, 192, 192))
     except ValueError as exc:
         ap.error(f"--epochs, --lr, --max-len: {exc}")
-    if args.init is not None and (args.stage3 <= 0 or args.base):
-        ap.error("--init trains stage 3 only: give --stage3 N, and no --base")
+    if args.init is not None and ((args.stage3 <= 0 and args.paraphrase is None) or args.base):
+        ap.error("--init trains stage 3 only: give --stage3 N or --paraphrase FILE, no --base")
+    if args.stage3 > 0 and args.paraphrase is not None:
+        ap.error("stage 3 is either --stage3 N (perturbations) or --paraphrase FILE, not both")
     if args.init is not None and not (args.init / "config.json").is_file():
         ap.error(f"--init {args.init}: not a Hugging Face model folder (no config.json)")
     return args
@@ -222,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
                      seed=args.seed)
         if args.stage3 > 0 else []
     )  # fmt: skip
+    if args.paraphrase is not None:
+        stage3 = paraphrase_pairs(args.paraphrase, seed=args.seed)
     stages = pl.build_stages(
         args.data / "nli_train",
         licensed_only=args.licensed_only,
@@ -235,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         extra_pairs=[p for f in args.extra for p in pl.load_jsonl(f, "extra")],
         stage3_pairs=stage3,
         stage3_replay=args.stage3_replay,
+        stage3_name="paraphrase" if args.paraphrase is not None else "perturbation",
     )
     if args.init is not None:
         stages = stages[2:]  # stages 1-2 are in the --init model
