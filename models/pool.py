@@ -265,7 +265,6 @@ def build_stages(
     extra_pairs: Sequence[PoolPair] = (),
     stage3_pairs: Sequence[PoolPair] = (),
     stage3_replay: float = 1.0,
-    stage3_name: str = "perturbation",
 ) -> tuple[Stage, ...]:
     """The training stages of a run: two, or three when ``stage3_pairs`` are given.
 
@@ -291,13 +290,12 @@ def build_stages(
         extra_pairs: further claim + evidence pairs (``--extra``: e.g. readers' judgements
             from ``verifai feedback export``), added to stage 2 as source ``extra``, balanced
             like a pool source, never cut by ``limit_per_source``.
-        stage3_pairs: perturbation pairs (sources :data:`PERTURBATION`), each source's
-            classes weighted equally (:func:`class_weights`; NO_EVIDENCE is the aim kind, never
-            synthesised); empty: no stage 3.
+        stage3_pairs: perturbation pairs (sources :data:`PERTURBATION`; the stage is named
+            ``perturbation``) or paraphrase claims (:data:`PARAPHRASE`; ``paraphrase``), each
+            source's classes weighted equally (:func:`class_weights`; NO_EVIDENCE is the aim
+            kind, never synthesised); empty: no stage 3.
         stage3_replay: stage-2 pairs replayed in stage 3 per perturbation pair (at most all
             of stage 2).
-        stage3_name: the third stage's name: ``perturbation``, or ``paraphrase`` when
-            ``stage3_pairs`` are paraphrase claims (sources :data:`PARAPHRASE`).
 
     Returns:
         ``(general_nli, claim_evidence)`` or ``(general_nli, claim_evidence, perturbation)``.
@@ -343,7 +341,8 @@ def build_stages(
     s2_all = stages[1].pairs
     replay3 = rng.sample(s2_all, min(len(s2_all), round(stage3_replay * len(s3))))
     s3 = normalise_weights(s3 + replay3)
-    return (*stages, Stage(stage3_name, tuple(s3), epochs[2], lrs[2], max_lens[2]))
+    name = "paraphrase" if set(by_source) <= set(PARAPHRASE) else "perturbation"
+    return (*stages, Stage(name, tuple(s3), epochs[2], lrs[2], max_lens[2]))
 
 
 def describe(stages: Sequence[Stage]) -> dict[str, object]:

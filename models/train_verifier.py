@@ -242,7 +242,6 @@ def main(argv: list[str] | None = None) -> int:
         extra_pairs=[p for f in args.extra for p in pl.load_jsonl(f, "extra")],
         stage3_pairs=stage3,
         stage3_replay=args.stage3_replay,
-        stage3_name="paraphrase" if args.paraphrase is not None else "perturbation",
     )
     if args.init is not None:
         stages = stages[2:]  # stages 1-2 are in the --init model
