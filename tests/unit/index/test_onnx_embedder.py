@@ -2,8 +2,9 @@
 
 The bundled int8 export (``verifai_desktop/bundled/embedder/all-MiniLM-L6-v2``) and an fp32
 export made here by ``models/export_embedder.py`` must agree with sentence-transformers on
-PyTorch (cosine >= 0.999 per text), give every text the same vector alone and in any batch,
-count tokens as the Hugging Face tokenizer does, and ship the files ``embedder.json`` lists.
+PyTorch (cosine >= 0.9999 per text for fp32, 0.995 for int8), give every text the same vector
+alone and in any batch, count tokens as the Hugging Face tokenizer does, and ship the files
+``embedder.json`` lists.
 """
 
 from __future__ import annotations
@@ -99,18 +100,23 @@ def _embedders(fp32_dir: Path) -> dict[str, OnnxEmbedder]:
 def test_onnx_vectors_match_sentence_transformers(
     fp32_dir: Path, chunks: list[str], reference: NDArray[np.float32]
 ) -> None:
-    # int8 multiplies in int8 since issue 40 (MatMulNBits accuracy level 4: 1.5 times the
-    # chunks/s); its worst text here is the empty one (0.9982; 0.9994 in float32 compute). The
-    # int8 model is judged by SciFact train nDCG@10 against fp32 (models/export_embedder.py
-    # --check-ndcg: 0.6737 vs 0.6735); this floor catches a broken export, not that choice.
-    floor = {"bundled int8": 0.998, "fp32 export": 0.9999}
+    # int8 multiplies in int8 with a scale per token since issue 40 item 7 (twice the chunks/s
+    # of float32 compute). Its worst texts are the shortest: the empty one (0.989; [CLS] and
+    # [SEP] alone) and a one-word query (0.998); real chunks 0.997 or more. The int8 model is
+    # judged by SciFact train nDCG@10 against fp32 (models/export_embedder.py --check-ndcg:
+    # 0.6741 vs 0.6735); these floors catch a broken export, not that choice.
+    floor = {"bundled int8": 0.995, "fp32 export": 0.9999}
+    empty_floor = {"bundled int8": 0.985, "fp32 export": 0.9999}
     for label, embedder in _embedders(fp32_dir).items():
         vectors = embedder.embed(chunks)
         assert vectors.shape == (len(chunks), 384) and vectors.dtype == np.float32
         np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
         cosines = np.sum(vectors * reference, axis=1)
+        empty = chunks.index("")
+        assert cosines[empty] >= empty_floor[label], (label, cosines[empty])
+        cosines[empty] = 1.0
         worst = int(np.argmin(cosines))
-        print(f"{label}: min cosine {cosines[worst]:.6f} over {len(chunks)} texts")
+        print(f"{label}: min cosine {cosines[worst]:.6f} over {len(chunks) - 1} non-empty texts")
         assert cosines[worst] >= floor[label], (label, chunks[worst][:80], cosines[worst])
 
 
