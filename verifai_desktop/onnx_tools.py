@@ -145,7 +145,6 @@ def quantize_matmuls_per_row(
         numpy_helper.from_array(np.array(1 / 127, np.float32), "rowq_inv127"),
         numpy_helper.from_array(np.array(1e-8, np.float32), "rowq_eps"),
         numpy_helper.from_array(np.array(128, np.uint8), "rowq_zp"),
-        numpy_helper.from_array(np.full((1, 1, 1), 128, np.uint8), "rowq_zp3"),
         numpy_helper.from_array(np.array([-1], np.int64), "rowq_last"),
     ]
     quantized: dict[str, tuple[str, str]] = {}  # activation -> (uint8 rows, row scales)
@@ -173,7 +172,7 @@ def quantize_matmuls_per_row(
                     "Mul", [p + "peak_eps", "rowq_inv127"], [p + "scale"], p + "scale"
                 ),
                 helper.make_node("Shape", [p + "scale"], [p + "shape"], p + "shape"),
-                helper.make_node("Expand", ["rowq_zp3", p + "shape"], [p + "zp"], p + "zp"),
+                helper.make_node("Expand", ["rowq_zp", p + "shape"], [p + "zp"], p + "zp"),
                 helper.make_node(
                     "QuantizeLinear",
                     [src_x, p + "scale", p + "zp"],

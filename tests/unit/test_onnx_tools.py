@@ -157,3 +157,24 @@ def test_a_graph_without_constant_matmuls_is_refused(tmp_path: Path) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(src))
     with pytest.raises(ValueError, match="no MatMul by a constant weight"):
         quantize_matmuls_per_row(src, tmp_path / "out.onnx")
+
+
+def test_a_two_dimensional_activation_is_quantized_per_row(tmp_path: Path) -> None:
+    """A classifier head reads a pooled (batch, K) vector, not (batch, tokens, K): the row
+    scales and zero points then have rank 2 (a rank-3 zero point once failed at run time)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((K, 3)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", K])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", 3])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    src, dst = tmp_path / "head.onnx", tmp_path / "rows.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(src))
+    quantize_matmuls_per_row(src, dst)
+    x = rng.standard_normal((4, K)).astype(np.float32)
+    np.testing.assert_allclose(_run(dst, x)[0], _row_int8_matmul(x, w), rtol=1e-4, atol=1e-4)
