@@ -36,6 +36,30 @@ def session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield home
 
 
+@pytest.fixture(scope="module", autouse=True)
+def module_tmp_cleanup(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Remove the folders a module made under the base temp folder once it ends, unless one
+    of its tests failed.
+
+    ``tmp_path_retention_policy = "failed"`` removes a passed test's ``tmp_path`` at once, but
+    folders of module fixtures (``tmp_path_factory.mktemp``: homes with an assembled 470 MB
+    generator, PostgreSQL data, an installed bundle) stayed until the session ended: a whole
+    run kept 13 GB and filled CI's disk. Being autouse, this is set up before the module's
+    own fixtures and torn down after them.
+    """
+    base = tmp_path_factory.getbasetemp()
+    before = set(base.iterdir())
+    failed_before = request.session.testsfailed
+    yield
+    if request.session.testsfailed != failed_before:
+        return
+    for path in set(base.iterdir()) - before:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def verifai_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point VERIFAI_HOME at a fresh folder so no test touches the user's data.

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
@@ -348,7 +349,7 @@ class LibraryPanel(QWidget):
         return task
 
     def _on_rows(self, name: str, rows: list[DocumentRow]) -> None:
-        if name != self.current:
+        if name != self.current or not shiboken6.isValid(self.table):  # closed while read
             return
         self.rows = rows
         self._fill_table()
