@@ -37,6 +37,8 @@ from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import Verifier, verify_pairs
 from verifai_desktop.verify.evidence import document_verdicts, verify_evidence
 from verifai_desktop.verify.labels import conflicts_with, contradicts, supports
+from verifai_desktop.verify.parts import claim_parts
+from verifai_desktop.verify.subject import SUBJECT_SHARE, subject_share
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +97,16 @@ def negation_variant(claim: str) -> str:
     if has_negation(claim):
         return " ".join(w for w in _WORD_RE.findall(claim) if w.lower() not in NEGATION_CUES)
     return f"{claim} {' '.join(INDEXED_CUES)}"
+
+
+def about_subject(claim: str, passage: str) -> bool:
+    """Whether ``passage`` holds at least :data:`~verifai_desktop.verify.subject.SUBJECT_SHARE`
+    of the subject words of one of ``claim``'s parts
+    (:func:`~verifai_desktop.verify.parts.claim_parts`). A passage that does not could not be
+    shown contradicting the claim by the NLI verifier: every window of it holds fewer, and the
+    subject rule holds their CONTRADICT back (issue 40, item 4: the contradiction search leaves
+    such candidates out without asking the verifier)."""
+    return any(subject_share(part.text, passage) >= SUBJECT_SHARE for part in claim_parts(claim))
 
 
 def candidate_passages(retriever: PassageRetriever, claim: str, budget: int) -> tuple[Passage, ...]:
@@ -176,11 +188,13 @@ def find_conflicts(
     *,
     budget: int,
     skip: frozenset[int] = frozenset(),
+    subject_gate: bool = True,
 ) -> tuple[tuple[Evidence, ...], ...]:
     """Per claim, the passages of the collection that contradict it, strongest first.
 
     Every claim's ``budget`` candidates (:func:`candidate_passages`, chunk ids in ``skip``
-    left out: the passages an answer already verified) go through the verifier in one batch.
+    left out: the passages an answer already verified; with ``subject_gate``, those not
+    :func:`about_subject` too) go through the verifier in one batch.
 
     Args:
         retriever: the collection's retriever.
@@ -189,6 +203,8 @@ def find_conflicts(
         thresholds: the per-label thresholds of the shown labels.
         budget: candidate passages verified per claim.
         skip: chunk ids not to verify again.
+        subject_gate: leave out the candidates not :func:`about_subject` of their claim (they
+            still count against ``budget``: the same passages are read, fewer verified).
 
     Returns:
         One tuple per claim, of the passages shown as contradicting it.
@@ -201,6 +217,8 @@ def find_conflicts(
     for n, claim in enumerate(claims):
         found = candidate_passages(retriever, claim, budget + len(skip))
         mine = [p for p in found if int(p.chunk_id) not in skip][:budget]
+        if subject_gate:
+            mine = [p for p in mine if about_subject(claim, p.text)]
         owners += [n] * len(mine)
         items += mine
     out: list[list[Evidence]] = [[] for _ in claims]

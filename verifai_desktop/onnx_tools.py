@@ -88,6 +88,17 @@ def quantize_weights_int8(
         quantizer.model.save_model_to_file(str(dst), False)
 
 
+def optimise_graph(src: Path, dst: Path) -> None:
+    """ONNX Runtime's offline graph optimisation (``ORT_ENABLE_EXTENDED``) of ``src`` into
+    ``dst``, for the CPU execution provider."""
+    ort = import_onnxruntime()
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    opts.optimized_model_filepath = str(dst)
+    opts.log_severity_level = 3
+    ort.InferenceSession(str(src), opts, providers=["CPUExecutionProvider"])
+
+
 def quantize_matmuls_per_row(
     src: Path, dst: Path, *, smoothing: Mapping[str, Any] | None = None
 ) -> int:
@@ -121,16 +132,13 @@ def quantize_matmuls_per_row(
     """
     import numpy as np
     import onnx
-    from onnx import TensorProto, helper, numpy_helper, version_converter
+    from onnx import helper, numpy_helper, version_converter
 
     model = version_converter.convert_version(onnx.load(str(src)), ROW_INT8_OPSET)
     graph = model.graph
-    weights = {
-        init.name: numpy_helper.to_array(init)
-        for init in graph.initializer
-        if init.data_type == TensorProto.FLOAT and len(init.dims) == 2
-    }
-    targets = [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+    targets = _constant_matmuls(graph)
+    wanted = {n.input[1] for n in targets}
+    weights = {i.name: numpy_helper.to_array(i) for i in graph.initializer if i.name in wanted}
     target_outputs = {n.output[0] for n in targets}
     if not targets:
         raise ValueError(f"{src}: no MatMul by a constant weight to quantize")
@@ -230,19 +238,19 @@ def matmul_activations(path: Path) -> list[str]:
     """Names of the inputs ``x`` of the MatMuls :func:`quantize_matmuls_per_row` would quantize
     in the graph at ``path``, in graph order (to measure their peaks for ``smoothing``)."""
     import onnx
+
+    return list(dict.fromkeys(n.input[0] for n in _constant_matmuls(onnx.load(str(path)).graph)))
+
+
+def _constant_matmuls(graph: Any) -> list[Any]:
+    """The MatMul nodes of ``graph`` whose second input is a float32 2-D initializer, in graph
+    order: those :func:`quantize_matmuls_per_row` quantizes."""
     from onnx import TensorProto
 
-    model = onnx.load(str(path))
     constant = {
-        i.name
-        for i in model.graph.initializer
-        if i.data_type == TensorProto.FLOAT and len(i.dims) == 2
+        i.name for i in graph.initializer if i.data_type == TensorProto.FLOAT and len(i.dims) == 2
     }
-    names: list[str] = []
-    for node in model.graph.node:
-        if node.op_type == "MatMul" and node.input[1] in constant and node.input[0] not in names:
-            names.append(node.input[0])
-    return names
+    return [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in constant]
 
 
 def quantize_embedding_tables(src: Path, dst: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from tests.unit.test_pipeline import FakeVerifier, _passage
 from verifai_desktop.contradictions import (
     INDEXED_CUES,
+    about_subject,
     candidate_passages,
     find_conflicts,
     has_negation,
@@ -127,3 +128,48 @@ def test_a_document_whose_strongest_passage_is_unsure_says_so_with_its_best_gues
     docs = document_verdicts([held, _ev(6, 0.1, 0.2)], VerifySettings())
     assert [(int(d.doc_id), d.label) for d in docs] == [(5, "UNSURE"), (6, "NO_EVIDENCE")]
     assert docs[0].probability == pytest.approx(0.8)  # the best guess, not P(NO_EVIDENCE)
+
+
+def test_about_subject_asks_a_quarter_of_one_parts_subject_words() -> None:
+    claim = "Statins lower LDL cholesterol in older adults, and aspirin prevents strokes."
+    # each part has 4-5 subject words; one of them is under a quarter
+    assert about_subject(claim, "Aspirin prevents recurrent strokes after a first one.")
+    assert about_subject(claim, "LDL cholesterol fell with statins in a trial.")
+    assert not about_subject(claim, "Exercise improves sleep in adults.")
+    assert about_subject("The.", "Anything at all.")  # a claim without subject words
+
+
+def test_the_subject_gate_leaves_passages_about_another_subject_unasked() -> None:
+    """Control flow: a candidate that holds too few of the claim's subject words never reaches
+    the verifier, and what the others give is unchanged."""
+    claim = "Old dogs sleep during winter nights."
+    passages = (
+        _passage(1, "Old dogs sleep during winter nights.", 0.5),
+        _passage(3, "Old dogs never sleep during winter nights.", 0.5),
+        _passage(5, "Dogs never purr.", 0.5),  # 1 of 5 subject words: CONTRADICT held back
+    )
+
+    class Retriever(FakeRetriever):
+        def lexical_hits(self, query: str, limit: int) -> list[tuple[int, float]]:
+            return [(1, 9.0), (3, 7.0)]
+
+        def semantic_hits(self, query: str, limit: int) -> list[tuple[int, float]]:
+            return [(5, 0.9), (1, 0.8)]
+
+    runs = {}
+    for gate in (False, True):
+        verifier = FakeVerifier()
+        found = find_conflicts(
+            Retriever(passages),  # type: ignore[arg-type]
+            verifier,
+            [claim],
+            VerifySettings(),
+            budget=3,
+            subject_gate=gate,
+        )
+        asked = {premise for batch in verifier.batches for premise, _ in batch}
+        runs[gate] = ([e.passage.path.name for e in found[0]], asked)
+    assert runs[False][0] == runs[True][0] == ["doc3.pdf"]
+    assert "Dogs never purr." in runs[False][1]
+    assert "Dogs never purr." not in runs[True][1]
+    assert not about_subject(claim, "Dogs never purr.")

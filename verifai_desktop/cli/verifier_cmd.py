@@ -111,6 +111,8 @@ def register_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def register_models(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``verifai models export-verifier``."""
+    from verifai_desktop.verify.export import INT8_SCHEMES  # no torch: imported inside
+
     p = sub.add_parser(
         "export-verifier",
         help="export a Hugging Face NLI checkpoint (DeBERTa, BERT-like) to an ONNX verifier",
@@ -121,7 +123,14 @@ def register_models(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("hf_dir", type=Path, metavar="HF_MODEL_DIR")
     p.add_argument("out_dir", type=Path, metavar="OUT_DIR")
-    p.add_argument("--int8", action="store_true", help="dynamic int8 quantization (~4x smaller)")
+    p.add_argument("--int8", action="store_true", help="int8 weights (~4x smaller)")
+    p.add_argument(
+        "--int8-scheme",
+        choices=INT8_SCHEMES,
+        default=INT8_SCHEMES[0],
+        help="blocks: int8 weights, float32 products (default); rows: int8 products, each "
+        "token's activations scaled on their own (about 2x faster on a CPU)",
+    )
     p.add_argument("--max-length", type=int, default=512, help="tokens per pair (default: 512)")
     p.set_defaults(func=run_export)
 
@@ -204,11 +213,12 @@ def run_export(args: argparse.Namespace) -> int:
         args.hf_dir,
         args.out_dir,
         int8=args.int8,
+        int8_scheme=args.int8_scheme,
         max_length=args.max_length,
         progress=_stderr_progress,
     )
     print(
         f"exported {result.onnx_path} ({result.size_bytes / 1e6:.1f} MB, "
-        f"labels {', '.join(result.labels)}, int8={result.int8})"
+        f"labels {', '.join(result.labels)}, int8={result.int8_scheme or 'no'})"
     )
     return 0

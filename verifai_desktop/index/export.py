@@ -57,6 +57,7 @@ from verifai_desktop.onnx_tools import (
     OPSET,
     ROW_INT8_OPSET,
     matmul_activations,
+    optimise_graph,
     quantize_embedding_tables,
     quantize_matmuls_per_row,
     quantize_weights_int8,
@@ -175,17 +176,6 @@ def _pooling_mode(pooling: Any) -> str:
     if mode is None and hasattr(pooling, "get_pooling_mode_str"):
         mode = pooling.get_pooling_mode_str()
     return str(mode)
-
-
-def optimise_graph(src: Path, dst: Path) -> None:
-    """ONNX Runtime's offline graph optimisation (``ORT_ENABLE_EXTENDED``) of ``src`` into
-    ``dst``, for the CPU execution provider."""
-    ort = import_onnxruntime()
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    opts.optimized_model_filepath = str(dst)
-    opts.log_severity_level = 3
-    ort.InferenceSession(str(src), opts, providers=["CPUExecutionProvider"])
 
 
 def export_embedder(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -62,3 +63,38 @@ def test_int8_export_writes_quantized_model(tiny_deberta: Path, tmp_path: Path) 
     probs = OnnxVerifier(tmp_path / "q").classify(PAIRS)
     assert probs.shape == (3, 3)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_rows_export_multiplies_in_int8_and_keeps_a_pair_independent_of_its_batch(
+    tiny_deberta: Path, tmp_path: Path
+) -> None:
+    """``int8_scheme="rows"``: every MatMul by a weight becomes MatMulIntegerToFloat, the
+    logits stay near float32's, and a pair's probabilities do not depend on its batch (each
+    token's activations have their own scale)."""
+    import onnx
+
+    result = export_verifier(tiny_deberta, tmp_path / "r", int8=True, int8_scheme="rows")
+    assert result.int8_scheme == "rows"
+    settings = json.loads((tmp_path / "r" / "verifier.json").read_text("utf-8"))
+    assert settings["int8_scheme"] == "rows"
+    assert sorted(p.name for p in (tmp_path / "r").glob("*.onnx")) == [
+        "model.onnx",
+        "model_fp32.onnx",
+    ]
+    graph = onnx.load(str(result.onnx_path)).graph
+    constants = {i.name for i in graph.initializer if len(i.dims) == 2}
+    ops = [n.op_type for n in graph.node]
+    assert ops.count("MatMulIntegerToFloat") == 2 * 6  # per layer: Q, K, V, out, FFN x2
+    assert not [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in constants]
+
+    shutil.copytree(tmp_path / "r", tmp_path / "f")  # the same folder reading the fp32 graph
+    (tmp_path / "f" / "verifier.json").write_text(
+        json.dumps({**settings, "onnx_file": "model_fp32.onnx"}), encoding="utf-8"
+    )
+    rows = OnnxVerifier(tmp_path / "r", calibrated=False)
+    fp32 = OnnxVerifier(tmp_path / "f", calibrated=False)
+    np.testing.assert_allclose(rows.logits(PAIRS), fp32.logits(PAIRS), atol=0.05)
+    alone = np.concatenate([rows.classify([pair]) for pair in PAIRS])
+    np.testing.assert_allclose(rows.classify(PAIRS), alone, atol=1e-6)
+    with pytest.raises(ValueError, match="int8_scheme"):
+        export_verifier(tiny_deberta, tmp_path / "x", int8=True, int8_scheme="tables")
