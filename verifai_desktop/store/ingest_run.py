@@ -49,6 +49,12 @@ every :data:`FLUSH_INTERVAL_S` (``benchmarks/scale.py --flush-share 1.0`` builds
 the same time at 100k chunks). Index files left behind by a crash are rebuilt from the catalog,
 which commits every file (:meth:`Collection.refresh`)."""
 
+ANSWER_SLICE = 16
+"""Chunks per embedder run inside an embedding batch of ``EMBED_BATCH_SIZE``. An answer asked
+meanwhile waits for the slice in flight (about 0.5 s on two cores), not for the whole batch
+(issue 40, item 5); Cancel still acts between batches. A chunk's vector does not depend on the
+other texts of its run, so the vectors are the same."""
+
 
 @dataclass
 class StageTimer:
@@ -116,6 +122,12 @@ class IngestRun:
             self.flush(force=True)
             raise Cancelled(what)
 
+    def yield_turn(self, what: str) -> None:
+        """Wait while an answer is being written (:data:`FOREGROUND`); Cancel is left to the
+        next :meth:`check_cancel`."""
+        with contextlib.suppress(Cancelled):
+            FOREGROUND.wait_turn(self.cancel, what)
+
     def chunk(self, doc: Document) -> tuple[Chunk, ...]:
         embedder = self.embedder
         t0 = time.perf_counter()
@@ -130,15 +142,20 @@ class IngestRun:
         return chunks
 
     def embed(self, texts: Sequence[str], what: str) -> NDArray[np.float32]:
-        """Embed in batches, reporting chunks and checking ``cancel`` between batches."""
+        """Embed in batches, reporting chunks and checking ``cancel`` between batches; an
+        answer goes first between slices of :data:`ANSWER_SLICE` chunks."""
         t0 = time.perf_counter()
         parts: list[NDArray[np.float32]] = []
         try:
             for start in range(0, len(texts), EMBED_BATCH_SIZE):
                 if start:
                     self.check_cancel(what)
-                parts.append(self.embedder.embed(texts[start : start + EMBED_BATCH_SIZE]))
-                self.chunks_done += len(parts[-1])
+                stop = min(start + EMBED_BATCH_SIZE, len(texts))
+                for s in range(start, stop, ANSWER_SLICE):
+                    if s > start:
+                        self.yield_turn(what)
+                    parts.append(self.embedder.embed(texts[s : min(s + ANSWER_SLICE, stop)]))
+                self.chunks_done += stop - start
                 self.report("embed", self.chunks_done, None, "chunks")
         finally:
             self.timer.embed += time.perf_counter() - t0
