@@ -19,42 +19,22 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from verify_gate import Counting, _uptime
 
 from verifai_desktop import contradictions
 from verifai_desktop.evaluate.answers import evaluate_pubmedqa
 from verifai_desktop.settings import load_settings
-from verifai_desktop.verify.check import Verifier
 from verifai_desktop.verify.nli import get_verifier
 
 PUBMEDQA = Path(__file__).resolve().parents[1].parent / "shared/data/pubmedqa/ori_pqal.json"
-
-
-class Timed:
-    """A verifier that counts the pairs it is asked and the seconds it spends."""
-
-    def __init__(self, inner: Verifier) -> None:
-        self.inner = inner
-        self.pairs = 0
-        self.seconds = 0.0
-
-    def load(self) -> None:
-        self.inner.load()
-
-    def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        t0 = time.perf_counter()
-        out = self.inner.classify(pairs)
-        self.seconds += time.perf_counter() - t0
-        self.pairs += len(pairs)
-        return out
 
 
 @dataclasses.dataclass
@@ -68,10 +48,6 @@ class Tally:
     seconds: list[float] = dataclasses.field(default_factory=lambda: [0.0, 0.0])
     wall: list[float] = dataclasses.field(default_factory=lambda: [0.0, 0.0])
     changes: list[str] = dataclasses.field(default_factory=list)
-
-
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def main() -> int:
@@ -91,7 +67,7 @@ def main() -> int:
         kwargs.pop("subject_gate", None)
         runs = []
         for n, gate in enumerate((False, True)):
-            timed = Timed(verifier)
+            timed = Counting(verifier)
             t0 = time.perf_counter()
             found = search(retriever, timed, claims, thresholds, subject_gate=gate, **kwargs)
             tally.wall[n] += time.perf_counter() - t0

@@ -21,48 +21,20 @@ Usage: .venv/bin/python benchmarks/verifier_int8.py --other DIR [--reference DIR
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-from numpy.typing import NDArray
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from verify_gate import SETS
+from verify_gate import SETS, Counting, _uptime
 
 from verifai_desktop.evaluate.verifier import EvalPair
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.check import Verifier, verify_pairs
 from verifai_desktop.verify.nli import BUNDLED_NAME, get_verifier
 from verifai_desktop.verify.presets import effective_thresholds
-
-
-class Timed:
-    """A verifier that counts the pairs it is asked and the seconds it spends."""
-
-    def __init__(self, inner: Verifier) -> None:
-        self.inner = inner
-        self.pairs = 0
-        self.seconds = 0.0
-
-    def load(self) -> None:
-        self.inner.load()
-
-    def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        t0 = time.perf_counter()
-        out = self.inner.classify(pairs)
-        self.seconds += time.perf_counter() - t0
-        self.pairs += len(pairs)
-        return out
-
-
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def compare(
@@ -75,7 +47,7 @@ def compare(
     items = [(p.premise, p.hypothesis) for p in pairs]
     runs = []
     for verifier in verifiers:
-        timed = Timed(verifier)
+        timed = Counting(verifier)
         result = verify_pairs(timed, items, granularity=th.premise, thresholds=th)
         runs.append((result.shown, timed.pairs, timed.seconds))
     (before, n0, s0), (after, n1, s1) = runs

@@ -45,18 +45,23 @@ SETS = {
 
 
 class Counting:
-    """A verifier that counts the pairs it is asked."""
+    """A verifier that counts the pairs it is asked and the seconds it spends
+    (``benchmarks/verifier_int8.py`` and ``conflict_gate.py`` use it too)."""
 
     def __init__(self, inner: Verifier) -> None:
         self.inner = inner
         self.pairs = 0
+        self.seconds = 0.0
 
     def load(self) -> None:
         self.inner.load()
 
     def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
+        t0 = time.perf_counter()
+        out = self.inner.classify(pairs)
+        self.seconds += time.perf_counter() - t0
         self.pairs += len(pairs)
-        return self.inner.classify(pairs)
+        return out
 
 
 def _uptime() -> str:

@@ -11,6 +11,13 @@ import json
 from pathlib import Path
 from typing import cast
 
+ONNX_SCHEMES = {
+    "rows": "int8 products (MatMulIntegerToFloat: activations one scale per token at run time, "
+    "weights one scale per column) + int8 embedding tables per row",
+    "blocks": "int8 weight-only (MatMulNBits 8-bit, blocks of 32) + int8 embedding table",
+}
+"""``settings.onnx`` of the card per ``int8_scheme`` of ``verifier.json``."""
+
 
 def training_data(info: dict[str, object]) -> list[dict[str, str]]:
     """The datasets (with licences) behind a run, from its ``train_info.json``."""
@@ -129,7 +136,7 @@ def write_card(args: argparse.Namespace, model_dir: Path, evals: Path) -> int:
         "training_data": training_data(info),
         "settings": {
             **info,
-            "onnx": "int8 weight-only (MatMulNBits 8-bit, blocks of 32) + int8 embedding table",
+            "onnx": ONNX_SCHEMES["blocks"],
             "onnx_bytes": size,
             "temperature": calib.get("temperature"),
             "feature_layer": calib.get("chosen"),

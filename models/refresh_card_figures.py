@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from logits_cache import cached_verifier, load_cache, save_cache
-from model_card import shipped_files
+from model_card import ONNX_SCHEMES, shipped_files
 from verifier_evals import EVALS, JUDGE_SLICE, eval_pairs
 
 from verifai_desktop.evaluate import verifier as ev
@@ -54,32 +54,23 @@ def figures_of(result: dict[str, object]) -> dict[str, float]:
     return fig
 
 
-ONNX_SCHEMES = {
-    "rows": "int8 products (MatMulIntegerToFloat: activations one scale per token at run time, "
-    "weights one scale per column) + int8 embedding tables per row",
-    "blocks": "int8 weight-only (MatMulNBits 8-bit, blocks of 32) + int8 embedding table",
-}
-"""``settings.onnx`` of the card per ``int8_scheme`` of ``verifier.json``."""
-
-
 def _score_again(
     key: str,
     pairs: Sequence[Any],
     granularity: str,
-    folder: Path,
-    cache: Any,
+    verifiers: tuple[Any, Any],
+    name: str,
     card: dict[str, Any],
 ) -> dict[str, tuple[str, str]]:
     """Score ``key``'s figures that depend on the model's logits and not only on its
     calibration: uncalibrated (SciFact, HealthVer) and the judge slice (SciFact dev, HealthVer
-    test). Returns figure key -> (system, premise) for :func:`_rewrite_md_rows`."""
-    name = card.get("name", folder.name)
+    test), with ``verifiers`` = (calibrated, uncalibrated) sharing one logits cache. Returns
+    figure key -> (system, premise) for :func:`_rewrite_md_rows`."""
+    calibrated, raw = verifiers
     runs = []
     if key.startswith(("scifact", "healthver")):
-        raw = cached_verifier(folder, cache, calibrated=False)
         runs.append((f"uncalibrated_{key}", raw, pairs, f"{name} (uncalibrated)"))
     if key in ("scifact_dev", "healthver_test"):
-        calibrated = cached_verifier(folder, cache)
         runs.append((f"slice{JUDGE_SLICE}_{key}", calibrated, pairs[:JUDGE_SLICE], name))
     done = {}
     for figure, verifier, subset, system in runs:
@@ -142,6 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     thresholds = effective_thresholds(VerifySettings(), verifier.card.presets)
     confusions: dict[str, list[list[int]]] = {}
     scored: dict[str, tuple[str, str]] = {}  # figure key -> (system, premise) of its MD row
+    name = card.get("name", folder.name)
+    both = (
+        verifier,
+        cached_verifier(folder, cache, calibrated=False) if args.model_changed else None,
+    )
     for key, kind, rel, granularity, limit in EVALS:
         if args.only is not None and key not in args.only:
             continue
@@ -161,8 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         card["figures"][key] = figures_of(result)
         confusions[key] = [[int(x) for x in row] for row in result["confusion"]]
         if args.model_changed:
-            scored.update(_score_again(key, pairs, granularity, folder, cache, card))
-            scored[key] = (card.get("name", folder.name), granularity)
+            scored.update(_score_again(key, pairs, granularity, both, name, card))
+            scored[key] = (name, granularity)
         fig = card["figures"][key]
         print(
             f"{key:<36} macro F1 {fig['macro_f1']:.3f} weighted {fig['weighted_f1']:.3f} "

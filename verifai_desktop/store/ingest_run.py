@@ -116,8 +116,7 @@ class IngestRun:
             self.progress(Progress(what, done, total, unit, message))
 
     def check_cancel(self, what: str) -> None:
-        with contextlib.suppress(Cancelled):  # an answer being written goes first
-            FOREGROUND.wait_turn(self.cancel, what)
+        self.yield_turn(what)  # an answer being written goes first
         if self.cancel is not None and self.cancel.is_set():
             self.flush(force=True)
             raise Cancelled(what)
