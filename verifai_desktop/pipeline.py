@@ -512,6 +512,7 @@ class AskSession:
             passage_budget_tokens=budget,
             quote_first=settings.generation.quote_first,
             reading_sentences=settings.generation.reading_sentences,
+            cut_to_question=settings.generation.cut_to_question,
         )
         log.info(
             "prompt: %d of %d passages, %d passage tokens (budget %d), %d cut, %d tokens in all",

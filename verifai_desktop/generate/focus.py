@@ -18,7 +18,7 @@ questions 41-80 (``benchmarks/reading_budget.py``; README, Measured).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from verifai_desktop.domain import Passage
 from verifai_desktop.generate.passages import ELLIPSIS
@@ -78,6 +78,59 @@ def focus_passage(passage: Passage, kept: Sequence[int]) -> Passage:
     if previous < len(spans) - 1:
         parts.append(ELLIPSIS)
     return dataclasses.replace(passage, text="".join(parts), sentence_spans=tuple(new_spans))
+
+
+def focus_to_fit(
+    passage: Passage,
+    scores: Sequence[float],
+    max_tokens: int,
+    count_tokens: Callable[[str], int],
+    neighbours: int = NEIGHBOURS,
+) -> str | None:
+    """The text of ``passage`` cut to ``max_tokens`` around what bears on the question: for the
+    passage that crosses the reading budget, which would otherwise keep only its opening.
+
+    Sentences scoring above 0 are taken best first (ties: earlier first), each with its
+    ``neighbours`` when they fit and alone otherwise, while the text (with its ellipses) fits;
+    then the first sentence (the passage's subject) when it still fits. The kept sentences are
+    joined in passage order as :func:`focus_passage` joins them.
+
+    Args:
+        passage: the passage (its ``sentence_spans`` give the sentences).
+        scores: one score per sentence (:func:`~verifai_desktop.generate.quote.sentence_scores`).
+        max_tokens: tokens the kept text may take.
+        count_tokens: the generator's tokenizer, ``text -> number of tokens``.
+        neighbours: sentences kept on either side of a chosen one, room permitting.
+
+    Returns:
+        The cut text; the whole text when it fits; None when no sentence shares a word with
+        the question or not even the best sentence fits (the caller keeps the opening).
+    """
+    if count_tokens(passage.text) <= max_tokens:
+        return passage.text
+    n = len(passage.sentence_spans)
+    ranked = sorted((i for i in range(n) if scores[i] > 0), key=lambda i: (-scores[i], i))
+    kept: set[int] = set()
+    text: str | None = None
+
+    def fits(candidate: set[int]) -> str | None:
+        cut = focus_passage(passage, sorted(candidate)).text
+        return cut if count_tokens(cut) <= max_tokens else None
+
+    for i in ranked:
+        if i in kept:
+            continue
+        wide = set(range(max(i - neighbours, 0), min(i + neighbours + 1, n)))
+        for candidate in (kept | wide, kept | {i}):
+            cut = fits(candidate)
+            if cut is not None:
+                kept, text = candidate, cut
+                break
+    if text is None:
+        return None
+    if 0 not in kept:
+        text = fits(kept | {0}) or text
+    return text
 
 
 def focus_passages(

@@ -13,10 +13,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.generate.focus import focus_passages
+from verifai_desktop.generate.focus import focus_passages, focus_to_fit
 from verifai_desktop.generate.numbered import NumberedSentence, number_sentences
 from verifai_desktop.generate.passages import MIN_PART_TOKENS, truncate_passage
-from verifai_desktop.generate.quote import KEEP_FIGURES, asks_for_figure, quote_block
+from verifai_desktop.generate.quote import (
+    KEEP_FIGURES,
+    asks_for_figure,
+    quote_block,
+    sentence_scores,
+)
 from verifai_desktop.ingest.injection import neutralise_control_tokens
 from verifai_desktop.names import printable
 
@@ -96,14 +101,20 @@ _BLOCK_SEPARATOR_TOKENS = 2  # the blank line between two passage blocks
 
 
 def _fit_budget(
-    passages: Sequence[Passage], budget_tokens: int, count_tokens: Callable[[str], int]
+    passages: Sequence[Passage],
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    scores: Sequence[Sequence[float]] | None = None,
 ) -> tuple[list[Passage], list[str], int]:
     """Passages best first while their source lines and texts fit ``budget_tokens``.
 
-    The first passage that does not fit whole is cut at a sentence boundary when at least
+    The first passage that does not fit whole is cut when at least
     :data:`~verifai_desktop.generate.passages.MIN_PART_TOKENS` tokens are left for its text (the
     first passage always, however little is left) and no later passage is given: a lower-ranked
-    short passage never jumps ahead of a better one.
+    short passage never jumps ahead of a better one. With ``scores`` (one per sentence of each
+    passage) the cut keeps the sentences that bear most on the question
+    (:func:`~verifai_desktop.generate.focus.focus_to_fit`), otherwise (or when none of them
+    fits) the leading sentences.
 
     Returns:
         ``(given passages, their texts (control tokens neutralised), how many were cut)``.
@@ -122,7 +133,11 @@ def _fit_budget(
             continue
         room = budget_tokens - used - head
         if room >= MIN_PART_TOKENS or not given:
-            cut = truncate_passage(passage, max(room, 8), count_tokens)
+            cut = None
+            if scores is not None:
+                cut = focus_to_fit(passage, scores[number - 1], max(room, 8), count_tokens)
+            if cut is None:
+                cut = truncate_passage(passage, max(room, 8), count_tokens)
             given.append(passage)
             texts.append(neutralise_control_tokens(cut))
             return given, texts, 1
@@ -140,6 +155,7 @@ def build_answer_prompt(
     system_prompt: str = SYSTEM_PROMPT,
     quote_first: bool = False,
     reading_sentences: int = 0,
+    cut_to_question: bool = False,
 ) -> AnswerPrompt:
     """Build the chat messages for answering ``question`` from ``passages``.
 
@@ -165,6 +181,9 @@ def build_answer_prompt(
         reading_sentences: trim each passage to this many sentences that bear on the question,
             their neighbours and its first sentence (:mod:`.focus`) before the budgets are
             applied; 0 gives passages whole. ``AnswerPrompt.passages`` stay whole.
+        cut_to_question: the passage crossing ``passage_budget_tokens`` keeps its sentences
+            that bear most on the question (IDF over the offered passages' sentences,
+            :func:`~.quote.sentence_scores`), not its opening.
 
     Returns:
         The prompt with the passages as given and shown.
@@ -177,7 +196,14 @@ def build_answer_prompt(
     passages = focus_passages(question, passages, reading_sentences)
     truncated = 0
     if passage_budget_tokens is not None:
-        given, texts, truncated = _fit_budget(passages, passage_budget_tokens, count_tokens)
+        scores = None
+        if cut_to_question:
+            flat = sentence_scores(question, [s for p in passages for s in p.sentences()])
+            scores, at = [], 0
+            for p in passages:
+                scores.append(flat[at : at + len(p.sentence_spans)])
+                at += len(p.sentence_spans)
+        given, texts, truncated = _fit_budget(passages, passage_budget_tokens, count_tokens, scores)
         passages = given
     else:
         texts = [neutralise_control_tokens(p.text) for p in passages]

@@ -48,6 +48,8 @@ class Checks:
             only when every part is, red when one is; off: the whole sentence at once.
         subject: hold back a CONTRADICT from a window about another subject
             (:mod:`verifai_desktop.verify.subject`).
+        names: hold back a SUPPORT from a window whose sentence saying what the claim says
+            names another subject than the claim (:mod:`verifai_desktop.verify.names`).
         gate: a window that shares no content word with the claim part
             (:func:`~verifai_desktop.words.content_stems`) is shown NO_EVIDENCE without asking
             the verifier (issue 40: 23% of the windows of 120 paraphrase dev pairs; the
@@ -61,6 +63,7 @@ class Checks:
     support_first: bool = True
     parts: bool = True
     subject: bool = True
+    names: bool = True
     gate: bool = True
 
 

@@ -35,7 +35,9 @@ set (``models/data/paraphrase_dev.jsonl``, ``models/paraphrase_dev.py``):
   for word, a changed figure, negation or exchanged items is ``RED``; a CONTRADICT from a
   window that states the part word for word is ``HOLD``;
 * :func:`~verifai_desktop.verify.subject.subject_rule`: a CONTRADICT from a window about
-  another subject is ``HOLD`` (conflicts that are real).
+  another subject is ``HOLD`` (conflicts that are real);
+* :func:`~verifai_desktop.verify.names.name_rule`: a SUPPORT from a window whose sentence that
+  says what the part says names another system, gene or group than the part is ``HOLD``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from verifai_desktop.verify.checks import ALL_CHECKS, Checks, aligned_rule
 from verifai_desktop.verify.figures import figures_rule
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.labels import shown_label
+from verifai_desktop.verify.names import name_rule
 from verifai_desktop.verify.negation import negation_rule
 from verifai_desktop.verify.subject import subject_rule
 
@@ -63,7 +66,7 @@ def findings(
         passage: the whole passage the window is cut from.
         guess: the verifier's argmax for the pair.
         checks: which rules run (``numbers``: figures, ``negation``, ``aligned``,
-            ``subject``).
+            ``subject``, ``names``).
     """
     out: list[Finding] = []
     if checks.aligned:
@@ -74,6 +77,8 @@ def findings(
         out += negation_rule(part, window, passage, guess)
     if checks.subject:
         out += subject_rule(part, window, passage, guess)
+    if checks.names:
+        out += name_rule(part, window, passage, guess)
     return tuple(out)
 
 

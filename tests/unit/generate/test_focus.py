@@ -9,7 +9,12 @@ from pathlib import Path
 
 from tests.unit.generate.test_quote import METHODS, QUESTION, RESULTS
 from verifai_desktop.domain import ChunkId, DocId, Location, LocationKind, Passage
-from verifai_desktop.generate.focus import focus_passage, focus_passages, kept_sentences
+from verifai_desktop.generate.focus import (
+    focus_passage,
+    focus_passages,
+    focus_to_fit,
+    kept_sentences,
+)
 from verifai_desktop.generate.passages import ELLIPSIS
 from verifai_desktop.generate.prompt import build_answer_prompt
 from verifai_desktop.ingest.sentences import split_sentences
@@ -104,3 +109,31 @@ def test_idf_is_over_all_passages_so_a_shared_word_counts_little() -> None:
     trimmed = focus_passages(QUESTION, [_passage(2, RESULTS), _passage(3, OTHER)], keep=1)
     assert "51.4%" in trimmed[0].text
     assert trimmed[1].text.startswith("Desmoid tumors are rare")
+
+
+def test_the_cut_keeps_what_bears_on_the_question_not_the_opening() -> None:
+    # the answer (51.4%) is in the results' fourth sentence, past what an opening cut keeps
+    passage = _passage(2, RESULTS)
+    scores = [1.0 if "51.4%" in s else 0.0 for s in passage.sentences()]
+    cut = focus_to_fit(passage, scores, 60, _count)
+    assert cut is not None and _count(cut) <= 60
+    assert "51.4% the ileorectal group had surgery for desmoid tumor" in cut
+    assert cut.startswith("There were 86 patients")  # the first sentence, as room allows
+    tight = focus_to_fit(passage, scores, 50, _count)  # no room for neighbours or the opening
+    assert tight is not None and "51.4%" in tight and "There were 86" not in tight
+    assert focus_to_fit(passage, [0.0] * len(scores), 60, _count) is None  # nothing shared
+    assert focus_to_fit(passage, scores, 10, _count) is None  # the best does not fit
+    assert focus_to_fit(passage, scores, 500, _count) == RESULTS  # fits whole
+
+
+def test_the_passage_crossing_the_budget_is_cut_to_the_question() -> None:
+    passages = [_passage(1, METHODS), _passage(2, RESULTS)]
+    kwargs = {"count_tokens": _count, "max_prompt_tokens": 4000, "passage_budget_tokens": 150}
+    opening = build_answer_prompt(QUESTION, passages, **kwargs)
+    focused = build_answer_prompt(QUESTION, passages, cut_to_question=True, **kwargs)
+    assert len(opening.passages) == len(focused.passages) == 2
+    assert opening.truncated == focused.truncated == 1
+    assert "51.4%" not in opening.passage_texts[1]
+    assert "51.4% the ileorectal group had surgery for desmoid tumor" in focused.passage_texts[1]
+    assert focused.passage_texts[0] == METHODS  # a passage that fits is not touched
+    assert focused.passage_tokens <= 150
