@@ -29,6 +29,7 @@ def test_training_claims_come_from_no_dev_held_out_or_test_passage(shared_data: 
     rows = _rows(prd.TRAIN)
     assert len(rows) > 600
     dev = {r["source"] for r in _rows(DEV)}
+    dev |= {r["source"] for r in _rows(DEV.parent / "name_binding_dev.jsonl")}
     figures = {f"pubmedqa:{json.loads(line)['pmid']}" for line in
                (DEV.parent / "figure_questions.jsonl").open() if line.strip()}  # fmt: skip
     sources = {r["source"] for r in rows}

@@ -1,9 +1,10 @@
 """The name rule (issue 39): a sentence the passage says of one named subject is no support for
 the same words said of another.
 
-Passages: SciFact abstracts 30303335 and 18956141 (cited by SciFact dev/train claims; CC BY
-4.0 as SciFact), with claims of the name-binding dev set (``models/data/name_binding_dev.jsonl``,
-n-51/n-52 and n-55/n-56), and the abstract of the paraphrase dev set's a-50.
+Passages: SciFact abstracts 30303335 and 18956141 (cited by SciFact dev/train claims; ODC-By
+1.0, as ``models/data/README.md`` says), with claims of the name-binding dev set
+(``models/data/name_binding_dev.jsonl``, n-51/n-52 and n-55/n-56), and the abstract of the
+paraphrase dev set's a-50.
 """
 
 from __future__ import annotations
