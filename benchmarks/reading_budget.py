@@ -28,8 +28,8 @@ that <claim>?", over their own abstracts and the first SciFact abstracts up to 1
 (``scifact_as_pubmedqa`` writes them in PubMedQA's shape; "own abstract" is the first abstract
 the claim's evidence is in). Only dev claims: the test claims are for reporting.
 
-Usage: .venv/bin/python benchmarks/reading_budget.py [--scifact] [--skip 40] [--limit 40] [-k 10]
-       [--configs 0:1500:opening,2:700:question,...]
+Usage: .venv/bin/python benchmarks/reading_budget.py [--scifact] [--rerank] [--skip 40]
+       [--limit 40] [-k 10] [--configs 0:1500:opening,2:700:question,...]
 """
 
 from __future__ import annotations
@@ -116,12 +116,20 @@ def main() -> int:
     parser.add_argument(
         "--scifact", action="store_true", help="SciFact dev claims as questions, not PubMedQA"
     )
+    parser.add_argument(
+        "--rerank",
+        action="store_true",
+        help="evidence-aware reranking on in every row (retrieval.rerank; default: settings)",
+    )
     parser.add_argument("--skip", type=int, default=40)
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("-k", type=int, default=None, help="passages retrieved (default: settings)")
     parser.add_argument("--configs", default=CONFIGS, help="sentences:tokens[:cut],... (0 = whole)")
     args = parser.parse_args()
     settings = load_settings()
+    if args.rerank:
+        retrieval = dataclasses.replace(settings.retrieval, rerank=True)
+        settings = dataclasses.replace(settings, retrieval=retrieval)
     k = args.k or settings.retrieval.k
     collection = "pubmedqa-eval"
     if args.scifact:
@@ -132,7 +140,8 @@ def main() -> int:
     first, last = args.skip + 1, args.skip + args.limit
     print(f"load before: {_uptime()}", file=sys.stderr)
     asked = "SciFact dev claims as questions" if args.scifact else "PubMedQA PQA-L questions"
-    print(f"{asked} {first}..{last} (dev), k={k}, abstention off\n")
+    reranked = ", reranked by evidence" if settings.retrieval.rerank else ""
+    print(f"{asked} {first}..{last} (dev), k={k}{reranked}, abstention off\n")
     print(
         "| sentences | passage tokens | cut | prompt tokens | first token s | verify s "
         "| s / answer | own abstract cited % (generator / re-cited) | supported % | contradicted % "
