@@ -163,8 +163,8 @@ def main() -> int:
         cites = {c.name: c for c in report.citations}
         gen, rec = cites["generator's citations"], cites["after re-citation"]
         pct, ms = report.label_pct, report.mean_ms
-        asked = report.questions
-        green = 100 * sum("supported" in q.labels for q in asked) / max(len(asked), 1)
+        results = report.questions
+        green = 100 * sum("supported" in q.labels for q in results) / max(len(results), 1)
         print(
             f"| {sentences or 'whole'} | {budget} | {cut} | {ms.get('prompt_tokens', 0.0):.0f} "
             f"| {ms.get('first_token', 0.0) / 1000:.1f} | {ms.get('verify', 0.0) / 1000:.1f} "

@@ -80,6 +80,24 @@ def focus_passage(passage: Passage, kept: Sequence[int]) -> Passage:
     return dataclasses.replace(passage, text="".join(parts), sentence_spans=tuple(new_spans))
 
 
+def passage_scores(question: str, passages: Sequence[Passage]) -> list[list[float]]:
+    """How much each sentence of each passage bears on ``question``
+    (:func:`~verifai_desktop.generate.quote.sentence_scores`, the IDF taken over the sentences
+    of all ``passages`` together, so a word every passage repeats counts little).
+
+    Returns:
+        One list per passage, one score per sentence of its ``sentence_spans``.
+    """
+    flat = sentence_scores(question, [s for p in passages for s in p.sentences()])
+    out: list[list[float]] = []
+    at = 0
+    for passage in passages:
+        n = len(passage.sentence_spans)
+        out.append(flat[at : at + n])
+        at += n
+    return out
+
+
 def focus_to_fit(
     passage: Passage,
     scores: Sequence[float],
@@ -97,7 +115,7 @@ def focus_to_fit(
 
     Args:
         passage: the passage (its ``sentence_spans`` give the sentences).
-        scores: one score per sentence (:func:`~verifai_desktop.generate.quote.sentence_scores`).
+        scores: one score per sentence (:func:`passage_scores`).
         max_tokens: tokens the kept text may take.
         count_tokens: the generator's tokenizer, ``text -> number of tokens``.
         neighbours: sentences kept on either side of a chosen one, room permitting.
@@ -153,13 +171,7 @@ def focus_passages(
     """
     if keep <= 0:
         return tuple(passages)
-    texts = [s for p in passages for s in p.sentences()]
-    scores = sentence_scores(question, texts)
-    out: list[Passage] = []
-    at = 0
-    for passage in passages:
-        n = len(passage.sentence_spans)
-        kept = kept_sentences(scores[at : at + n], keep, neighbours)
-        out.append(focus_passage(passage, kept))
-        at += n
-    return tuple(out)
+    return tuple(
+        focus_passage(passage, kept_sentences(scores, keep, neighbours))
+        for passage, scores in zip(passages, passage_scores(question, passages), strict=True)
+    )

@@ -13,15 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.generate.focus import focus_passages, focus_to_fit
+from verifai_desktop.generate.focus import focus_passages, focus_to_fit, passage_scores
 from verifai_desktop.generate.numbered import NumberedSentence, number_sentences
 from verifai_desktop.generate.passages import MIN_PART_TOKENS, truncate_passage
-from verifai_desktop.generate.quote import (
-    KEEP_FIGURES,
-    asks_for_figure,
-    quote_block,
-    sentence_scores,
-)
+from verifai_desktop.generate.quote import KEEP_FIGURES, asks_for_figure, quote_block
 from verifai_desktop.ingest.injection import neutralise_control_tokens
 from verifai_desktop.names import printable
 
@@ -182,8 +177,7 @@ def build_answer_prompt(
             their neighbours and its first sentence (:mod:`.focus`) before the budgets are
             applied; 0 gives passages whole. ``AnswerPrompt.passages`` stay whole.
         cut_to_question: the passage crossing ``passage_budget_tokens`` keeps its sentences
-            that bear most on the question (IDF over the offered passages' sentences,
-            :func:`~.quote.sentence_scores`), not its opening.
+            that bear most on the question (:func:`~.focus.passage_scores`), not its opening.
 
     Returns:
         The prompt with the passages as given and shown.
@@ -196,13 +190,7 @@ def build_answer_prompt(
     passages = focus_passages(question, passages, reading_sentences)
     truncated = 0
     if passage_budget_tokens is not None:
-        scores = None
-        if cut_to_question:
-            flat = sentence_scores(question, [s for p in passages for s in p.sentences()])
-            scores, at = [], 0
-            for p in passages:
-                scores.append(flat[at : at + len(p.sentence_spans)])
-                at += len(p.sentence_spans)
+        scores = passage_scores(question, passages) if cut_to_question else None
         given, texts, truncated = _fit_budget(passages, passage_budget_tokens, count_tokens, scores)
         passages = given
     else:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 
 from verifai_desktop.domain import NliLabel
+from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.numbers import subject_words
 from verifai_desktop.words import STOP_WORDS
@@ -59,7 +60,6 @@ ANCHOR_MIN = 2
 _WORD = re.compile(r"(?<![\w-])[^\W\d_][\w]*(?:-[\w]+)*")
 _LOWER_ENDING = re.compile(r"(?:-[a-z]+)+$")
 _INITIAL = re.compile(r"[^\W\d_]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 
 
 def names(text: str) -> tuple[str, ...]:
@@ -102,7 +102,8 @@ def anchor_sentence(part: str, window: str) -> str | None:
     if len(content) < ANCHOR_MIN:
         return None
     best, best_shared = None, 0
-    for sentence in _SENTENCE_END.split(window):
+    for start, end in split_sentences(window):
+        sentence = window[start:end]
         shared = len(content & subject_words(sentence))
         if shared > best_shared:
             best, best_shared = sentence, shared
