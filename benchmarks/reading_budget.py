@@ -12,7 +12,9 @@ re-citation; abstention off), with one reading setting:
   that bear on the question, their neighbours and its first sentence
   (:mod:`verifai_desktop.generate.focus`); ``whole`` reads passages whole;
 * ``cut``: how the passage crossing the budget is cut, ``question`` (its sentences that bear
-  most on the question, ``generation.cut_to_question``) or ``opening`` (its leading sentences).
+  most on the question, ``generation.cut_to_question``), ``best`` (that, and the sentence of all
+  retrieved passages that bears most on the question is read even when its passage ranks below
+  the budget, ``generation.keep_best_sentence``) or ``opening`` (its leading sentences).
 
 Columns: mean prompt tokens (the generator's own count, chat template included); mean time to
 the first token and per answer (seconds; generations are cached per prompt in
@@ -29,7 +31,7 @@ that <claim>?", over their own abstracts and the first SciFact abstracts up to 1
 the claim's evidence is in). Only dev claims: the test claims are for reporting.
 
 Usage: .venv/bin/python benchmarks/reading_budget.py [--scifact] [--rerank] [--skip 40]
-       [--limit 40] [-k 10] [--configs 0:1500:opening,2:700:question,...]
+       [--limit 40] [-k 10] [--configs 0:1500:opening,2:700:question,...] [--dump rows.jsonl]
 """
 
 from __future__ import annotations
@@ -63,13 +65,14 @@ def with_reading(
     settings: Settings, sentences: int, budget: int, cut: str = "question"
 ) -> Settings:
     """``settings`` with this reading budget and cut (``question`` or ``opening``)."""
-    if cut not in ("question", "opening"):
-        raise SystemExit(f"cut is 'question' or 'opening', not {cut!r}")
+    if cut not in ("question", "opening", "best"):
+        raise SystemExit(f"cut is 'question', 'best' or 'opening', not {cut!r}")
     generation = dataclasses.replace(
         settings.generation,
         reading_sentences=sentences,
         prompt_passage_tokens=budget,
-        cut_to_question=cut == "question",
+        cut_to_question=cut != "opening",
+        keep_best_sentence=cut == "best",
     )
     return dataclasses.replace(settings, generation=generation)
 
@@ -125,6 +128,9 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("-k", type=int, default=None, help="passages retrieved (default: settings)")
     parser.add_argument("--configs", default=CONFIGS, help="sentences:tokens[:cut],... (0 = whole)")
+    parser.add_argument(
+        "--dump", type=Path, help="write one JSON line per config and question (answer, labels)"
+    )
     args = parser.parse_args()
     settings = load_settings()
     if args.rerank:
@@ -165,6 +171,18 @@ def main() -> int:
         pct, ms = report.label_pct, report.mean_ms
         results = report.questions
         green = 100 * sum("supported" in q.labels for q in results) / max(len(results), 1)
+        if args.dump:
+            with args.dump.open("a", encoding="utf-8") as out:
+                for q in results:
+                    row = {
+                        "config": config,
+                        "pmid": q.pmid,
+                        "gold_retrieved": q.gold_retrieved,
+                        "gold_cited": q.gold_cited,
+                        "labels": q.labels,
+                        "answer": q.answer,
+                    }
+                    out.write(json.dumps(row) + "\n")
         print(
             f"| {sentences or 'whole'} | {budget} | {cut} | {ms.get('prompt_tokens', 0.0):.0f} "
             f"| {ms.get('first_token', 0.0) / 1000:.1f} | {ms.get('verify', 0.0) / 1000:.1f} "

@@ -513,6 +513,7 @@ class AskSession:
             quote_first=settings.generation.quote_first,
             reading_sentences=settings.generation.reading_sentences,
             cut_to_question=settings.generation.cut_to_question,
+            keep_best_sentence=settings.generation.keep_best_sentence,
         )
         log.info(
             "prompt: %d of %d passages, %d passage tokens (budget %d), %d cut, %d tokens in all",

@@ -139,3 +139,28 @@ def test_search_errors_name_the_missing_collection(clean_home: tuple[Path, dict[
     proc = _verifai(home, "search", "anything", "--collection", "nope")
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: no collection named 'nope'")
+
+
+README_QUESTION = "What does SPECTER use citations for?"
+
+
+def test_the_readme_question_is_answered_right_and_green(
+    clean_home: tuple[Path, dict[str, Any]],
+) -> None:
+    """The README's main command: the README question over the whole sample collection with
+    the default settings (issue 40: "README answer still right and green"). The sentence that
+    answers is on the SPECTER paper's page 1, a chunk retrieval ranks past the reading budget;
+    ``generation.keep_best_sentence`` gives it last, cut to that sentence."""
+    home, _ = clean_home
+    answer = _json(_verifai(home, "ask", README_QUESTION, "--collection", "clean", "--json"))
+    assert not answer["abstained"]
+    assert answer["label_counts"]["contradicted"] == 0
+    right = [
+        s
+        for s in answer["sentences"]
+        if s["label"] == "supported" and "supervision signal" in s["text"]
+    ]
+    assert right, answer["answer"]
+    given = {p["number"]: (p["file"], p["location"]["number"]) for p in answer["passages"]}
+    cited = {given[number] for s in right for number in s["citations"]}
+    assert ("acl2020_specter.pdf", 1) in cited, answer["passages"]

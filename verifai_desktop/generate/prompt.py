@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verifai_desktop.domain import Passage
-from verifai_desktop.generate.focus import focus_passages, focus_to_fit, passage_scores
+from verifai_desktop.generate.focus import (
+    NEIGHBOURS,
+    focus_passage,
+    focus_passages,
+    focus_to_fit,
+    passage_scores,
+)
 from verifai_desktop.generate.numbered import NumberedSentence, number_sentences
 from verifai_desktop.generate.passages import MIN_PART_TOKENS, truncate_passage
 from verifai_desktop.generate.quote import KEEP_FIGURES, asks_for_figure, quote_block
@@ -95,12 +101,57 @@ ANSWER_CUE = "Answer:"
 _BLOCK_SEPARATOR_TOKENS = 2  # the blank line between two passage blocks
 
 
+def _fill(
+    passages: Sequence[Passage],
+    order: Sequence[int],
+    budget_tokens: int,
+    count_tokens: Callable[[str], int],
+    scores: Sequence[Sequence[float]] | None,
+) -> tuple[list[int], list[str], set[int]]:
+    """Passages of ``order`` (indices into ``passages``) while they fit: see :func:`_fit_budget`.
+
+    Returns:
+        ``(indices given, their texts, positions in the given list that were cut)``.
+    """
+    given: list[int] = []
+    texts: list[str] = []
+    used = 0
+    for index in order:
+        passage = passages[index]
+        head = count_tokens(_head(len(given) + 1, passage)) + _BLOCK_SEPARATOR_TOKENS
+        text = neutralise_control_tokens(passage.text)
+        cost = head + count_tokens(text)
+        if used + cost <= budget_tokens:
+            given.append(index)
+            texts.append(text)
+            used += cost
+            continue
+        room = budget_tokens - used - head
+        if room >= MIN_PART_TOKENS or not given:
+            cut = None
+            if scores is not None:
+                cut = focus_to_fit(passage, scores[index], max(room, 8), count_tokens)
+            if cut is None:
+                cut = truncate_passage(passage, max(room, 8), count_tokens)
+            given.append(index)
+            texts.append(neutralise_control_tokens(cut))
+            return given, texts, {len(given) - 1}
+        break
+    return given, texts, set()
+
+
+BEST_SHARE = 3
+"""The passage read for its best sentence (:func:`_fit_budget`, ``keep_best``) takes at most
+1/``BEST_SHARE`` of the passage budget: the best sentence with its neighbours, or alone."""
+
+
 def _fit_budget(
     passages: Sequence[Passage],
     budget_tokens: int,
     count_tokens: Callable[[str], int],
     scores: Sequence[Sequence[float]] | None = None,
-) -> tuple[list[Passage], list[str], int]:
+    keep_best: bool = False,
+) -> tuple[list[int], list[str], set[int]]:
     """Passages best first while their source lines and texts fit ``budget_tokens``.
 
     The first passage that does not fit whole is cut when at least
@@ -111,33 +162,45 @@ def _fit_budget(
     (:func:`~verifai_desktop.generate.focus.focus_to_fit`), otherwise (or when none of them
     fits) the leading sentences.
 
+    With ``keep_best`` (and ``scores``), the sentence of all ``passages`` that bears most on
+    the question (highest score; ties: the better-ranked passage) is always read: when the
+    budget would leave its passage out, that passage is given last, cut to the sentence and its
+    neighbours (or the sentence alone) within 1/:data:`BEST_SHARE` of the budget, and the
+    passages before it share the rest. Retrieval ranks whole chunks; on a long document the
+    chunk with the one sentence that answers can rank below chunks that repeat the question's
+    common words (issue 40: the README question's answering sentence is on the SPECTER paper's
+    page 1, the fourth chunk by retrieval).
+
     Returns:
-        ``(given passages, their texts (control tokens neutralised), how many were cut)``.
+        ``(indices of the passages given, in the order given; their texts (control tokens
+        neutralised); positions in the given list that were cut)``.
     """
-    given: list[Passage] = []
-    texts: list[str] = []
-    used = 0
-    for number, passage in enumerate(passages, start=1):
-        head = count_tokens(_head(number, passage)) + _BLOCK_SEPARATOR_TOKENS
-        text = neutralise_control_tokens(passage.text)
-        cost = head + count_tokens(text)
-        if used + cost <= budget_tokens:
-            given.append(passage)
-            texts.append(text)
-            used += cost
-            continue
-        room = budget_tokens - used - head
-        if room >= MIN_PART_TOKENS or not given:
-            cut = None
-            if scores is not None:
-                cut = focus_to_fit(passage, scores[number - 1], max(room, 8), count_tokens)
-            if cut is None:
-                cut = truncate_passage(passage, max(room, 8), count_tokens)
-            given.append(passage)
-            texts.append(neutralise_control_tokens(cut))
-            return given, texts, 1
-        break
-    return given, texts, 0
+    order = range(len(passages))
+    given, texts, cut = _fill(passages, order, budget_tokens, count_tokens, scores)
+    if not (keep_best and scores and given):
+        return given, texts, cut
+    best = max(order, key=lambda i: (max(scores[i], default=0.0), -i))
+    top = max(scores[best], default=0.0)
+    if best in given or top <= 0:
+        return given, texts, cut
+    passage = passages[best]
+    sentence = max(range(len(scores[best])), key=lambda i: (scores[best][i], -i))
+    n = len(passage.sentence_spans)
+    share = budget_tokens // BEST_SHARE
+    wide = list(range(max(sentence - NEIGHBOURS, 0), min(sentence + NEIGHBOURS + 1, n)))
+    for kept in (wide, [sentence]):
+        text = neutralise_control_tokens(focus_passage(passage, kept).text)
+        cost = count_tokens(_head(len(given) + 1, passage)) + _BLOCK_SEPARATOR_TOKENS
+        cost += count_tokens(text)
+        if cost <= share:
+            break
+    else:
+        return given, texts, cut
+    rest = [i for i in order if i != best]
+    given, texts, cut = _fill(passages, rest, budget_tokens - cost, count_tokens, scores)
+    if len(kept) < n:
+        cut.add(len(given))
+    return [*given, best], [*texts, text], cut
 
 
 def build_answer_prompt(
@@ -151,6 +214,7 @@ def build_answer_prompt(
     quote_first: bool = False,
     reading_sentences: int = 0,
     cut_to_question: bool = False,
+    keep_best_sentence: bool = False,
 ) -> AnswerPrompt:
     """Build the chat messages for answering ``question`` from ``passages``.
 
@@ -178,6 +242,10 @@ def build_answer_prompt(
             applied; 0 gives passages whole. ``AnswerPrompt.passages`` stay whole.
         cut_to_question: the passage crossing ``passage_budget_tokens`` keeps its sentences
             that bear most on the question (:func:`~.focus.passage_scores`), not its opening.
+        keep_best_sentence: with ``cut_to_question``, the sentence of all ``passages`` that
+            bears most on the question is read even when the budget would leave its passage
+            out (:func:`_fit_budget`); ``AnswerPrompt.passages`` is then not a prefix of
+            ``passages``.
 
     Returns:
         The prompt with the passages as given and shown.
@@ -188,14 +256,17 @@ def build_answer_prompt(
     offered = len(passages)
     whole = tuple(passages)
     passages = focus_passages(question, passages, reading_sentences)
-    truncated = 0
+    chosen = list(range(offered))
+    cut_already: set[int] = set()
     if passage_budget_tokens is not None:
         scores = passage_scores(question, passages) if cut_to_question else None
-        given, texts, truncated = _fit_budget(passages, passage_budget_tokens, count_tokens, scores)
-        passages = given
+        chosen, texts, cut_already = _fit_budget(
+            passages, passage_budget_tokens, count_tokens, scores, keep_best_sentence
+        )
+        passages = tuple(passages[i] for i in chosen)
     else:
         texts = [neutralise_control_tokens(p.text) for p in passages]
-    cut_already = {len(passages) - 1} if truncated else set()
+    truncated = len(cut_already)
     heads = [_head(i, p) for i, p in enumerate(passages, start=1)]
     head_tokens = sum(count_tokens(h) + _BLOCK_SEPARATOR_TOKENS for h in heads)
     budget = max(max_prompt_tokens - fixed - head_tokens, 0)
@@ -227,7 +298,7 @@ def build_answer_prompt(
     tokens = count_tokens(system_prompt) + count_tokens(user)
     return AnswerPrompt(
         messages,
-        whole[: len(passages)],  # the budget gives a prefix of the offered passages
+        tuple(whole[i] for i in chosen),
         tuple(texts),
         truncated,
         tokens,

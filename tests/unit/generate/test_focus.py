@@ -137,3 +137,38 @@ def test_the_passage_crossing_the_budget_is_cut_to_the_question() -> None:
     assert "51.4% the ileorectal group had surgery for desmoid tumor" in focused.passage_texts[1]
     assert focused.passage_texts[0] == METHODS  # a passage that fits is not touched
     assert focused.passage_tokens <= 150
+
+
+FILLER = (
+    "Restorative proctocolectomy removes the colon and rectum. An ileal pouch is formed. "
+    "The pouch is joined to the anal canal. Function is usually good after a year. "
+    "Pouchitis is the commonest late problem. It responds to antibiotics in most patients."
+)
+
+
+def test_the_sentence_that_bears_most_is_read_though_its_passage_ranks_past_the_budget() -> None:
+    # the answer (51.4%) is in the fourth passage; the first three fill the budget
+    passages = [_passage(1, OTHER), _passage(2, METHODS), _passage(3, FILLER), _passage(4, RESULTS)]
+    kwargs = {
+        "count_tokens": _count,
+        "max_prompt_tokens": 4000,
+        "passage_budget_tokens": 165,
+        "cut_to_question": True,
+    }
+    ranked = build_answer_prompt(QUESTION, passages, **kwargs)
+    assert ranked.passages == tuple(passages[:3]) and ranked.left_out == 1
+    assert not any("51.4%" in text for text in ranked.passage_texts)
+    best = build_answer_prompt(QUESTION, passages, keep_best_sentence=True, **kwargs)
+    # the fourth is given last, as its best sentence alone (with neighbours it takes more
+    # than a third of the budget); the third makes room
+    assert best.passages == (passages[0], passages[1], passages[3])
+    assert best.left_out == 1 and best.truncated == 1
+    assert best.passage_texts[2] == passages[3].sentences()[3]
+    assert "51.4% the ileorectal group had surgery for desmoid tumor" in best.passage_texts[2]
+    assert best.passage_texts[:2] == (OTHER, METHODS)
+    assert best.passage_tokens <= 165
+    assert "[3] (source: paper4.pdf" in best.messages[1].content  # numbered as given
+    # the best sentence already given: nothing moves
+    first = [passages[3], passages[0], passages[1]]
+    given = build_answer_prompt(QUESTION, first, keep_best_sentence=True, **kwargs)
+    assert given == build_answer_prompt(QUESTION, first, **kwargs)
