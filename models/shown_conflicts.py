@@ -7,7 +7,9 @@ and writes one JSON line per conflict the app shows:
 
 * ``red``: a sentence shown contradicted, with the cited passage that decided it;
 * ``conflict``: a passage listed under "Conflicting evidence" of a sentence not shown red
-  (a passage given but not cited, or one the contradiction search found in the collection).
+  (a passage given but not cited, or one the contradiction search found in the collection;
+  ``inner`` when it is a passage the sentence cites, through another window than the one that
+  supports it).
 
 Each line holds the question, the sentence, the passage text, the deciding window, the
 probabilities and the reasons shown. A reader adds ``"real": true`` when the passage is about the
@@ -76,6 +78,7 @@ def conflict_rows(qid: str, answer: Answer) -> list[dict[str, object]]:
                     **base,
                     "kind": "conflict",
                     "given": evidence.verdict.passage_number > 0,
+                    "inner": evidence.verdict.passage_number in sentence.citations,
                     "passage": evidence.passage.text,
                     **_verdict(evidence.verdict),
                 }

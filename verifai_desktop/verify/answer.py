@@ -125,7 +125,7 @@ def verify_answer(
             premise = passages[n - 1].text
             verdicts.append(result.verdict(k, premise, n))
             conflict = result.conflict(k, premise, n)
-            if conflict is not None:
+            if conflict is not None and conflicts_with(conflict, thresholds):
                 inner.append(Evidence(passages[n - 1], conflict))
         out.append(_label(s, verdicts, passages, thresholds, recite=recite, inner=inner))
     if progress:
@@ -145,7 +145,11 @@ def _label(
     """One sentence's label from its verdicts (one per passage verified), re-cited if due.
 
     ``inner``: contradicting windows of passages that support the sentence through another
-    window (kept as conflicts beside the support)."""
+    window (kept as conflicts beside the support), under the same relevance gate as other
+    passages (:func:`~verifai_desktop.verify.labels.conflicts_with`): none of the 11 such
+    conflicts listed in 50 answers to dev figure questions was real (mostly another measure of
+    the very study that supports the sentence), and the gate drops 10 of them
+    (``models/shown_conflicts.py``; README, "Conflicts that are real")."""
     of = {v.passage_number: v for v in verdicts}
     cited = tuple(of[n] for n in s.citations)
     label = sentence_label(cited, thresholds)

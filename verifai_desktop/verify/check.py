@@ -84,14 +84,15 @@ class PairResults:
             :data:`~verifai_desktop.verify.labels.AIM_FLAG` when the passage states only aims).
         shown: per item, the shown label (:func:`~verifai_desktop.verify.labels.shown_label`).
         conflicts: per item decided as SUPPORT, its strongest window shown CONTRADICT, as
-            ``(row of probabilities, span)``; ``None`` for every other item.
+            ``(row of probabilities, span, reasons)`` (the reasons a rule showed it red, as
+            ``flags``); ``None`` for every other item.
     """
 
     probs: NDArray[np.float32]
     spans: tuple[Span, ...]
     flags: tuple[tuple[str, ...], ...] = ()
     shown: tuple[ShownLabel, ...] = ()
-    conflicts: tuple[tuple[NDArray[np.float32], Span] | None, ...] = ()
+    conflicts: tuple[tuple[NDArray[np.float32], Span, tuple[str, ...]] | None, ...] = ()
 
     def verdict(self, item: int, passage_text: str, passage_number: int) -> Verdict:
         """Item ``item``'s result as a :class:`Verdict` (argmax label, the three probabilities,
@@ -107,12 +108,13 @@ class PairResults:
 
     def conflict(self, item: int, passage_text: str, passage_number: int) -> Verdict | None:
         """The contradicting window of an item decided as SUPPORT, as a :class:`Verdict`
-        (shown CONTRADICT), or None when the passage has none."""
+        (shown CONTRADICT, with the reasons a rule showed it red), or None when the passage
+        has none."""
         found = self.conflicts[item]
         if found is None:
             return None
-        row, span = found
-        return _verdict(row, span, passage_text, passage_number, ShownLabel.CONTRADICT, ())
+        row, span, why = found
+        return _verdict(row, span, passage_text, passage_number, ShownLabel.CONTRADICT, why)
 
 
 def _verdict(
@@ -196,6 +198,10 @@ def _evidence_windows(
     return (kept, False) if kept else (windows, True)
 
 
+_Decided = tuple[int, tuple[str, ...], ShownLabel, tuple[int, tuple[str, ...]] | None]
+"""One part's decision: ``(row, reasons, shown label, conflict as (row, reasons))``."""
+
+
 def _decide(
     probs: NDArray[np.float32],
     texts: Sequence[str],
@@ -204,9 +210,9 @@ def _decide(
     aims_only: bool,
     thresholds: VerifySettings,
     checks: Checks,
-) -> tuple[int, tuple[str, ...], ShownLabel, int | None]:
+) -> _Decided:
     """The deciding window of one passage for one claim part: ``(row, reasons, shown label,
-    conflict row)``.
+    conflict)``, the conflict as ``(row, its reasons)``.
 
     Each window is judged by its probabilities and the rules' findings
     (:func:`~verifai_desktop.verify.rules.findings`). With ``support_first``, the strongest
@@ -252,7 +258,10 @@ def _decide(
             if judge(row) is ShownLabel.SUPPORT:
                 contra = [r for r in order if judge(r) is ShownLabel.CONTRADICT]
                 other = max(contra, key=lambda r: float(probs[r, 1]), default=None)
-                return row, (), ShownLabel.SUPPORT, other
+                if other is None:
+                    return row, (), ShownLabel.SUPPORT, None
+                why = reasons(found[other], ShownLabel.CONTRADICT)
+                return row, (), ShownLabel.SUPPORT, (other, why)
     red = next((r for r in order if red_by_rule(r)), None)
     best = deciding_window(probs) if red is None else red
     label = judge(best)
@@ -268,15 +277,12 @@ PART_WORDS = {
 """How a claim part's shown label is named in a verdict's reasons."""
 
 
-def _combine(
-    decided: Sequence[tuple[int, tuple[str, ...], ShownLabel, int | None]],
-    parts: Sequence[ClaimPart],
-) -> tuple[int, tuple[str, ...], ShownLabel, int | None]:
+def _combine(decided: Sequence[_Decided], parts: Sequence[ClaimPart]) -> _Decided:
     """One passage's verdict on a claim from its parts' verdicts: red when a part is red,
     green when every part is green, else unsure when a part is unsure, else no evidence.
 
     Returns:
-        ``(row, reasons, shown label, conflict row)`` of the deciding part; with more than one
+        ``(row, reasons, shown label, conflict)`` of the deciding part; with more than one
         part, the reasons list each part with its shown label first.
     """
     if len(decided) == 1:
@@ -355,7 +361,7 @@ def verify_pairs(
     chosen: list[Span] = []
     flags: list[tuple[str, ...]] = []
     shown: list[ShownLabel] = []
-    conflicts: list[tuple[NDArray[np.float32], Span] | None] = []
+    conflicts: list[tuple[NDArray[np.float32], Span, tuple[str, ...]] | None] = []
     rows_of: dict[tuple[int, int], list[int]] = {}
     for r, owner in enumerate(owners):
         rows_of.setdefault(owner, []).append(r)
@@ -367,13 +373,15 @@ def verify_pairs(
             best, why, label, other = _decide(
                 probs[rows], texts, items[n][0], part.text, aims_only[n], thresholds, checks
             )
-            decided.append((rows[best], why, label, None if other is None else rows[other]))
+            decided.append(
+                (rows[best], why, label, None if other is None else (rows[other[0]], other[1]))
+            )
         row, why, label, other = _combine(decided, item_parts[n])
         out[n] = probs[row]
         chosen.append(windows[row])
         flags.append(why)
         shown.append(label)
-        conflicts.append(None if other is None else (probs[other], windows[other]))
+        conflicts.append(None if other is None else (probs[other[0]], windows[other[0]], other[1]))
     return PairResults(out, tuple(chosen), tuple(flags), tuple(shown), tuple(conflicts))
 
 

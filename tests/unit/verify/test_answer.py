@@ -10,6 +10,7 @@ import dataclasses
 
 import pytest
 
+from tests.unit.generate import test_focus as focus_test
 from tests.unit.test_pipeline import PASSAGES, FakeVerifier, _passage
 from verifai_desktop.codec import answer_to_dict
 from verifai_desktop.domain import SentenceLabel
@@ -17,6 +18,7 @@ from verifai_desktop.presentation import answer_to_markdown, recitation_note
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.answer import MAX_CITATIONS, verify_answer
 from verifai_desktop.verify.claims import with_citations
+from verifai_desktop.verify.nli import OnnxVerifier
 
 ON = VerifySettings(premise="sentences")
 OFF = dataclasses.replace(ON, recite=False)
@@ -167,3 +169,32 @@ def test_the_json_and_markdown_show_the_correction() -> None:
 )
 def test_with_citations(text: str, numbers: tuple[int, ...], expected: str) -> None:
     assert with_citations(text, numbers) == expected
+
+
+# PubMedQA PMID 16498158 (PQA-L, MIT), the results chunk of a dev figure question (f-4).
+KETAMINE = (
+    "Hypersalivation occurred in 11.4% of patients given atropine compared with 30.8% given "
+    "placebo (odds ratio (OR) 0.29, 95% confidence interval (CI) 0.09 to 0.91). A transient "
+    "rash was observed in 22.7% of the atropine group compared with 5.1% of the placebo group "
+    "(OR 5.44, 95% CI 1.11 to 26.6). Vomiting during recovery occurred in 9.1% of atropine "
+    "patients compared with 25.6% of placebo patients (OR 0.29, 95% CI 0.09 to 1.02). There "
+    "was a trend towards better tolerance in the placebo group. No patient experienced "
+    "serious side effects."
+)
+RASH = (
+    "A transient rash occurred in 22.7% of the atropine group compared with 5.1% of the "
+    "placebo group (OR 5.44, 95% CI 1.11 to 26.6). [1]"
+)
+
+
+def test_a_window_of_the_supporting_passage_about_another_measure_is_no_conflict(
+    bundled: OnnxVerifier,
+) -> None:
+    """Issue 39, item 5: the generator's sentence restates the passage's rash figures; the
+    vomiting window of the same passage was shown beside it as "conflicting evidence" (a rule's
+    red, the verifier reading it as bearing on the claim neither way). Conflicting windows of a
+    supporting passage pass the same relevance gate as other passages (real bundled verifier)."""
+    (sentence,) = verify_answer(bundled, RASH, [focus_test._passage(1, KETAMINE)], ON).sentences
+    assert sentence.label is SentenceLabel.SUPPORTED
+    assert "transient" in sentence.verdicts[0].evidence
+    assert sentence.conflicts == ()
