@@ -146,7 +146,11 @@ def equivalent(claim: str, claimed: Figure, evidence: list[Figure]) -> Figure | 
             return e
         if _converted(claimed, e, decimals, hedge):
             return e
-    counts = [e for e in evidence if e.mention.unit in _COUNT_UNITS and e.mention.value > 0]
+    counts = [
+        e
+        for e in evidence
+        if e.mention.unit in _COUNT_UNITS and e.mention.value > 0 and e.mention.value.is_integer()
+    ]  # a count is whole: 1.26 + 1.24 is not 2.50 of anything
     for i, part in enumerate(counts):
         for whole in counts:
             if whole is part or whole.mention.value <= part.mention.value:
@@ -274,12 +278,19 @@ def _rivals(text: str, found: list[Figure]) -> list[Figure]:
             continue
         if _LEVEL.match(text, f.mention.span[1]):
             continue  # "95% CI": a confidence level, no value of the subject
-        opened = text.rfind("(", 0, start)
-        inside = text[opened:start] if opened > text.rfind(")", 0, start) else ""
-        if _DIGIT.search(inside) and _QUALIFIER.search(inside):
+        if _qualifies(text, f.mention):
             continue
         out.append(f)
     return out
+
+
+def _qualifies(text: str, mention: NumberMention) -> bool:
+    """Whether ``mention`` stands inside brackets after a figure it qualifies: a confidence
+    limit, a range end, a P value ("(95% CI 0.56 to 0.84)")."""
+    start = mention.span[0]
+    opened = text.rfind("(", 0, start)
+    inside = text[opened:start] if opened > text.rfind(")", 0, start) else ""
+    return bool(_DIGIT.search(inside) and _QUALIFIER.search(inside))
 
 
 def _totals(text: str, found: list[Figure]) -> list[Figure]:
@@ -478,6 +489,12 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
         whole = _whole_of(claim, c.mention)
         candidates = [e for e in rivals if whole is None or not same_value(e.mention.value, whole)]
         years = own_years(claim, c.mention, [f.mention for f in claimed])
+        if _qualifies(claim, c.mention):
+            # a confidence limit or range end of the claim: stated or not, never bound to
+            # another subject's value (the value it qualifies is checked as itself)
+            mention = None if stated_by is None else stated_by.mention
+            out.append(FigureFinding(c.mention, mention, None, ""))
+            continue
         rival = bind(c, candidates, stated_by or holder, years) or _part_of(
             claim, c, evidence, stated
         )

@@ -13,10 +13,10 @@ import pytest
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.verify.aims import is_aim
 from verifai_desktop.verify.checks import aligned_changes
-from verifai_desktop.verify.figures import figure_findings, figures_rule
+from verifai_desktop.verify.figures import equivalent, figure_findings, figures_rule
 from verifai_desktop.verify.finding import Effect
 from verifai_desktop.verify.negation import negation_rule
-from verifai_desktop.verify.numbers import find_numbers, numeral_span
+from verifai_desktop.verify.numbers import figures, find_numbers, numeral_span
 from verifai_desktop.verify.written import as_written
 
 # SciFact corpus (antihypertensive therapy in dialysis, a meta-analysis).
@@ -197,3 +197,34 @@ def test_a_hypothesis_under_evaluation_is_an_aim() -> None:
         "evaluate the hypothesis that exercise training enhances endothelium-mediated relaxation."
     )
     assert not is_aim("Exercise training enhanced endothelium-mediated relaxation.")
+
+
+# PubMedQA PMID 9363529 (PQA-L, MIT; dev figure question f-48): a list of relative risks.
+DISTRESS = (
+    "After adjustment for age, sex, smoking and body mass index, the cause-specific relative "
+    "risks (RR) (95% confidence intervals [CI]) of disability in the highest quartile of the "
+    "psychological distress score as compared with the lowest quartile were for myocardial "
+    "infarction 2.34 (95% CI: 1.17-4.69), for depression 2.50 (95% CI: 1.09-5.72), for "
+    "neck-shoulder disorders 1.98 (95% CI: 1.26-3.11), for unspecified low-back disorders 1.76 "
+    "(95% CI: 1.24-2.49), for knee osteoarthritis 1.55 (95% CI: 0.91-2.63) and for trip "
+    "osteoarthritis 0.89 (95% CI: 0.42-1.85)."
+)
+
+
+def test_a_confidence_limit_of_the_claim_is_never_bound_and_decimals_do_not_add_up() -> None:
+    """A claim's confidence limits were each read as "the passage gives 2.34 here" (the value
+    of another list member), and 2.50 as stated by 1.26 + 1.24 (two confidence limits added
+    as if they were counts)."""
+    claim = (
+        "The relative risk of disability due to depression for farmers in the highest versus "
+        "the lowest quartile of psychological distress was for depression 2.50 (95% CI: "
+        "1.09-5.72)."
+    )  # the bundled generator's sentence
+    found = {f.claimed.text: f for f in figure_findings(claim, DISTRESS)}
+    assert found["1.09"].rival is None and found["5.72"].rival is None
+    two_fifty = next(f for f in figures(claim) if f.mention.text == "2.50")
+    assert equivalent(claim, two_fifty, figures(DISTRESS)) is None  # not 1.26 + 1.24
+    # a wrong limit is still not shown green: unstated, held back on a SUPPORT guess
+    wrong = claim.replace("5.72", "6.72")
+    reasons = [f.reason for f in figures_rule(wrong, DISTRESS, DISTRESS, NliLabel.SUPPORT)]
+    assert any("6.72" in r and "not stated" in r for r in reasons), reasons
