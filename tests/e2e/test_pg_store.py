@@ -53,6 +53,9 @@ pytest.importorskip(
 )
 pytest.importorskip("psycopg", reason="psycopg is not installed (the postgres extra)")
 
+DOCS = DOCS_CLEAN.resolve()
+"""The sample collection as ingest records its files' sources: resolved, so a lookup by source
+also works where ``../shared`` is a symbolic link."""
 TEAM_A = ("deep_rules_02_intro.md", "deep_rules_09_overfitting.md")
 TEAM_B = ("deep_rules_12_privacy.md", "scifact_data_description.md")
 
@@ -69,7 +72,7 @@ def team(pg: Server) -> Server:
     """Collection ``team`` with two documents per group (one through the CLI)."""
     proc = run_verifai(
         "ingest",
-        *(str(DOCS_CLEAN / n) for n in TEAM_A),
+        *(str(DOCS / n) for n in TEAM_A),
         "--collection",
         "team",
         "--store",
@@ -81,7 +84,7 @@ def team(pg: Server) -> Server:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["counts"] == {"indexed": 2}
     with PgStore.open(pg.url("vowner"), "team", acl="team_b") as store:
-        report = ingest_paths(store, [DOCS_CLEAN / n for n in TEAM_B])
+        report = ingest_paths(store, [DOCS / n for n in TEAM_B])
     assert dict(report.counts) == {"indexed": 2}
     return pg
 
@@ -150,7 +153,7 @@ def test_ingest_for_a_group_the_role_is_not_in_is_refused(team: Server) -> None:
 
 def test_ingest_again_skips_unchanged_files_by_hash(team: Server) -> None:
     with PgStore.open(team.url("vowner"), "team", acl="team_b") as store:
-        report = ingest_paths(store, [DOCS_CLEAN / n for n in TEAM_B])
+        report = ingest_paths(store, [DOCS / n for n in TEAM_B])
     assert dict(report.counts) == {"skipped": 2}
 
 
@@ -169,7 +172,7 @@ def test_disjoint_groups_see_disjoint_documents_and_chunks(team: Server) -> None
         assert set(_search(alice, "privacy of patient data")) <= set(TEAM_A)
         assert set(_search(bob, "overfitting")) <= set(TEAM_B)
         assert alice.chunks(sorted(b_ids)) == {}
-        assert alice.document(str(DOCS_CLEAN / TEAM_B[0])) is None
+        assert alice.document(str(DOCS / TEAM_B[0])) is None
     proc = run_verifai(
         "search", "privacy", "--collection", "team", "--store", team.url("bob"), "--json"
     )
@@ -220,7 +223,7 @@ def test_row_level_security_is_forced_and_nothing_bypasses_it(team: Server) -> N
 
 
 def _chunks_of(store: PgStore, name: str) -> list[int]:
-    doc = store.document(str(DOCS_CLEAN / name))
+    doc = store.document(str(DOCS / name))
     assert doc is not None
     return store.document_chunk_ids(doc.doc_id)
 
@@ -229,7 +232,7 @@ def test_a_failing_commit_leaves_the_document_as_it_was(team: Server) -> None:
     """A chunk the server refuses (a vector of the wrong dimension) half-way through a
     document: neither the new document nor any of its chunks is written; a document written
     again keeps its old chunks."""
-    source = str(DOCS_CLEAN / TEAM_A[0])
+    source = str(DOCS / TEAM_A[0])
     with PgStore.open(team.url("vowner"), "team", acl="team_a") as store:
         before = _chunks_of(store, TEAM_A[0])
         old = store.chunks(before)
@@ -276,7 +279,7 @@ store.commit([(meta, DocStatus.INDEXED, "", chunks, Stalls(len(chunks)))])
 def test_a_writer_killed_mid_document_leaves_no_partial_document(team: Server) -> None:
     """SIGKILL while a document's transaction is open (its row updated and its old chunks
     deleted, the new ones not yet written): the document stays whole as it was."""
-    source = str(DOCS_CLEAN / TEAM_A[1])
+    source = str(DOCS / TEAM_A[1])
     with PgStore.open(team.url("vowner"), "team") as store:
         before = (store.document(source), _chunks_of(store, TEAM_A[1]))
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
@@ -368,7 +371,7 @@ def test_readers_during_an_ingest_see_each_document_whole_or_not_at_all(pg: Serv
         pass
     ingest = subprocess.Popen(
         [sys.executable, "-m", "verifai_desktop", "ingest"]
-        + [str(DOCS_CLEAN / n) for n in READERS_DOCS]
+        + [str(DOCS / n) for n in READERS_DOCS]
         + ["--collection", "readers", "--store", pg.url("vowner"), "--acl", "team_a"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -547,7 +550,7 @@ def test_a_collection_of_schema_1_is_upgraded_by_its_owner(pg: Server) -> None:
     owner; the owner's next open adds the tables, their row-level security and the grants of
     the groups that read it."""
     with PgStore.open(pg.url("vowner"), "old", create=True, acl="team_a") as store:
-        ingest_paths(store, [DOCS_CLEAN / TEAM_A[0]])
+        ingest_paths(store, [DOCS / TEAM_A[0]])
     pg.psql(
         "DROP TABLE verifai_old.feedback, verifai_old.answers, verifai_old.postings,"
         " verifai_old.lexical_stats, verifai_old.doc_references;"
