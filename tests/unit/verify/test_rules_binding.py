@@ -228,3 +228,39 @@ def test_a_confidence_limit_of_the_claim_is_never_bound_and_decimals_do_not_add_
     wrong = claim.replace("5.72", "6.72")
     reasons = [f.reason for f in figures_rule(wrong, DISTRESS, DISTRESS, NliLabel.SUPPORT)]
     assert any("6.72" in r and "not stated" in r for r in reasons), reasons
+
+
+# PubMedQA PMID 22349635 (PQA-L, MIT; dev figure question f-15), its methods and results.
+SPINAL = (
+    "Data from 42 elderly (age>\u200965 years) patients receiving surgery plus radiotherapy "
+    "(S\u2009+\u2009RT) were matched to 84 patients (1:2) receiving radiotherapy alone (RT). "
+    "Groups were matched for ten potential prognostic factors and compared regarding motor "
+    "function, local control, and survival. Additional matched-pair analyses were performed "
+    "for the subgroups of patients receiving direct decompressive surgery plus stabilization "
+    "of involved vertebrae (DDSS, n\u2009=\u200981) and receiving laminectomy (LE, "
+    "n\u2009=\u200945).\n\nImprovement of motor function occurred in 21% after S\u2009+\u2009RT "
+    "and 24% after RT (p\u2009=\u20090.39). The 1-year local control rates were 81% and 91% "
+    "(p\u2009=\u20090.44), while the 1-year survival rates were 46% and 39% (p\u2009=\u20090.71)."
+)
+
+
+def test_a_value_the_passage_holds_nowhere_is_held_back_not_red() -> None:
+    """The bundled generator's sentence gives the laminectomy subgroup a 1-year local control
+    of 92%; the passage reports it only for all surgery patients (81%) and radiotherapy alone
+    (91%). A figure rule's red there said more than the passage does: the value is held back
+    (unsure) with the passage's figure quoted. The passage's own 91% said of surgery stays red:
+    that value is there, for another subject."""
+    generated = (
+        "In the matched-pair analysis of elderly patients with spinal cord compression, the "
+        "1-year local control rate after laminectomy plus radiotherapy was 92%."
+    )
+    (held,) = figures_rule(generated, SPINAL, SPINAL, NliLabel.SUPPORT)
+    assert held.effect is Effect.HOLD
+    assert "92% is not in the evidence" in held.reason
+    assert '"The 1-year local control' in held.reason
+    assert figures_rule(generated, SPINAL, SPINAL, NliLabel.CONTRADICT) == ()
+    swapped = "The 1-year local control rate after surgery plus radiotherapy was 91%."
+    (red,) = figures_rule(swapped, SPINAL, SPINAL, NliLabel.SUPPORT)
+    assert red.effect is Effect.RED and "gives 81% here" in red.reason
+    right = "The 1-year local control rate after surgery plus radiotherapy was 81%."
+    assert figures_rule(right, SPINAL, SPINAL, NliLabel.SUPPORT) == ()
