@@ -146,11 +146,8 @@ def equivalent(claim: str, claimed: Figure, evidence: list[Figure]) -> Figure | 
             return e
         if _converted(claimed, e, decimals, hedge):
             return e
-    counts = [
-        e
-        for e in evidence
-        if e.mention.unit in _COUNT_UNITS and e.mention.value > 0 and e.mention.value.is_integer()
-    ]  # a count is whole: 1.26 + 1.24 is not 2.50 of anything
+    integral = (e for e in evidence if e.mention.value > 0 and e.mention.value.is_integer())
+    counts = [e for e in integral if e.mention.unit in _COUNT_UNITS]  # 1.26 + 1.24 is no count
     for i, part in enumerate(counts):
         for whole in counts:
             if whole is part or whole.mention.value <= part.mention.value:
@@ -448,8 +445,7 @@ class FigureFinding:
             other value for it.
         clause: the evidence's clause holding ``rival`` (for the user), "" without one.
         held: with a ``rival``, whether the evidence also holds the claim's value (for another
-            subject) or the claim's value in another unit; False when the claim's value is
-            nowhere in the evidence, which then may simply not report the claim's subject.
+            subject) or in another unit; False when it holds the value nowhere.
     """
 
     claimed: NumberMention
@@ -493,11 +489,9 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
         whole = _whole_of(claim, c.mention)
         candidates = [e for e in rivals if whole is None or not same_value(e.mention.value, whole)]
         years = own_years(claim, c.mention, [f.mention for f in claimed])
-        if _qualifies(claim, c.mention):
-            # a confidence limit or range end of the claim: stated or not, never bound to
-            # another subject's value (the value it qualifies is checked as itself)
-            mention = None if stated_by is None else stated_by.mention
-            out.append(FigureFinding(c.mention, mention, None, ""))
+        if _qualifies(claim, c.mention):  # a confidence limit or range end: never bound
+            stated_as = None if stated_by is None else stated_by.mention
+            out.append(FigureFinding(c.mention, stated_as, None, ""))
             continue
         rival = bind(c, candidates, stated_by or holder, years) or _part_of(
             claim, c, evidence, stated
