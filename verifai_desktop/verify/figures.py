@@ -486,13 +486,13 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
         holder = max(same, key=lambda e: len(c.subject & _words(e)), default=None)
         stated_by = holder if holder is not None and is_stated(c, stated) else None
         stated_by = stated_by or equivalent(claim, c, stated)
-        whole = _whole_of(claim, c.mention)
-        candidates = [e for e in rivals if whole is None or not same_value(e.mention.value, whole)]
-        years = own_years(claim, c.mention, [f.mention for f in claimed])
         if _qualifies(claim, c.mention):  # a confidence limit or range end: never bound
             stated_as = None if stated_by is None else stated_by.mention
             out.append(FigureFinding(c.mention, stated_as, None, ""))
             continue
+        whole = _whole_of(claim, c.mention)
+        candidates = [e for e in rivals if whole is None or not same_value(e.mention.value, whole)]
+        years = own_years(claim, c.mention, [f.mention for f in claimed])
         rival = bind(c, candidates, stated_by or holder, years) or _part_of(
             claim, c, evidence, stated
         )
