@@ -15,7 +15,7 @@ from verifai_desktop.verify.aims import is_aim
 from verifai_desktop.verify.checks import aligned_changes
 from verifai_desktop.verify.figures import equivalent, figure_findings, figures_rule
 from verifai_desktop.verify.finding import Effect
-from verifai_desktop.verify.negation import negation_rule
+from verifai_desktop.verify.negation import negation_rule, positive_pair
 from verifai_desktop.verify.numbers import figures, find_numbers, numeral_span
 from verifai_desktop.verify.written import as_written
 
@@ -178,6 +178,24 @@ def test_a_negation_the_passage_states_in_another_clause_is_not_red() -> None:
     dropped = "They formed podosomes and degraded gelatin."
     found = negation_rule(dropped, PODOSOMES, PODOSOMES, NliLabel.SUPPORT)
     assert any(f.effect is Effect.RED for f in found)
+
+
+def test_a_negation_the_passage_states_in_another_clause_is_read_in_positive_forms() -> None:
+    claim = (
+        "Src-transformed cells with less Tks5/Fish did not form podosomes and failed to break "
+        "down gelatin."
+    )
+    pair = positive_pair(claim, PODOSOMES)
+    assert pair is not None
+    window, positive = pair
+    assert positive == (
+        "Src-transformed cells with less Tks5/Fish did form podosomes and did break down gelatin."
+    )
+    assert "They still formed podosomes, did degrade gelatin" in window
+    assert window.startswith("In Src-transformed cells, Tks5/Fish localizes to podosomes")
+    # a clause that states the negated predicate plainly keeps the negation for the verifier
+    other = PODOSOMES + " Cells with normal Tks5/Fish levels formed podosomes."
+    assert positive_pair(claim, other) is None
 
 
 def test_a_negation_inside_a_relative_clause_is_not_a_dropped_negation() -> None:
