@@ -293,13 +293,15 @@ _CLAUSE_BREAK = re.compile(
 )
 _ITEM_SEP = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _RESPECTIVELY_GAP = re.compile(r"[\s,]*")
+_SPREAD = re.compile(r"\s*(?:±|\+/[-\u2212])\s*")
 _OPEN = re.compile(r"\s*[(\[]\s*")
 _PREDICATE = re.compile(r"[\s()\[\]#]*[^\W\d_]")
 
 
 def _stem(word: str) -> str:
-    """Lower-case ``word`` and strip plural, -ed, -ing and a final e (consistently, not exactly)."""
-    w = word.lower()
+    """Lower-case ``word`` and strip a possessive, plural, -ed, -ing and a final e
+    (consistently, not exactly): "men's" is "men"."""
+    w = word.lower().removesuffix("'s").removesuffix("'")
     if w.endswith("ies") and len(w) > 4:
         w = w[:-3] + "y"
     elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
@@ -384,7 +386,14 @@ def _respectively(
         sentence[mentions[first - 1].span[1] : mentions[first].span[0]]
     ):
         first -= 1
-    k = last - first + 1
+    # "2.29 ± 0.11 and 1.80 ± 0.07, respectively": a spread goes with the figure before it
+    members = [
+        i
+        for i in range(first, last + 1)
+        if i == first
+        or not _SPREAD.fullmatch(sentence[mentions[i - 1].span[1] : mentions[i].span[0]])
+    ]
+    k = len(members)
     segments = _ITEM_SEP.split(sentence[: mentions[first].span[0]])
     if k < 2 or len(segments) < k:
         return {}
@@ -409,7 +418,12 @@ def _respectively(
             return {}
         items.append(frozenset(_stem(t) for t in kept))
     frame = frozenset(w.key for w in words) - frozenset[str]().union(*items)
-    return {first + j: (item | frame, item) for j, item in enumerate(items)}
+    out = {}
+    for j, item in enumerate(items):
+        end = members[j + 1] if j + 1 < k else last + 1
+        for i in range(members[j], end):  # the member and its spread
+            out[i] = (item | frame, item)
+    return out
 
 
 def _analyse(sentence: str) -> list[Figure]:

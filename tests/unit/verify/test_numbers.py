@@ -131,6 +131,22 @@ def test_list_items_in_brackets_pair_each_figure_with_its_item() -> None:
     assert texts(unstated_numbers("Nausea: 5%.", evidence)) == ["5%"]
 
 
+def test_a_respectively_list_with_spreads_pairs_each_item_with_its_figure() -> None:
+    # PubMedQA context 21123461 (allometric scaling of weight to height)
+    evidence = (
+        "After adjustment for age and race, weight scaled to height in men and women with mean "
+        "(\u00b1SEE) powers of 2.29 \u00b1 0.11 and 1.80 \u00b1 0.07, respectively (both P<0.001)."
+    )
+    right = (
+        "Once age and race were adjusted for, men's weight scaled with height to the power 2.29."
+    )
+    assert unstated_numbers(right, evidence) == ()
+    women = "Women's weight scaled to height with a power of 1.80."
+    assert unstated_numbers(women, evidence) == ()
+    swapped = "After age and race adjustment, weight scaled to height with a power of 1.80 in men."
+    assert texts(unstated_numbers(swapped, evidence)) == ["1.80"]
+
+
 def test_a_total_given_where_a_sub_count_was_asked_is_unstated() -> None:
     wrong = unstated_numbers("1,200 patients developed sepsis.", SEPSIS)
     assert [(m.text, m.value, m.span) for m in wrong] == [("1,200 patients", 1200.0, (0, 14))]
