@@ -295,7 +295,7 @@ _ITEM_SEP = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _RESPECTIVELY_GAP = re.compile(r"[\s,]*")
 _SPREAD = re.compile(r"\s*(?:±|\+/[-\u2212])\s*")
 _OPEN = re.compile(r"\s*[(\[]\s*")
-_PREDICATE = re.compile(r"[\s()\[\]#]*[^\W\d_]")
+_PREDICATE = re.compile(r"[\s()\[\]#]*(?![PpNn]\s*[=<>\u2264\u2265])[^\W\d_]")  # not "(P=0.03)"
 
 
 def _stem(word: str) -> str:

@@ -147,6 +147,16 @@ def test_a_respectively_list_with_spreads_pairs_each_item_with_its_figure() -> N
     assert texts(unstated_numbers(swapped, evidence)) == ["1.80"]
 
 
+def test_a_p_value_after_a_figure_is_not_the_clause_it_runs_into() -> None:
+    # PubMedQA context (quality of life after antireflux surgery, paraphrase dev b-65)
+    evidence = (
+        "Short Form 36 median physical composite scores 52.0 and 54.0 (P=0.034) and mental "
+        "composite scores 51.0 and 56.0 (P=0.020)."
+    )
+    assert unstated_numbers("The mental composite score rose from 51 to 56.", evidence) == ()
+    assert texts(unstated_numbers("The mental composite score rose to 54.", evidence)) == ["54"]
+
+
 def test_a_total_given_where_a_sub_count_was_asked_is_unstated() -> None:
     wrong = unstated_numbers("1,200 patients developed sepsis.", SEPSIS)
     assert [(m.text, m.value, m.span) for m in wrong] == [("1,200 patients", 1200.0, (0, 14))]
