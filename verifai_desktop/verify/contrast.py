@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from verifai_desktop.verify.numbers import YEAR, Figure, NumberMention, find_numbers
+from verifai_desktop.verify.numbers import PLUS_MINUS, YEAR, Figure, NumberMention, find_numbers
 
 CONTRAST_PAIRS: tuple[tuple[str, str], ...] = (
     ("first", "second"),
@@ -54,7 +54,7 @@ CONTRAST_PAIRS: tuple[tuple[str, str], ...] = (
 text (hyphenated words are split: "random-effects" holds "random")."""
 
 _WORD = re.compile(r"[a-z]+(?:-up)?")
-_PLUS_MINUS = re.compile(r"(?:±|\+/[-\u2212])\s*$")
+_PLUS_MINUS = re.compile(rf"(?:{PLUS_MINUS})\s*$")
 _CLAUSE_EDGE = re.compile(r"[.;]\s|\b(?:whereas|while|but)\b")
 _LEFT_EDGE = re.compile(r"[.;,:()\[\]]\s*|\b(?:whereas|while|but|and)\b")
 LEAD_WORDS = 3

@@ -120,8 +120,10 @@ _LABEL = re.compile(
     r"\b(?:Ala|Arg|Asn|Asp|Cys|Gln|Glu|Gly|His|Ile|Leu|Lys|Met|Phe|Pro|Ser|Thr|Trp|Tyr|Val)"
     r"[- ]?\d+|(?:^|(?<=[:;,.])|(?<=\band)|(?<=\bor))\s*\(?[1-9]\)(?=\s+[A-Za-z])"
 )
+PLUS_MINUS = r"±|\+/[-\u2212]"
+"""The sign of a spread ("12.5 ± 3.2", "12.5 +/- 3.2"), a regular-expression alternation."""
 _LIST_GAP = re.compile(
-    r"\s*(?:,\s*(?:and|or)?|and|or|to|-|\u2013|\u2014|±|\+/[-\u2212]|vs\.?|versus)\s*"
+    rf"\s*(?:,\s*(?:and|or)?|and|or|to|-|\u2013|\u2014|{PLUS_MINUS}|vs\.?|versus)\s*"
 )
 _DENOMINATOR_GAP = re.compile(r"\s*(?:(?:out )?of(?: the| all)?|/)\s*")
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺\u2212", "0123456789-+-")
@@ -293,7 +295,7 @@ _CLAUSE_BREAK = re.compile(
 )
 _ITEM_SEP = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _RESPECTIVELY_GAP = re.compile(r"[\s,]*")
-_SPREAD = re.compile(r"\s*(?:±|\+/[-\u2212])\s*")
+_SPREAD = re.compile(rf"\s*(?:{PLUS_MINUS})\s*")
 _OPEN = re.compile(r"\s*[(\[]\s*")
 _PREDICATE = re.compile(r"[\s()\[\]#]*(?![PpNn]\s*[=<>\u2264\u2265])[^\W\d_]")  # not "(P=0.03)"
 
@@ -418,12 +420,8 @@ def _respectively(
             return {}
         items.append(frozenset(_stem(t) for t in kept))
     frame = frozenset(w.key for w in words) - frozenset[str]().union(*items)
-    out = {}
-    for j, item in enumerate(items):
-        end = members[j + 1] if j + 1 < k else last + 1
-        for i in range(members[j], end):  # the member and its spread
-            out[i] = (item | frame, item)
-    return out
+    spans = zip(items, members, [*members[1:], last + 1], strict=True)  # member and spread
+    return {i: (it | frame, it) for it, a, b in spans for i in range(a, b)}
 
 
 def _analyse(sentence: str) -> list[Figure]:
