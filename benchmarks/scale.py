@@ -20,8 +20,8 @@ What is measured, per size and store (``--sizes``, default 10000,100000,1000000)
   100 candidates per engine, the default settings) in lexical, semantic and hybrid mode, over
   ``--queries`` SciFact claims (test split) whose vectors are computed once, before timing
   (so the times are the store's: each engine's query, the chunk records fetched, fusion).
-  PostgreSQL's hybrid mode is one SQL round trip (both engines); the embedded store's is two
-  index calls. ``--warmup`` claims are searched untimed first.
+  PostgreSQL's hybrid mode is one round trip (both engines' statements pipelined); the
+  embedded store's is two index calls. ``--warmup`` claims are searched untimed first.
 - **Memory**: embedded, the peak resident set of this process while building and while
   searching (``VmHWM``, reset before each step), with what it held before; PostgreSQL, the
   relation sizes (heap with TOAST, HNSW index, GIN index, total) and, for the local server, the

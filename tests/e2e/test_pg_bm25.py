@@ -27,7 +27,7 @@ from verifai_desktop.evaluate.beir import BeirDocument, iter_documents, load_bei
 from verifai_desktop.index.lexical import LexicalIndex
 from verifai_desktop.store.base import ScoredChunk
 from verifai_desktop.store.catalog import CommitItem, DocumentMeta
-from verifai_desktop.store.pg.queries import K1, LEXICAL, B
+from verifai_desktop.store.pg.queries import K1, PACKED, POSTINGS, B, unpack
 from verifai_desktop.store.pg.store import PgStore
 from verifai_desktop.store.writer import ingest_documents
 
@@ -137,8 +137,31 @@ def test_a_rare_word_outranks_a_common_one_with_scores_of_bm25(pg: Server) -> No
     assert [c for c, _ in hits] == sorted(expected, key=lambda c: (-expected[c], c))
     with PgStore.open(pg.url("alice"), "bm25") as store:
         vector = np.ones(store.embedder().dim, dtype=np.float32)
-        lexical, _ = store.hybrid_search(RARE_AND_COMMON, vector / np.linalg.norm(vector), 300)
-    assert lexical == hits  # the one-round-trip statement ranks the same
+        vector /= np.linalg.norm(vector)
+        lexical, semantic = store.hybrid_search(RARE_AND_COMMON, vector, 300)
+        # The postings were read on a second connection of alice's, beside the HNSW search.
+        assert pg.rows("SELECT count(*) FROM pg_stat_activity WHERE usename = 'alice'") == [(2,)]
+        assert semantic == store.vector_search(vector, 300)
+    assert lexical == hits  # the search on two connections ranks the same
+
+
+def test_a_role_allowed_one_connection_searches_on_it_alone(
+    pg: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    """When the second connection of a hybrid search cannot be opened (here the role's
+    connection limit), both statements run on the store's own connection: same hits."""
+    with PgStore.open(pg.url("alice"), "bm25") as store:
+        vector = np.ones(store.embedder().dim, dtype=np.float32)
+        vector /= np.linalg.norm(vector)
+        expected = (store.lexical_search(RARE_AND_COMMON, 50), store.vector_search(vector, 50))
+    pg.psql("ALTER ROLE alice CONNECTION LIMIT 1")
+    try:
+        with PgStore.open(pg.url("alice"), "bm25") as store:
+            assert store.hybrid_search(RARE_AND_COMMON, vector, 50) == expected
+            assert store.hybrid_search("newborn", vector, 50)[1] == expected[1]
+        assert caplog.text.count("searching on one connection") == 1  # tried once
+    finally:
+        pg.psql("ALTER ROLE alice CONNECTION LIMIT -1")
 
 
 def test_the_search_reads_the_postings_of_the_query_words_through_their_index(pg: Server) -> None:
@@ -148,12 +171,10 @@ def test_the_search_reads_the_postings_of_the_query_words_through_their_index(pg
     index so (the scan it falls back to reads every readable chunk)."""
     with psycopg.connect(pg.url("alice")) as conn:
         conn.execute(b"SET enable_seqscan = off")
-        query = LEXICAL.format(s=SCHEMA)
+        query = POSTINGS.format(s=SCHEMA)
         plan = "\n".join(
             str(r[0])
-            for r in conn.execute(
-                ("EXPLAIN " + query).encode(), {"q": RARE_AND_COMMON, "limit": 10}
-            ).fetchall()
+            for r in conn.execute(("EXPLAIN " + query).encode(), {"q": RARE_AND_COMMON}).fetchall()
         )
         assert "on postings_lexeme" in plan and " on postings " in plan, plan
         assert f"{SCHEMA}.chunks" not in plan and " chunks" not in plan
@@ -171,6 +192,22 @@ def test_query_text_is_never_read_as_tsquery_syntax(pg: Server) -> None:
         expected = _python_bm25(pg, "alice", query)
         assert [c for c, _ in hits] == sorted(expected, key=lambda c: (-expected[c], c))[:20]
     assert _lexical(pg, "alice", "the of and") == []
+
+
+def test_packed_postings_keep_every_id_tf_and_dl_the_server_can_hold(pg: Server) -> None:
+    """A posting travels as one int8 (:data:`PACKED`, made by the server): the largest tf
+    PostgreSQL keeps (256), a dl near the tsvector limit and a chunk id past 2**32 come back
+    as they went."""
+    postings = [(1, 1, 1), (2**32 + 7, 256, 2**18 - 1), (2**36 - 1, 17, 40_000)]
+    with psycopg.connect(pg.url("alice")) as conn:
+        (packed,) = conn.execute(
+            f"SELECT array_send(array_agg({PACKED} ORDER BY chunk_id)) FROM"
+            " (VALUES (%s::int8, %s::int4, %s::int4), (%s, %s, %s), (%s, %s, %s))"
+            " AS v (chunk_id, tf, dl)".encode(),
+            [x for p in postings for x in p],
+        ).fetchone()
+    chunk_ids, tf, dl = unpack(bytes(packed))
+    assert list(zip(chunk_ids.tolist(), tf.tolist(), dl.tolist(), strict=True)) == postings
 
 
 def test_another_groups_documents_change_nothing_a_role_reads(
@@ -228,10 +265,13 @@ def test_the_top_10_agrees_with_the_embedded_stores_tantivy_bm25(
 WRITES = "verifai_writes"
 
 
-def _kept_and_recounted(pg: Server, role: str | None) -> tuple[object, object]:
-    """(the lexical statistics and postings the search reads, the same recounted from the
-    chunks), as ``role`` reads them under row-level security (``None``: the superuser, every
-    row): ``({group: (chunks, lexemes)}, sorted postings)`` each."""
+def _kept_and_recounted(
+    pg: Server, role: str | None
+) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """(the lexical statistics, postings and document frequencies the search reads, the same
+    recounted from the chunks), as ``role`` reads them under row-level security (``None``: the
+    superuser, every row): ``({group: (chunks, lexemes)}, sorted postings, sorted (lexeme,
+    group, df))`` each (a document frequency that fell to 0 is left out)."""
     import psycopg
 
     url = pg.url(role) if role else str(pg.server.get_uri())
@@ -246,6 +286,7 @@ def _kept_and_recounted(pg: Server, role: str | None) -> tuple[object, object]:
                 for g, n, dl in rows("SELECT * FROM {s}.lexical_stats WHERE chunks > 0")
             },
             sorted(rows("SELECT chunk_id, lexeme, tf, dl, acl_group::text FROM {s}.postings")),
+            sorted(rows("SELECT lexeme, acl_group::text, df FROM {s}.lexeme_df WHERE df > 0")),
         )
         counted = (
             {
@@ -259,6 +300,12 @@ def _kept_and_recounted(pg: Server, role: str | None) -> tuple[object, object]:
                 rows(
                     "SELECT chunk_id, lexeme, coalesce(array_length(positions, 1), 1),"
                     " length(tsv), acl_group::text FROM {s}.chunks, unnest(tsv)"
+                )
+            ),
+            sorted(
+                rows(
+                    "SELECT lexeme, acl_group::text, count(*) FROM {s}.chunks, unnest(tsv)"
+                    " GROUP BY 1, 2"
                 )
             ),
         )
@@ -330,11 +377,14 @@ def test_the_statistics_stay_right_after_insert_update_move_and_delete(
     assert pg.rows(
         f"SELECT acl_group::text, count(*) FROM {WRITES}.documents GROUP BY 1 ORDER BY 1"
     ) == [("team_a", 30 + 1 - 2 - 3), ("team_b", 20 + 2 - 1)]
-    # A collection of schema 4 (no statistics, no doc_references) gets them from its chunks
-    # when its owner opens it.
+    # A collection of schema 6 (no document frequencies) gets them from its postings, one of
+    # schema 4 (no statistics, no doc_references) from its chunks, when its owner opens it.
+    pg.psql(f"DROP TABLE {WRITES}.lexeme_df; UPDATE {WRITES}.schema_version SET version = 6;")
+    PgStore.open(pg.url("vowner"), "writes").close()
+    _check_statistics(pg, roles)
     pg.psql(
-        f"DROP TABLE {WRITES}.postings, {WRITES}.lexical_stats, {WRITES}.doc_references;"
-        f" UPDATE {WRITES}.schema_version SET version = 4;"
+        f"DROP TABLE {WRITES}.postings, {WRITES}.lexical_stats, {WRITES}.doc_references,"
+        f" {WRITES}.lexeme_df; UPDATE {WRITES}.schema_version SET version = 4;"
     )
     PgStore.open(pg.url("vowner"), "writes").close()
     _check_statistics(pg, roles)

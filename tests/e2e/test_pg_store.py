@@ -202,6 +202,7 @@ def test_row_level_security_is_forced_and_nothing_bypasses_it(team: Server) -> N
         ("doc_references", True, True),
         ("documents", True, True),
         ("feedback", True, True),
+        ("lexeme_df", True, True),
         ("lexical_stats", True, True),
         ("metadata", True, True),
         ("postings", True, True),
@@ -213,6 +214,7 @@ def test_row_level_security_is_forced_and_nothing_bypasses_it(team: Server) -> N
         "doc_references",
         "documents",
         "feedback",
+        "lexeme_df",
         "lexical_stats",
         "metadata",
         "postings",
@@ -553,7 +555,7 @@ def test_a_collection_of_schema_1_is_upgraded_by_its_owner(pg: Server) -> None:
         ingest_paths(store, [DOCS / TEAM_A[0]])
     pg.psql(
         "DROP TABLE verifai_old.feedback, verifai_old.answers, verifai_old.postings,"
-        " verifai_old.lexical_stats, verifai_old.doc_references;"
+        " verifai_old.lexical_stats, verifai_old.doc_references, verifai_old.lexeme_df;"
         " ALTER TABLE verifai_old.chunks DROP COLUMN ocr;"
         " UPDATE verifai_old.schema_version SET version = 1;"
     )
@@ -577,7 +579,7 @@ def test_recognised_chunks_keep_their_ocr_and_an_old_schema_gains_the_column(
     team.psql(
         "ALTER TABLE verifai_team.chunks DROP COLUMN ocr;"
         " DROP TABLE verifai_team.postings, verifai_team.lexical_stats,"
-        " verifai_team.doc_references;"
+        " verifai_team.doc_references, verifai_team.lexeme_df;"
         " UPDATE verifai_team.schema_version SET version = 2;"
     )
     with PgStore.open(team.url("vowner"), "team", acl="team_a") as store:

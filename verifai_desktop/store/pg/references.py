@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from verifai_desktop.index.fields import FieldTerm, split_fields
 from verifai_desktop.reference import Reference
 from verifai_desktop.store.base import ScoredChunk
-from verifai_desktop.store.pg.queries import LEXICAL, ranked
+from verifai_desktop.store.pg.queries import POSTINGS, bm25_top, postings_query, ranked
 from verifai_desktop.store.pg.values import read_source, server_errors, stored_source
 
 if TYPE_CHECKING:
@@ -38,9 +38,6 @@ REFERENCE_JOIN = (
 )
 """Joined after ``chunks c JOIN documents d``: the document's entry as ``r`` (NULL columns for
 a document without one; only a row the role may read)."""
-
-_GROUPS_FILTER = " AND acl_group = ANY((SELECT groups FROM stats)::regrole[]))"
-"""The end of the ``tf`` part of :data:`~.queries.LEXICAL`, where the field filter goes."""
 
 
 def fold_words(text: str) -> str:
@@ -157,7 +154,7 @@ class PgReferences:
             return []
         free, terms = split_fields(query)
         if not terms:
-            return ranked(self._rows(LEXICAL.format(s=self._schema), {"q": query, "limit": limit}))
+            return bm25_top(self._rows(POSTINGS.format(s=self._schema), {"q": query}), limit)
         allowed, params = allowed_chunks(self._schema, terms)
         if not free:
             rows = self._rows(
@@ -166,11 +163,9 @@ class PgReferences:
             )
             return ranked(rows)
         named = allowed.replace("%s", "%(f{})s")
-        values: dict[str, object] = {"q": free, "limit": limit}
+        values: dict[str, object] = {"q": free}
         for i, value in enumerate(params):
             named = named.replace("%(f{})s", f"%(f{i})s", 1)
             values[f"f{i}"] = value
-        lexical = LEXICAL.format(s=self._schema).replace(
-            _GROUPS_FILTER, _GROUPS_FILTER[:-1] + f" AND chunk_id IN ({named}))", 1
-        )
-        return ranked(self._rows(lexical, values))
+        lexical = postings_query(" AND chunk_id IN ({allowed})")
+        return bm25_top(self._rows(lexical.format(s=self._schema, allowed=named), values), limit)

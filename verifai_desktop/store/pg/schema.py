@@ -19,21 +19,29 @@ A collection ``NAME`` lives in the schema ``verifai_NAME`` of the database the U
   ``tsv @@ query`` could not use the GIN index); deleted with their chunk.
 - ``lexical_stats``: per group, its chunks and the sum of their ``dl`` (BM25's N and avgdl of
   the chunks a role reads are the sums over its groups' rows).
+- ``lexeme_df``: per lexeme and group, the chunks of the group holding it (BM25's document
+  frequency of a lexeme over the chunks a role reads is the sum over its groups' rows), so
+  that a search knows every query word's IDF before it reads a posting; a lexeme no chunk of
+  a group holds any more keeps a row of zero.
 - ``doc_references``: a source's reference-manager entry per group, with ``authors``, ``year``
   and ``title`` as columns for the search's metadata terms (:mod:`.references`, issue 43).
 
-``postings`` and ``lexical_stats`` are written by the store's writes in the transaction that
-writes or deletes the chunks (:mod:`verifai_desktop.store.pg.store`); a role reads the rows of
-its groups alone (row-level security as below), which say no more than the chunks it reads.
+``postings``, ``lexical_stats`` and ``lexeme_df`` are written by the store's writes in the
+transaction that writes or deletes the chunks (:mod:`verifai_desktop.store.pg.store`); a role
+reads the rows of its groups alone (row-level security as below), which say no more than the
+chunks it reads.
 - ``answers`` and ``feedback``: the answer history (:mod:`verifai_desktop.store.pg.history`),
   the columns of the embedded ``history.sqlite`` plus ``asked_by``, the role that asked.
 
 ``acl_group`` is a PostgreSQL role (``regrole``). Every table holding document data has row-level
 security enabled and forced (the table owner is held to it too), with one policy: a row is
-visible, and may be written, when ``pg_has_role(current_user, acl_group, 'MEMBER')``. No role is
-given ``BYPASSRLS`` and no function is ``SECURITY DEFINER``: the engine decides what a role
-reads. A role dropped after ingest makes its rows invisible (``pg_has_role`` of an unknown role
-id is NULL), not an error.
+visible, and may be written, when ``acl_group`` is one of the roles the connecting role is a
+member of (``pg_has_role(current_user, role, 'MEMBER')``, directly or through other roles). The
+set is computed once a statement (an uncorrelated ``ARRAY(SELECT ... FROM pg_roles)``), not once
+a row: schema 7 (issue 40) made the policy so, since calling ``pg_has_role`` for every posting
+a search read took about half of its time on the server. No role is given ``BYPASSRLS`` and no
+function is ``SECURITY DEFINER``: the engine decides what a role reads. A role dropped after
+ingest makes its rows invisible (no longer in ``pg_roles``), not an error.
 
 The history tables have row-level security enabled and forced too, with the policy
 ``asked_by = the connecting role`` (a role id, so that a role created later under a dropped
@@ -64,25 +72,39 @@ from verifai_desktop.errors import InvalidCollectionName, StoreUnavailable
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """1: the first PostgreSQL schema (issue 27); 2: the answer history (``answers``,
 ``feedback``); 3: ``chunks.ocr`` (OCR provenance, issue 28); 4: ``metadata`` one row per key
 and group, feedback only on an answer its role can see (issue 41); 5: ``postings`` and
 ``lexical_stats``, BM25's statistics kept at write time (issue 40); 6: ``doc_references``,
-the reference-manager entries of documents (issue 43)."""
+the reference-manager entries of documents (issue 43); 7: ``lexeme_df``, the document
+frequencies kept at write time, and the group policy computing a role's groups once a
+statement (issue 40)."""
 
 SCHEMA_PREFIX = "verifai_"
 """The PostgreSQL schema of collection ``NAME`` is ``verifai_NAME``."""
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
-DATA_TABLES = ("documents", "chunks", "metadata", "postings", "lexical_stats", "doc_references")
+DATA_TABLES = (
+    "documents",
+    "chunks",
+    "metadata",
+    "postings",
+    "lexical_stats",
+    "doc_references",
+    "lexeme_df",
+)
 """The tables holding document data: row-level security on each, SELECT granted per group."""
 
 HISTORY_TABLES = ("answers", "feedback")
 """The answer history: rows visible to the role that asked alone; granted per group."""
 
-_VISIBLE = "pg_has_role(current_user, acl_group::oid, 'MEMBER')"
+_VISIBLE = (
+    "acl_group::oid = ANY (ARRAY(SELECT oid FROM pg_catalog.pg_roles"
+    " WHERE pg_has_role(current_user, oid, 'MEMBER')))"
+)
+"""The policy of :data:`DATA_TABLES`: the row's group is one of the connecting role's."""
 
 _ASKER = "quote_ident(current_user)::regrole"
 """The connecting role, as a role id."""
@@ -159,6 +181,7 @@ CREATE TABLE {s}.metadata (
     PRIMARY KEY (key, acl_group)
 );
 {lexical};
+{frequencies};
 {references};
 GRANT USAGE ON SCHEMA {s} TO PUBLIC;
 GRANT SELECT ON {s}.schema_version, {s}.config TO PUBLIC;
@@ -182,6 +205,16 @@ CREATE TABLE {s}.lexical_stats (
 )
 """
 """The lexical search's tables (schema version 5)."""
+
+_FREQUENCIES = """
+CREATE TABLE {s}.lexeme_df (
+    lexeme text NOT NULL,
+    acl_group regrole NOT NULL,
+    df bigint NOT NULL,
+    PRIMARY KEY (lexeme, acl_group)
+)
+"""
+"""The lexical search's document frequencies per lexeme and group (schema version 7)."""
 
 _REFERENCES = """
 CREATE TABLE {s}.doc_references (
@@ -222,6 +255,17 @@ def postings_statement(schema: str, where: str) -> str:
     )
 
 
+def frequencies_statement(schema: str, rows: str, sign: str = "+") -> str:
+    """The statement adding (``sign`` ``+``) or taking away (``-``) the postings ``rows``
+    names (a relation with ``lexeme`` and ``acl_group``, one row per chunk holding the lexeme)
+    to the document frequencies of ``lexeme_df``."""
+    return (
+        f"INSERT INTO {schema}.lexeme_df AS t (lexeme, acl_group, df)"
+        f" SELECT lexeme, acl_group, {sign}count(*) FROM {rows} GROUP BY lexeme, acl_group"
+        " ON CONFLICT (lexeme, acl_group) DO UPDATE SET df = t.df + excluded.df"
+    )
+
+
 def stats_statement(schema: str, rows: str, sign: str = "+") -> str:
     """The statement adding (``sign`` ``+``) or taking away (``-``) the chunks ``rows`` names
     (a relation with ``acl_group`` and ``dl``) to their groups' ``lexical_stats``; a group
@@ -248,6 +292,25 @@ def _lexical_statements(schema: str) -> list[str]:
         stats_statement(schema, f"(SELECT acl_group, length(tsv) AS dl FROM {schema}.chunks) c")
     )
     for table in ("chunks", "postings", "lexical_stats"):
+        statements.append(f"ALTER TABLE {schema}.{table} FORCE ROW LEVEL SECURITY")
+    return statements
+
+
+def _frequencies_statements(schema: str) -> list[str]:
+    """Schema 6 -> 7: the policy of :data:`DATA_TABLES` computing the role's groups once a
+    statement; ``lexeme_df``, counted from the postings there are (row-level security forced
+    again after the fill, as in :func:`_lexical_statements`)."""
+    statements = [
+        f"ALTER POLICY {table}_by_group ON {schema}.{table}"
+        f" USING ({_VISIBLE}) WITH CHECK ({_VISIBLE})"
+        for table in DATA_TABLES
+        if table != "lexeme_df"
+    ]
+    statements += _split(_FREQUENCIES.format(s=schema)) + _secured(schema, "lexeme_df")
+    for table in ("postings", "lexeme_df"):
+        statements.append(f"ALTER TABLE {schema}.{table} NO FORCE ROW LEVEL SECURITY")
+    statements.append(frequencies_statement(schema, f"{schema}.postings"))
+    for table in ("postings", "lexeme_df"):
         statements.append(f"ALTER TABLE {schema}.{table} FORCE ROW LEVEL SECURITY")
     return statements
 
@@ -301,13 +364,15 @@ MIGRATIONS: tuple[Callable[[str], list[str]], ...] = (
     _group_rows_statements,
     _lexical_statements,
     _references_statements,
+    _frequencies_statements,
 )
 """The statements upgrading the tables of version ``i + 1`` to ``i + 2`` (``MIGRATIONS[0]``:
 1 -> 2, the answer history; ``MIGRATIONS[1]``: 2 -> 3, ``chunks.ocr``; ``MIGRATIONS[2]``:
 3 -> 4, ``metadata`` per group and the feedback policy; ``MIGRATIONS[3]``: 4 -> 5, the lexical
-tables; ``MIGRATIONS[4]``: 5 -> 6, ``doc_references``) of a schema; run by the collection's
-owner in one transaction when it opens a collection of an older version (the groups granted
-the collection are granted what is new)."""
+tables; ``MIGRATIONS[4]``: 5 -> 6, ``doc_references``; ``MIGRATIONS[5]``: 6 -> 7,
+``lexeme_df`` and the policy computing a role's groups once a statement) of a schema; run by
+the collection's owner in one transaction when it opens a collection of an older version (the
+groups granted the collection are granted what is new)."""
 
 
 def _split(sql: str) -> list[str]:
@@ -339,11 +404,12 @@ def create_statements(schema: str, dim: int) -> list[str]:
         schema: from :func:`schema_name` (an identifier, safe to format in).
         dim: the embedder's vector dimension (e.g. 384).
     """
-    lexical = _LEXICAL.format(s=schema).strip()
-    references = _REFERENCES.format(s=schema).strip()
-    statements = _split(
-        _CREATE.format(s=schema, dim=int(dim), lexical=lexical, references=references)
-    )
+    parts = {
+        "lexical": _LEXICAL.format(s=schema).strip(),
+        "frequencies": _FREQUENCIES.format(s=schema).strip(),
+        "references": _REFERENCES.format(s=schema).strip(),
+    }
+    statements = _split(_CREATE.format(s=schema, dim=int(dim), **parts))
     for table in DATA_TABLES:
         statements += _secured(schema, table)
     statements += _history_statements(schema)
@@ -408,7 +474,10 @@ def _normal(expression: object) -> str:
 def expected_policies(schema: str) -> set[tuple[str, str, str, str, str, str]]:
     """The policies :func:`create_statements` makes, as ``pg_policies`` shows them (``table,
     name, permissive, cmd, qual, with_check``; the expressions without white space)."""
-    group = "pg_has_role(CURRENT_USER,(acl_group)::oid,'MEMBER'::text)"
+    group = (
+        "((acl_group)::oid=ANY(ARRAY(SELECTpg_roles.oidFROMpg_rolesWHERE"
+        "pg_has_role(CURRENT_USER,pg_roles.oid,'MEMBER'::text))))"
+    )
     asker = "((asked_by)::oid=((quote_ident((CURRENT_USER)::text))::regrole)::oid)"
     feedback = (
         f"({asker}AND(EXISTS(SELECT1FROM{schema}.answersaWHERE(a.answer_id=feedback.answer_id))))"

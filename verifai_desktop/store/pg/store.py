@@ -32,13 +32,13 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
 - Lexical search is BM25 (k1 1.2, b 0.75, Tantivy's IDF) over an English ``tsvector``, any
   query word matching, like the embedded BM25's OR query, with N, avgdl and document
   frequencies counted over the chunks the role may read (:mod:`.queries`). It reads the
-  ``postings`` of the query's words and the ``lexical_stats`` of the role's groups, which every
-  commit and removal keeps in step with the chunks in the same transaction; vector search is
+  ``postings`` of the query's words and the ``lexical_stats`` and ``lexeme_df`` rows of the
+  role's groups, which every commit and removal keeps in step with the chunks in the same
+  transaction, and scores the postings here (:func:`~.queries.bm25_top`); vector search is
   pgvector's HNSW with cosine distance (scores: ``1 - distance``, the cosine of the stored
-  float32 vectors).
-  :meth:`PgStore.hybrid_search` returns both engines' hits in one SQL round trip; fusing them
-  stays with the retriever (:func:`verifai_desktop.retrieve.fuse`), the same code and settings
-  as for the embedded store.
+  float32 vectors). :meth:`PgStore.hybrid_search` runs the two engines side by side, on two
+  connections of the role (:mod:`.peer`); fusing them stays with the retriever
+  (:func:`verifai_desktop.retrieve.fuse`), the same code and settings as for the embedded store.
 """
 
 from __future__ import annotations
@@ -77,7 +77,14 @@ from verifai_desktop.store.pg.connect import connect, redacted
 from verifai_desktop.store.pg.credentials import PasswordPrompt
 from verifai_desktop.store.pg.history import PgHistory
 from verifai_desktop.store.pg.hnsw import EF_SEARCH_MAX, HnswScan
-from verifai_desktop.store.pg.queries import CHUNK_COLUMNS, HYBRID, SEMANTIC, ranked
+from verifai_desktop.store.pg.peer import SearchPeer
+from verifai_desktop.store.pg.queries import (
+    CHUNK_COLUMNS,
+    POSTINGS,
+    SEMANTIC,
+    bm25_top,
+    ranked,
+)
 from verifai_desktop.store.pg.references import REFERENCE_JOIN, PgReferences
 from verifai_desktop.store.pg.schema import (
     check_owned,
@@ -140,6 +147,7 @@ class PgStore(Closes, PgReferences):
         self._group = sql.Identifier(self.acl).as_string(conn)
         self._readable = self._granted()
         self._hnsw = HnswScan(self._one)
+        self._peer = SearchPeer(conn)
         self._locked = False
         self._closed = False
 
@@ -210,8 +218,9 @@ class PgStore(Closes, PgReferences):
         return store
 
     def close(self) -> None:
-        """Close the connection (which releases the write lock); idempotent."""
+        """Close the connections (which releases the write lock); idempotent."""
         if not self._closed:
+            self._peer.close()
             self._conn.close()
             self._closed = True
 
@@ -350,7 +359,9 @@ class PgStore(Closes, PgReferences):
     def hybrid_search(
         self, query: str, vector: NDArray[np.float32], limit: int
     ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-        """Both engines' top ``limit`` hits in one SQL round trip.
+        """Both engines' top ``limit`` hits, the two statements side by side: the postings on
+        a second connection (:mod:`.peer`), the HNSW search on this one (or both pipelined on
+        this one, in one round trip, when there is no second).
 
         Args:
             query: free text (as :meth:`lexical_search`).
@@ -364,11 +375,20 @@ class PgStore(Closes, PgReferences):
         if limit <= 0 or not self._readable:
             return [], []
         self._hnsw.widen(limit)
-        params = {"q": query, "v": np.asarray(vector, dtype=np.float32), "limit": limit}
-        rows = self._rows(HYBRID.format(s=self._schema), params)
-        lexical = ranked([r[1:] for r in rows if r[0] == "l"])
-        semantic = ranked([r[1:] for r in rows if r[0] == "s"])
-        return lexical, self._fill(semantic, {"v": params["v"], "limit": limit})
+        params = {"v": np.asarray(vector, dtype=np.float32), "limit": limit}
+        words = POSTINGS.format(s=self._schema)
+        with server_errors(self.store):
+            postings = self._peer.submit(words, {"q": query})
+            if postings is None:
+                with self._conn.pipeline():
+                    lexical_rows = self._conn.execute(words.encode(), {"q": query})
+                    vectors = self._conn.execute(SEMANTIC.format(s=self._schema).encode(), params)
+                lexical = bm25_top(lexical_rows.fetchall(), limit)
+            else:
+                vectors = self._conn.execute(SEMANTIC.format(s=self._schema).encode(), params)
+                lexical = bm25_top(postings.result(), limit)
+            semantic = ranked(vectors.fetchall())
+        return lexical, self._fill(semantic, params)
 
     def _fill(self, hits: list[ScoredChunk], params: Mapping[str, object]) -> list[ScoredChunk]:
         """The semantic hits again from pgvector's widest candidate list when row-level

@@ -1,5 +1,6 @@
 """The PostgreSQL store's writes: a document's row, its chunks, and the lexical search's
-``postings`` and ``lexical_stats`` (:mod:`.schema`) kept in step with the chunks.
+``postings``, ``lexical_stats`` and ``lexeme_df`` (:mod:`.schema`) kept in step with the
+chunks.
 
 Every function here runs inside the caller's transaction (:meth:`.store.PgStore.commit`,
 :meth:`.store.PgStore.remove_sources`), so the chunks and the statistics the lexical search
@@ -12,7 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from verifai_desktop.store.pg.schema import postings_statement, stats_statement
+from verifai_desktop.store.pg.schema import (
+    frequencies_statement,
+    postings_statement,
+    stats_statement,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -43,8 +48,8 @@ def delete_chunks(
     conn: psycopg.Connection[tuple[object, ...]], schema: str, where: str, params: Sequence[object]
 ) -> None:
     """Delete the chunks ``where`` selects (a condition on ``c``, the chunks) and take them out
-    of their groups' ``lexical_stats`` in one statement; their postings go with them (``ON
-    DELETE CASCADE``).
+    of their groups' ``lexical_stats`` and their lexemes' ``lexeme_df`` in one statement;
+    their postings go with them (``ON DELETE CASCADE``).
 
     Args:
         conn: the writer's connection, in a transaction.
@@ -54,7 +59,9 @@ def delete_chunks(
     """
     gone = (
         f"WITH gone AS (DELETE FROM {schema}.chunks c WHERE {where}"
-        " RETURNING c.acl_group, length(c.tsv) AS dl) "
+        " RETURNING c.acl_group, length(c.tsv) AS dl, c.tsv),"
+        " lexemes AS (SELECT u.lexeme, g.acl_group FROM gone g, unnest(g.tsv) AS u),"
+        f" counted AS ({frequencies_statement(schema, 'lexemes', '-')}) "
     )
     conn.execute((gone + stats_statement(schema, "gone", "-")).encode(), params)
 
@@ -63,7 +70,8 @@ def add_postings(
     conn: psycopg.Connection[tuple[object, ...]], schema: str, doc_ids: Sequence[int]
 ) -> None:
     """Add the postings of the chunks of ``doc_ids`` (written in this transaction, with no
-    postings yet) and count those chunks in their groups' ``lexical_stats``.
+    postings yet), count them in their lexemes' ``lexeme_df`` and those chunks in their
+    groups' ``lexical_stats``.
 
     Args:
         conn: the writer's connection, in a transaction.
@@ -73,6 +81,7 @@ def add_postings(
     if not doc_ids:
         return
     ids = (list(doc_ids),)
-    conn.execute(postings_statement(schema, "c.doc_id = ANY(%s)").encode(), ids)
-    added = f"(SELECT acl_group, length(tsv) AS dl FROM {schema}.chunks WHERE doc_id = ANY(%s)) c"
-    conn.execute(stats_statement(schema, added).encode(), ids)
+    added = postings_statement(schema, "c.doc_id = ANY(%s)") + " RETURNING lexeme, acl_group"
+    conn.execute(f"WITH added AS ({added}) {frequencies_statement(schema, 'added')}".encode(), ids)
+    chunks = f"(SELECT acl_group, length(tsv) AS dl FROM {schema}.chunks WHERE doc_id = ANY(%s)) c"
+    conn.execute(stats_statement(schema, chunks).encode(), ids)
