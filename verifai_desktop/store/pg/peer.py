@@ -58,6 +58,25 @@ class SearchPeer:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifai-pg")
         return self._pool.submit(self._run, query, params)
 
+    def both(
+        self, first: tuple[str, Mapping[str, object]], second: tuple[str, Mapping[str, object]]
+    ) -> tuple[Rows, Rows]:
+        """The rows of two statements (each ``(query, named params)``): the first run on the
+        second connection while the second runs on the store's, or both pipelined on the
+        store's (one round trip) when there is no second connection.
+
+        Raises:
+            psycopg.Error: from either statement.
+        """
+        postponed = self.submit(*first)
+        if postponed is None:
+            with self._source.pipeline():
+                one = self._source.execute(first[0].encode(), first[1])
+                two = self._source.execute(second[0].encode(), second[1])
+            return one.fetchall(), two.fetchall()
+        rows = self._source.execute(second[0].encode(), second[1]).fetchall()
+        return postponed.result(), rows
+
     def _run(self, query: str, params: Mapping[str, object]) -> Rows:
         assert self._conn is not None
         return self._conn.execute(query.encode(), params).fetchall()

@@ -11,7 +11,7 @@ it. Tables, indexes and row-level security: :mod:`verifai_desktop.store.pg.schem
   appears whole or not at all, and a killed ingest leaves none of the document in flight.
 - One writer at a time: a session advisory lock on the collection
   (:meth:`PgStore.acquire_write_lock`); readers never wait for it. Before writing, the writer
-  checks that it owns the schema as made here (:func:`~.schema.check_owned`).
+  checks that it owns the schema as made here (:func:`~.ownership.check_owned`).
 - A document belongs to one group: ingesting it again for another group (``--acl``) reads it
   again and moves its row and chunks to that group in one transaction.
 - A source that is a file name not valid UTF-8 (decoded with ``surrogateescape``) is kept as
@@ -77,6 +77,7 @@ from verifai_desktop.store.pg.connect import connect, redacted
 from verifai_desktop.store.pg.credentials import PasswordPrompt
 from verifai_desktop.store.pg.history import PgHistory
 from verifai_desktop.store.pg.hnsw import EF_SEARCH_MAX, HnswScan
+from verifai_desktop.store.pg.ownership import check_owned
 from verifai_desktop.store.pg.peer import SearchPeer
 from verifai_desktop.store.pg.queries import (
     CHUNK_COLUMNS,
@@ -87,7 +88,6 @@ from verifai_desktop.store.pg.queries import (
 )
 from verifai_desktop.store.pg.references import REFERENCE_JOIN, PgReferences
 from verifai_desktop.store.pg.schema import (
-    check_owned,
     check_version,
     create_collection,
     grant_statements,
@@ -376,18 +376,12 @@ class PgStore(Closes, PgReferences):
             return [], []
         self._hnsw.widen(limit)
         params = {"v": np.asarray(vector, dtype=np.float32), "limit": limit}
-        words = POSTINGS.format(s=self._schema)
         with server_errors(self.store):
-            postings = self._peer.submit(words, {"q": query})
-            if postings is None:
-                with self._conn.pipeline():
-                    lexical_rows = self._conn.execute(words.encode(), {"q": query})
-                    vectors = self._conn.execute(SEMANTIC.format(s=self._schema).encode(), params)
-                lexical = bm25_top(lexical_rows.fetchall(), limit)
-            else:
-                vectors = self._conn.execute(SEMANTIC.format(s=self._schema).encode(), params)
-                lexical = bm25_top(postings.result(), limit)
-            semantic = ranked(vectors.fetchall())
+            postings, hits = self._peer.both(
+                (POSTINGS.format(s=self._schema), {"q": query}),
+                (SEMANTIC.format(s=self._schema), params),
+            )
+        lexical, semantic = bm25_top(postings, limit), ranked(hits)
         return lexical, self._fill(semantic, params)
 
     def _fill(self, hits: list[ScoredChunk], params: Mapping[str, object]) -> list[ScoredChunk]:
@@ -488,7 +482,7 @@ class PgStore(Closes, PgReferences):
 
     def acquire_write_lock(self) -> None:
         """Become the collection's one writer (a session advisory lock), check that this role
-        owns the collection's schema as made here (:func:`~.schema.check_owned`), and grant
+        owns the collection's schema as made here (:func:`~.ownership.check_owned`), and grant
         :attr:`acl` what it needs to read the collection.
 
         Raises:
