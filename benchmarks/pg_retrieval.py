@@ -8,7 +8,7 @@ query vectors are computed up front, so this is the store's work: each engine as
 
 - the embedded store (SQLite + Tantivy BM25 + usearch HNSW), the collection that
   ``verifai eval retrieval`` builds (``open_beir_collection``; reused when ``--home`` holds it);
-- the PostgreSQL store (BM25 in SQL over an English ``tsvector`` + pgvector HNSW), the same
+- the PostgreSQL store (BM25 over an English ``tsvector``'s postings + pgvector HNSW), the same
   corpus ingested through the app's real ingest of pre-parsed documents (``ingest_documents``,
   as the embedded one), the same embedder, settings and chunking.
 
