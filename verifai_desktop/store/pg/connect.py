@@ -121,7 +121,7 @@ def connect(
             where, "url", "the URL holds a password; remove it and set PGPASSWORD or ~/.pgpass"
         )
     try:
-        conn = _open(url, None)
+        conn = open_plain(url, None)
     except psycopg.OperationalError as exc:
         if NO_PASSWORD not in str(exc):
             raise _failure(where, exc) from None
@@ -152,7 +152,13 @@ def _failure(where: str, exc: Exception) -> StoreUnavailable:
     return StoreUnavailable(where, kind, advice)
 
 
-def _open(url: str, password: str | None) -> psycopg.Connection[tuple[object, ...]]:
+def open_plain(url: str, password: str | None) -> psycopg.Connection[tuple[object, ...]]:
+    """A connection to ``url`` in autocommit mode (libpq's own password sources when
+    ``password`` is None), without the checks of :func:`connect`.
+
+    Raises:
+        psycopg.OperationalError: the server refused or could not be reached.
+    """
     import psycopg
 
     if password is None:  # libpq's own sources (PGPASSWORD, ~/.pgpass, the service file)
@@ -180,7 +186,7 @@ def _open_with_password(
             f"the service file; {found.note}",
         )
     try:
-        return _open(url, password)
+        return open_plain(url, password)
     except psycopg.OperationalError as exc:
         failure = _failure(where, exc)
         if failure.kind != "authentication":

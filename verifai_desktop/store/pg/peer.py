@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from verifai_desktop.store.pg.connect import CONNECT_TIMEOUT_S
+from verifai_desktop.store.pg.connect import open_plain
 
 if TYPE_CHECKING:
     import psycopg
@@ -36,7 +36,7 @@ class SearchPeer:
         self._pool: ThreadPoolExecutor | None = None
         self._unavailable = False
 
-    def submit(self, query: str, params: Mapping[str, object]) -> Future[Rows] | None:
+    def _submit(self, query: str, params: Mapping[str, object]) -> Future[Rows] | None:
         """Start ``query`` (with named ``params``) on the second connection.
 
         Returns:
@@ -47,7 +47,8 @@ class SearchPeer:
             return None
         if self._pool is None:
             try:
-                self._conn = _clone(self._source)
+                info = self._source.info  # its parameters (no password) and password
+                self._conn = open_plain(info.dsn, info.password or None)
             except Exception as exc:  # psycopg.Error, or a password source that failed
                 logger.warning(
                     "searching on one connection: a second could not be opened (%s)",
@@ -68,7 +69,7 @@ class SearchPeer:
         Raises:
             psycopg.Error: from either statement.
         """
-        postponed = self.submit(*first)
+        postponed = self._submit(*first)
         if postponed is None:
             with self._source.pipeline():
                 one = self._source.execute(first[0].encode(), first[1])
@@ -89,16 +90,3 @@ class SearchPeer:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-
-
-def _clone(conn: psycopg.Connection[tuple[object, ...]]) -> psycopg.Connection[tuple[object, ...]]:
-    """A new connection with the parameters of ``conn`` (``info.dsn``: no password) and the
-    password it was opened with, if any."""
-    import psycopg
-
-    password = conn.info.password
-    if password:
-        return psycopg.connect(
-            conn.info.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, password=password
-        )
-    return psycopg.connect(conn.info.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
