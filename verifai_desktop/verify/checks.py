@@ -54,6 +54,8 @@ class Checks:
             (:func:`~verifai_desktop.words.content_stems`) is shown NO_EVIDENCE without asking
             the verifier (issue 40: 23% of the windows of 120 paraphrase dev pairs; the
             verifier gave 1.5% of them P >= 0.3 and decided 1 of 141 parts with one).
+        quantifiers: hold back a SUPPORT for a part saying "all N" of a count the passage
+            states without saying all of them (:mod:`verifai_desktop.verify.quantifiers`).
     """
 
     aims: bool = True
@@ -65,6 +67,7 @@ class Checks:
     subject: bool = True
     names: bool = True
     gate: bool = True
+    quantifiers: bool = True
 
 
 ALL_CHECKS = Checks()

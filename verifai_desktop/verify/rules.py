@@ -37,7 +37,9 @@ set (``models/data/paraphrase_dev.jsonl``, ``models/paraphrase_dev.py``):
 * :func:`~verifai_desktop.verify.subject.subject_rule`: a CONTRADICT from a window about
   another subject is ``HOLD`` (conflicts that are real);
 * :func:`~verifai_desktop.verify.names.name_rule`: a SUPPORT from a window whose sentence that
-  says what the part says names another system, gene or group than the part is ``HOLD``.
+  says what the part says names another system, gene or group than the part is ``HOLD``;
+* :func:`~verifai_desktop.verify.quantifiers.universal_rule`: a SUPPORT for a part saying "all
+  N" when no sentence of the passage stating N says all of them is ``HOLD``.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.labels import shown_label
 from verifai_desktop.verify.names import name_rule
 from verifai_desktop.verify.negation import negation_rule
+from verifai_desktop.verify.quantifiers import universal_rule
 from verifai_desktop.verify.subject import subject_rule
 
 
@@ -66,7 +69,7 @@ def findings(
         passage: the whole passage the window is cut from.
         guess: the verifier's argmax for the pair.
         checks: which rules run (``numbers``: figures, ``negation``, ``aligned``,
-            ``subject``, ``names``).
+            ``subject``, ``names``, ``quantifiers``).
     """
     out: list[Finding] = []
     if checks.aligned:
@@ -79,6 +82,8 @@ def findings(
         out += subject_rule(part, window, passage, guess)
     if checks.names:
         out += name_rule(part, window, passage, guess)
+    if checks.quantifiers:
+        out += universal_rule(part, window, passage, guess)
     return tuple(out)
 
 
