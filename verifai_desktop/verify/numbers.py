@@ -12,7 +12,8 @@ subject*.
 The subject rule, per sentence:
 
 * a figure's clause is the stretch of its sentence between clause breaks (``; , ( ) [ ] :`` and
-  the words *and, whereas, while, but, respectively, compared with/to, versus, vs*); its
+  the words *and, whereas, while, but, respectively, compared with/to, versus, vs*, and *even*
+  before *in, when, if, ...* inside a sentence: "6.1 even in gastric juice at 2.0"); its
   subject is the content words of that clause (lower-cased, stopwords and generic statistics
   words such as *mean* or *CI* removed, plural and -ed/-ing endings stripped), the figure's own
   unit excluded. A clause with no content word borrows: a share in brackets right after a
@@ -290,7 +291,8 @@ _GROUP_LETTERS = frozenset("ABCDEFGHJKLMOQRSTUVWXYZ")  # not I, nor the statisti
 # words, and years: a year names a time point, part of a figure's subject ("2009 23.7%")
 _TOKEN = re.compile(r"[^\W\d_][\w]*(?:[-'][\w]+)*|(?<![\w.,])(?:19|20)\d\d(?![\w%]|[.,]\d)")
 _CLAUSE_BREAK = re.compile(
-    r"[;,()\[\]:]|\b(?:and|whereas|while|but|respectively|compared\s+(?:with|to)|versus|vs)\b\.?",
+    r"[;,()\[\]:]|\b(?:and|whereas|while|but|respectively|compared\s+(?:with|to)|versus|vs|"
+    r"(?<=\w\s)even(?=\s+(?:in|when|though|if|at|with|under|after)\b))\b\.?",
     re.IGNORECASE,
 )
 _ITEM_SEP = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")

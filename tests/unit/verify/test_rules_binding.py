@@ -284,3 +284,21 @@ def test_a_value_the_passage_holds_nowhere_is_held_back_not_red() -> None:
     assert held.effect is Effect.HOLD and "91%" in held.reason
     right = "The 1-year local control rate after surgery plus radiotherapy was 81%."
     assert figures_rule(right, SPINAL, SPINAL, NliLabel.SUPPORT) == ()
+
+
+UREASE = (
+    "Urease produces NH(3) and CO(2), neutralizing entering protons and thus buffering the "
+    "periplasm to a pH of roughly 6.1 even in gastric juice at a pH below 2.0."
+)  # SciFact 4387784, paraphrase dev a-35 / a-36
+
+
+def test_even_in_or_even_when_opens_a_clause_of_its_own() -> None:
+    wrong = "The bacterium keeps its periplasm near pH 2.0 even when the gastric juice is at about "
+    wrong += "pH 6.1."
+    right = "Thanks to urease, the H. pylori periplasm stays at roughly pH 6.1 even when gastric "
+    right += "juice is below pH 2.0."
+    found = figures_rule(wrong, UREASE, UREASE, NliLabel.SUPPORT)
+    assert [f.effect for f in found] == [Effect.HOLD]
+    assert figures_rule(right, UREASE, UREASE, NliLabel.SUPPORT) == ()
+    juice = next(f for f in figures(UREASE) if f.mention.text == "2.0")
+    assert "periplasm" not in juice.subject
