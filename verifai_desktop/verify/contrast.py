@@ -3,7 +3,7 @@ at their second catheterization", "0.69 using a fixed-effects model and 0.62 usi
 random-effects model".
 
 Figures coordinated in one clause share its subject words (the subject rule of
-:mod:`verifai_desktop.verify.numbers` gives them the same ones), so a claim that binds one
+:mod:`verifai_desktop.verify.figure_subjects` gives them the same ones), so a claim that binds one
 figure's value to the other's group ("a mean age of 63.4 years at their first
 catheterization") shares as many subject words with either. What tells them apart is a pair of
 contrasting words, one next to each figure: *first* / *second*, *fixed* / *random*, *men* /
@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from verifai_desktop.verify.numbers import PLUS_MINUS, YEAR, Figure, NumberMention, find_numbers
+from verifai_desktop.verify.figure_subjects import YEAR, Figure
+from verifai_desktop.verify.numbers import PLUS_MINUS, NumberMention, find_numbers
 
 CONTRAST_PAIRS: tuple[tuple[str, str], ...] = (
     ("first", "second"),

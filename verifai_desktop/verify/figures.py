@@ -1,6 +1,6 @@
 """Figures bound to their subject: which clause of the evidence states each figure of a claim.
 
-:func:`verifai_desktop.verify.numbers.unstated_numbers` says which figures of a claim the
+:func:`verifai_desktop.verify.figure_subjects.unstated_numbers` says which figures of a claim the
 evidence does not state for the same subject. A generated answer is a paraphrase, so this
 module also accepts the forms a paraphrase writes a stated figure in, and, when a figure is not
 stated, looks for the value the evidence does give for the claim's subject:
@@ -28,8 +28,8 @@ stated, looks for the value the evidence does give for the claim's subject:
   and a value the claim ties to another year are never the other value (:func:`_rivals`,
   :func:`_whole_of`, :func:`bind`).
 
-The subject of a figure is :mod:`~verifai_desktop.verify.numbers`' rule (the content words and
-years of its clause, the list frame and the item of a list member), with the frame of its
+The subject of a figure is :mod:`~verifai_desktop.verify.figure_subjects`' rule (the content
+words and years of its clause, the list frame and the item of a list member), with the frame of its
 sentence (:func:`_framed`: a fronted "For people born in 1941-60," or "In 2008,"); "Of the 1,200
 patients, 312 ..." makes 1,200 a total (:func:`_totals`). Chosen on the paraphrase dev set
 (``models/paraphrase_dev.py``).
@@ -45,18 +45,9 @@ from dataclasses import dataclass
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify.contrast import contrast_rival, own_years
+from verifai_desktop.verify.figure_subjects import YEAR, Figure, figures, is_stated, subject_words
 from verifai_desktop.verify.finding import Effect, Finding
-from verifai_desktop.verify.numbers import (
-    YEAR,
-    Figure,
-    NumberMention,
-    compatible_units,
-    figures,
-    find_numbers,
-    is_stated,
-    same_value,
-    subject_words,
-)
+from verifai_desktop.verify.numbers import NumberMention, compatible_units, find_numbers, same_value
 from verifai_desktop.verify.units import COUNT_UNITS as _COUNT_UNITS
 from verifai_desktop.verify.units import PEOPLE
 from verifai_desktop.verify.units import SCALES as _SCALES
@@ -126,7 +117,8 @@ def equivalent(claim: str, claimed: Figure, evidence: list[Figure]) -> Figure | 
     Args:
         claim: the claim text ``claimed`` was found in (for its hedges).
         claimed: one figure of the claim.
-        evidence: the figures of the evidence (:func:`~verifai_desktop.verify.numbers.figures`).
+        evidence: the figures of the evidence
+            (:func:`~verifai_desktop.verify.figure_subjects.figures`).
 
     Returns:
         The evidence figure (for a share or a sum, its first term) whose subject shares a word

@@ -7,7 +7,7 @@ A verdict's shown label (:func:`shown_label`, :class:`~verifai_desktop.domain.Sh
   "not" alone, :func:`~verifai_desktop.verify.negation.negation_ungrounded`);
 * ``SUPPORT`` when SUPPORT is the best guess, P(SUPPORT) reaches ``support_threshold`` and no
   check held it back (a figure not stated for the same subject,
-  :mod:`~verifai_desktop.verify.numbers`; a negation the other side lacks,
+  :mod:`~verifai_desktop.verify.figure_subjects`; a negation the other side lacks,
   :mod:`~verifai_desktop.verify.negation`);
 * ``NO_EVIDENCE`` when that is the best guess, or the passage states only an aim or
   hypothesis (:mod:`~verifai_desktop.verify.aims`);

@@ -33,8 +33,8 @@ import re
 
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.ingest.sentences import split_sentences
+from verifai_desktop.verify.figure_subjects import subject_words
 from verifai_desktop.verify.finding import Effect, Finding
-from verifai_desktop.verify.numbers import subject_words
 from verifai_desktop.words import STOP_WORDS
 
 _STATISTICS = "CI CIS OR ORS HR HRS RR RRS SD SE SEM IQR AUC ROC ANOVA NS"
@@ -95,7 +95,7 @@ def _mentions(name: str, text: str) -> bool:
 
 def anchor_sentence(part: str, window: str) -> str | None:
     """The sentence of ``window`` holding the most of ``part``'s content words other than its
-    names (:func:`~verifai_desktop.verify.numbers.subject_words`), or None when none holds
+    names (:func:`~verifai_desktop.verify.figure_subjects.subject_words`), or None when none holds
     :data:`ANCHOR_SHARE` of them and at least :data:`ANCHOR_MIN`."""
     named = subject_words(" ".join(names(part)))
     content = subject_words(part) - named

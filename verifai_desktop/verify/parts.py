@@ -12,7 +12,7 @@ A cut is made only where both sides are clauses worth a verdict of their own: at
 :data:`MIN_PART_WORDS` words each, outside brackets. A bare ``and`` is never cut: "A and B
 increased" lists the subjects of one predicate, and "12% in the treated arm and 30% in the
 control arm" leaves a part without its predicate; the figures of such a sentence are bound to
-their own clauses by :mod:`verifai_desktop.verify.numbers` instead. Rules only, no model.
+their own clauses by :mod:`verifai_desktop.verify.figure_subjects` instead. Rules only, no model.
 """
 
 from __future__ import annotations

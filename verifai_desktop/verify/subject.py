@@ -4,7 +4,7 @@ A small NLI model reads "contradiction" into a window that merely speaks of some
 different corpus's size, a paragraph about the software's design (issue 39: "Conflicting
 evidence" shown for passages about another subject). :func:`subject_rule` holds a CONTRADICT
 guess back when the window holds fewer than :data:`SUBJECT_SHARE` of the claim's subject words
-(:func:`~verifai_desktop.verify.numbers.subject_words`: content words and years, stemmed).
+(:func:`~verifai_desktop.verify.figure_subjects.subject_words`: content words and years, stemmed).
 The rules that show red by themselves (figures bound to another value, a negation dropped or
 added) already match the claim's subject in the passage.
 """
@@ -12,8 +12,8 @@ added) already match the claim's subject in the passage.
 from __future__ import annotations
 
 from verifai_desktop.domain import NliLabel
+from verifai_desktop.verify.figure_subjects import subject_words
 from verifai_desktop.verify.finding import Effect, Finding
-from verifai_desktop.verify.numbers import subject_words
 
 SUBJECT_SHARE = 0.25
 """Share of the claim's subject words a window must hold for its CONTRADICT to be shown. Chosen

@@ -8,13 +8,13 @@ import pytest
 
 from tests.conftest import SHARED_DATA
 from verifai_desktop.ingest.sentences import split_sentences
+from verifai_desktop.verify.figure_subjects import unstated_numbers
 from verifai_desktop.verify.numbers import (
     NumberMention,
     compatible_units,
     find_numbers,
     numeral_span,
     same_value,
-    unstated_numbers,
 )
 
 LIST = "Tensile strength was 320 MPa for steel, 110 MPa for titanium and 45 MPa for aluminium."
