@@ -16,26 +16,28 @@ says so too: *all*, *each*, *every*, *both*, *entire*, *100%*, *none*, or "N of 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify.finding import Effect, Finding
-from verifai_desktop.verify.numbers import find_numbers, same_value
+from verifai_desktop.verify.numbers import DENOMINATOR_GAP, find_numbers, same_value
 
-_UNIVERSAL_COUNT = re.compile(
-    r"\b(?:all|each|every(?:\s+one)?)\s+(?:of\s+)?(?:the\s+|these\s+|those\s+|their\s+)?"
-    r"(?=\d|(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)",
+_UNIVERSAL = re.compile(
+    r"\b(?:all|each|every(?:\s+one)?)\s+(?:of\s+)?(?:the\s+|these\s+|those\s+|their\s+)?",
     re.IGNORECASE,
 )
-"""A universal quantifier right before a count: "all 680", "each of the 151", "every one of
-the 404" (the count itself is read by :func:`~verifai_desktop.verify.numbers.find_numbers`)."""
+"""A universal quantifier ("all", "each of the", "every one of the"); it quantifies over a
+count when a figure of :func:`~verifai_desktop.verify.numbers.find_numbers` starts right after
+it ("all 680", "each of the 151", "all five")."""
 _UNIVERSAL_WORD = re.compile(
     r"\b(?:all|each|every|everyone|both|entire|none|whole)\b|\b100(?:\.0)?\s*%", re.IGNORECASE
 )
 """Words by which a passage sentence says a finding holds for every member."""
-_N_OF_N = re.compile(r"(\d[\d,]*)\s*(?:of(?:\s+the)?|/)\s*(\d[\d,]*)")
-"""A count of a count: "45 of 45", "45/45"."""
+_N_OF_N = re.compile(rf"(\d[\d,]*){DENOMINATOR_GAP.pattern}(\d[\d,]*)")
+"""A count of a count: "45 of 45", "45/45" (the gap as
+:data:`~verifai_desktop.verify.numbers.DENOMINATOR_GAP` reads it)."""
 
 
 def universal_counts(part: str) -> tuple[float, ...]:
@@ -43,7 +45,7 @@ def universal_counts(part: str) -> tuple[float, ...]:
     in order; empty when none."""
     mentions = find_numbers(part)
     out = []
-    for match in _UNIVERSAL_COUNT.finditer(part):
+    for match in _UNIVERSAL.finditer(part):
         after = next((m for m in mentions if m.span[0] >= match.end()), None)
         if after is not None and after.span[0] == match.end():
             out.append(after.value)
@@ -67,21 +69,27 @@ def universal_rule(part: str, window: str, passage: str, guess: NliLabel) -> tup
     another sentence of the passage."""
     if guess is not NliLabel.SUPPORT:
         return ()
+    value = _unsaid_count(part, passage)
+    if value is None:
+        return ()
+    shown = f"{value:,.0f}" if value == int(value) else f"{value:g}"
+    reason = (
+        f"the sentence says all {shown}; the passage gives {shown} as a count "
+        "without saying the finding holds for every one of them"
+    )
+    return (Finding("quantifiers", Effect.HOLD, reason),)
+
+
+@functools.lru_cache(maxsize=1024)
+def _unsaid_count(part: str, passage: str) -> float | None:
+    """The first count ``part`` says all of that the passage states without saying all of
+    them, or None; memoised, since the rule runs once per window of the same passage."""
     counts = universal_counts(part)
     if not counts:
-        return ()
-    sentences = split_sentences(passage)
+        return None
+    stated = [(passage[a:b], find_numbers(passage[a:b])) for a, b in split_sentences(passage)]
     for value in counts:
-        stating = [
-            passage[a:b]
-            for a, b in sentences
-            if any(same_value(m.value, value) for m in find_numbers(passage[a:b]))
-        ]
-        if stating and not any(_says_every(s, value) for s in stating):
-            shown = f"{value:,.0f}" if value == int(value) else f"{value:g}"
-            reason = (
-                f"the sentence says all {shown}; the passage gives {shown} as a count "
-                "without saying the finding holds for every one of them"
-            )
-            return (Finding("quantifiers", Effect.HOLD, reason),)
-    return ()
+        stating = [text for text, found in stated if any(same_value(m.value, value) for m in found)]
+        if stating and not any(_says_every(text, value) for text in stating):
+            return value
+    return None
