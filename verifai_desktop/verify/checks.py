@@ -56,6 +56,9 @@ class Checks:
             verifier gave 1.5% of them P >= 0.3 and decided 1 of 141 parts with one).
         quantifiers: hold back a SUPPORT for a part saying "all N" of a count the passage
             states without saying all of them (:mod:`verifai_desktop.verify.quantifiers`).
+        directions: show red a SUPPORT from a window that changes what the part changes
+            only the other way ("lowered ROS" against "elevated ROS";
+            :mod:`verifai_desktop.verify.directions`).
     """
 
     aims: bool = True
@@ -68,6 +71,7 @@ class Checks:
     names: bool = True
     gate: bool = True
     quantifiers: bool = True
+    directions: bool = True
 
 
 ALL_CHECKS = Checks()

@@ -39,7 +39,10 @@ set (``models/data/paraphrase_dev.jsonl``, ``models/paraphrase_dev.py``):
 * :func:`~verifai_desktop.verify.names.name_rule`: a SUPPORT from a window whose sentence that
   says what the part says names another system, gene or group than the part is ``HOLD``;
 * :func:`~verifai_desktop.verify.quantifiers.universal_rule`: a SUPPORT for a part saying "all
-  N" when no sentence of the passage stating N says all of them is ``HOLD``.
+  N" when no sentence of the passage stating N says all of them is ``HOLD``;
+* :func:`~verifai_desktop.verify.directions.direction_rule`: a SUPPORT from a window that
+  changes what the part changes only the other way ("lowered ROS levels" against "elevated
+  ROS levels") is ``RED``, the window's sentence quoted.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from collections.abc import Sequence
 from verifai_desktop.domain import NliLabel, ShownLabel
 from verifai_desktop.settings import VerifySettings
 from verifai_desktop.verify.checks import ALL_CHECKS, Checks, aligned_rule
+from verifai_desktop.verify.directions import direction_rule
 from verifai_desktop.verify.figures import figures_rule
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.labels import shown_label
@@ -69,7 +73,7 @@ def findings(
         passage: the whole passage the window is cut from.
         guess: the verifier's argmax for the pair.
         checks: which rules run (``numbers``: figures, ``negation``, ``aligned``,
-            ``subject``, ``names``, ``quantifiers``).
+            ``subject``, ``names``, ``quantifiers``, ``directions``).
     """
     out: list[Finding] = []
     if checks.aligned:
@@ -84,6 +88,8 @@ def findings(
         out += name_rule(part, window, passage, guess)
     if checks.quantifiers:
         out += universal_rule(part, window, passage, guess)
+    if checks.directions:
+        out += direction_rule(part, window, passage, guess)
     return tuple(out)
 
 
