@@ -170,10 +170,11 @@ _NULL_CUE = re.compile(
 )
 """Words that report a null finding without a negation cue ("were similar between cohorts",
 "the difference disappeared"): a claim that negates the finding agrees with them."""
-# "..., but not for X" is no new clause: it negates the clause before it for X
+# "..., but not for X" is no new clause: it negates the clause before it for X; nor is the
+# bracketed charge of an ion ("K(+) efflux", "Ca(2+)")
 _CLAUSE_SPLIT = re.compile(
     r"[.;:]\s+|,?\s+\b(?:but(?!\s+(?:not|no)\b)|whereas|while|however|although|though|yet)\b"
-    r"|\(|\)",
+    r"|(?<![A-Za-z])\(|\((?!\d?[+-]\))|(?<!\([+-])(?<!\(\d[+-])\)",
     re.IGNORECASE,
 )
 _BACKGROUND = re.compile(

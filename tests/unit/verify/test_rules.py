@@ -205,3 +205,29 @@ def test_real_verifier_negation_both_ways(bundled: OnnxVerifier) -> None:
     result = verify_pairs(bundled, items, granularity="sentences", thresholds=T)
     assert result.shown[1] is ShownLabel.CONTRADICT
     assert result.shown[0] is not ShownLabel.CONTRADICT
+
+
+NEGATIVE_ON_AN_ION = (
+    "The alternative inflammasome did not depend on K+ efflux and did not induce pyroptosis."
+)
+INFLAMMASOME = (  # SciFact corpus abstract 34469966 (ODC-By 1.0), paraphrase dev a-153
+    'Indeed, in human monocytes, lipopolysaccharide triggered an "alternative inflammasome" '
+    "that relied on NLRP3-ASC-caspase-1 signaling, yet was devoid of any classical inflammasome "
+    "characteristics including pyroptosome formation, pyroptosis induction, and K(+) efflux "
+    "dependency. Genetic dissection of the underlying signaling pathway in a monocyte "
+    "transdifferentiation system revealed that alternative inflammasome activation was "
+    "propagated by TLR4-TRIF-RIPK1-FADD-CASP8 signaling upstream of NLRP3."
+)
+
+
+def test_an_ions_bracketed_charge_does_not_cut_the_clause_a_negative_claim_speaks_of() -> None:
+    match = matching_clause(NEGATIVE_ON_AN_ION, INFLAMMASOME)
+    assert match.clause.startswith("was devoid of any classical inflammasome")
+    assert "and K(+) efflux dependency" in match.clause
+    assert match.claim_negates and match.clause_negates
+
+
+def test_real_verifier_a_negative_claim_on_a_charged_ion_is_green(bundled: OnnxVerifier) -> None:
+    items = [(INFLAMMASOME, NEGATIVE_ON_AN_ION)]
+    result = verify_pairs(bundled, items, granularity="sentences", thresholds=T)
+    assert result.shown == (ShownLabel.SUPPORT,)
