@@ -23,6 +23,14 @@ from verifai_desktop.verify.negation import negation_conflict, negation_unground
         "It is unknown whether sympathetic drive is altered in normal pregnancy.",
         "OBJECTIVE: To assess the effect of aspirin on mortality.",
         "What makes the two Dicers specific for their biological substrates?",
+        # PubMedQA PQA-L contexts (paraphrase dev g-130, g-153, g-55)
+        "Our objective in this study was to determine whether the decision to manage a "
+        "contralateral hydrocele in cases of neonatal testicular torsion solely through a "
+        "scrotal approach is safe and effective.",
+        "The study goal was to determine whether pre-operative fasting blood glucose (fB-glu) "
+        "is associated with an increased mortality after percutaneous coronary interventions.",
+        "Several studies have investigated human papillomavirus (HPV) as a risk factor for the "
+        "development of pterygia, but the results are inconclusive.",
     ],
 )
 def test_aims_hypotheses_and_questions_are_recognised(sentence: str) -> None:
@@ -40,6 +48,8 @@ def test_aims_hypotheses_and_questions_are_recognised(sentence: str) -> None:
         "mortality.",
         "From these snapshots we hypothesize that the pathologic response is organised.",
         "Of the 2,104 patients, 495 (24%) developed AKI.",
+        "The results were consistent across the three study sites.",
+        "The study reached its primary goal in 40 of 51 patients.",
     ],
 )
 def test_findings_and_background_are_not_aims(sentence: str) -> None:
