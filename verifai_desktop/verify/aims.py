@@ -16,11 +16,12 @@ result ("To test whether X, we measured Y and found Z") still counts as an aim: 
 stated again elsewhere in a real abstract, and a missed window costs less than an aim that
 decides.
 
-Issue 39 added "Our objective in this study was", "The study goal was" and a question earlier
-studies left open ("..., but the results are inconclusive"): windows of that kind had decided
-three of the generator's unsupported sentences of the paraphrase dev set green (green precision
-on its sentences 0.54 -> 0.62, coverage unchanged; nothing moved on the written claims, SciFact
-dev, HealthVer dev or the self-check).
+Issue 39 added "Our objective in this study was", "The study goal was", a question earlier
+studies left open ("..., but the results are inconclusive") and a method stated with its
+purpose ("The medical records of 14 patients were reviewed retrospectively to analyze the
+outcome"): windows of those kinds had decided four of the generator's unsupported sentences of
+the paraphrase dev set green (green precision on its sentences 0.54 -> 0.65, coverage
+unchanged; nothing moved on the written claims, SciFact dev, HealthVer dev or the self-check).
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ _AIM_PATTERNS: tuple[str, ...] = (
     # "... to evaluate the hypothesis that X enhances Y", "We tested the idea that ..."
     rf"\b(?:{_AIM_VERB}|tested|evaluated|examined|investigated|explored|addressed)\s+the\s+"
     r"(?:\w+\s+)?(?:hypothesis|hypotheses|possibility|idea|notion|prediction)\s+that\b",
+    # "The records of 14 patients were reviewed retrospectively to analyze the outcome"
+    rf"\b(?:was|were)\s+(?:\w+\s+)?(?:reviewed|collected|recorded|analy[sz]ed|studied|"
+    rf"examined|followed|enrolled|recruited|surveyed|interviewed)\s+(?:\w+\s+)?to\s+{_AIM_VERB}\b",
     # "..., but the results are inconclusive": what earlier studies asked, still open
     r"\b(?:results?|findings?|evidence|data)\s+(?:\w+\s+)?(?:are|is|were|was|remains?|"
     r"remained)\s+(?:\w+\s+)?(?:inconclusive|conflicting|contradictory|controversial)\b",

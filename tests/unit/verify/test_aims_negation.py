@@ -31,6 +31,10 @@ from verifai_desktop.verify.negation import negation_conflict, negation_unground
         "is associated with an increased mortality after percutaneous coronary interventions.",
         "Several studies have investigated human papillomavirus (HPV) as a risk factor for the "
         "development of pterygia, but the results are inconclusive.",
+        "The medical records of 14 patients with Fournier's gangrene who presented at the "
+        'University Hospital Center "Mother Teresa" from January 1997 to December 2006 were '
+        "reviewed retrospectively to analyze the outcome and identify the risk factor and "
+        "prognostic indicators of mortality.",
     ],
 )
 def test_aims_hypotheses_and_questions_are_recognised(sentence: str) -> None:
@@ -50,6 +54,7 @@ def test_aims_hypotheses_and_questions_are_recognised(sentence: str) -> None:
         "Of the 2,104 patients, 495 (24%) developed AKI.",
         "The results were consistent across the three study sites.",
         "The study reached its primary goal in 40 of 51 patients.",
+        "Patients were followed for a median of 32 months; 12 died.",
     ],
 )
 def test_findings_and_background_are_not_aims(sentence: str) -> None:
