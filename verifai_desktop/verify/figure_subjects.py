@@ -80,6 +80,7 @@ _STOP = frozenset((
     "nearly", "almost", "roughly", "overall", "total", "mean", "median", "average", "sd", "se",
     "sem", "ci", "confidence", "interval", "iqr", "range", "value", "level", "rate", "ratio",
     "group", "showed", "shown", "found", "observed", "reported", "compared", "versus", "vs",
+    "rr",
 )) | frozenset(WORD_VALUES)  # fmt: skip
 _GROUP_LETTERS = frozenset("ABCDEFGHJKLMOQRSTUVWXYZ")  # not I, nor the statistics' P and N
 # words, and years: a year names a time point, part of a figure's subject ("2009 23.7%")

@@ -470,6 +470,9 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
         if _PER.search(claim[max(0, c.mention.span[0] - 6) : c.mention.span[0]]):
             out.append(FigureFinding(c.mention, c.mention, None, ""))  # a rate's base
             continue
+        if _LEVEL.match(claim, c.mention.span[1]):
+            out.append(FigureFinding(c.mention, c.mention, None, ""))  # "95% CI": a level
+            continue
         same = [
             e for e in stated
             if same_value(e.mention.value, c.mention.value)

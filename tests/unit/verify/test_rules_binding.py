@@ -303,3 +303,26 @@ def test_even_in_or_even_when_opens_a_clause_of_its_own() -> None:
     assert figures_rule(right, UREASE, UREASE, NliLabel.SUPPORT) == ()
     juice = next(f for f in figures(UREASE) if f.mention.text == "2.0")
     assert "periplasm" not in juice.subject
+
+
+# SciFact corpus abstract 23557241 (intrauterine exposures and breast cancer; paraphrase dev a-74)
+PERINATAL = (
+    "No association was noted between risk of breast cancer and gestational age at birth (0.95 "
+    "[0.71-1.26]) or maternal diethylstilbestrol treatment (1.40 [0.86-2.28])."
+)
+
+
+def test_a_relative_risk_label_and_a_confidence_level_are_no_subject_or_value_to_state() -> None:
+    """ "(RR 1.40, 95% CI 0.86-2.28)" after the finding: RR names no subject (the figure takes
+    the finding's), and the 95% of "95% CI" is a level the passage need not write."""
+    claim = (
+        "Exposure to diethylstilbestrol in the womb was not associated with breast cancer "
+        "(RR 1.40, 95% CI 0.86-2.28)."
+    )
+    rr = next(f for f in figures(claim) if f.mention.text == "1.40")
+    assert "diethylstilbestrol" in rr.subject and "rr" not in rr.subject
+    found = {f.claimed.text: f for f in figure_findings(claim, PERINATAL)}
+    assert all(f.stated is not None and f.rival is None for f in found.values())
+    assert figures_rule(claim, PERINATAL, PERINATAL, NliLabel.SUPPORT) == ()
+    wrong = claim.replace("1.40", "0.95").replace("0.86-2.28", "0.71-1.26")
+    assert figures_rule(wrong, PERINATAL, PERINATAL, NliLabel.SUPPORT)
