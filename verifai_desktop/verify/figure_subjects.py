@@ -17,7 +17,8 @@ The subject rule, per sentence:
   words such as *mean* or *CI* removed, plural and -ed/-ing endings stripped), the figure's own
   unit excluded. A clause with no content word borrows: a share in brackets right after a
   count ("107 (15.3%)") takes the count's subject; a figure not in brackets that runs straight
-  into the next clause ("107 (15.3%) had asthma") takes that clause; otherwise the nearest
+  into the next clause ("107 (15.3%) had asthma"; read past the total of "1 out of 5,861
+  controls") takes that clause; otherwise the nearest
   preceding clause with content words ("nausea (12%)", "mortality: 12%"), or else the next
   clause when that holds no figure of its own;
 * the denominator of "312 of (the) 1,200", "312/1,200" or "312 out of 1,200" has an empty subject:
@@ -77,10 +78,10 @@ _STOP = frozenset((
     "when", "where", "while", "whereas", "whether", "if", "as", "so", "such", "also", "only",
     "both", "each", "all", "any", "some", "more", "most", "less", "very", "much", "many",
     "other", "another", "same", "either", "neither", "respectively", "approximately", "around",
-    "nearly", "almost", "roughly", "overall", "total", "mean", "median", "average", "sd", "se",
-    "sem", "ci", "confidence", "interval", "iqr", "range", "value", "level", "rate", "ratio",
-    "group", "showed", "shown", "found", "observed", "reported", "compared", "versus", "vs",
-    "rr",
+    "nearly", "almost", "roughly", "just", "out", "overall", "total", "mean", "median",
+    "average", "sd", "se", "sem", "ci", "confidence", "interval", "iqr", "range", "value",
+    "level", "rate", "ratio", "rr", "group", "showed", "shown", "found", "observed", "reported",
+    "compared", "versus", "vs",
 )) | frozenset(WORD_VALUES)  # fmt: skip
 _GROUP_LETTERS = frozenset("ABCDEFGHJKLMOQRSTUVWXYZ")  # not I, nor the statistics' P and N
 # words, and years: a year names a time point, part of a figure's subject ("2009 23.7%")
@@ -257,7 +258,12 @@ def _analyse(sentence: str) -> list[Figure]:
             bracketed = prefix.count("(") + prefix.count("[") > prefix.count(")") + prefix.count(
                 "]"
             )
-            if after and _PREDICATE.match(masked, mention.span[1]) and not bracketed:
+            end = mention.span[1]
+            if i + 1 < len(mentions) and DENOMINATOR_GAP.fullmatch(
+                sentence[end : mentions[i + 1].span[0]]
+            ):
+                end = mentions[i + 1].span[1]  # "1 out of 5,861 controls (P = ...)": the count's
+            if after and _PREDICATE.match(masked, end) and not bracketed:
                 right = [w.key for w in clause_words[after[0]]]  # "107 (15.3%) had asthma"
             elif before:
                 left = [w.key for w in before[0]]  # "nausea (12%)", "mortality: 12%"

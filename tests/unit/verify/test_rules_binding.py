@@ -326,3 +326,23 @@ def test_a_relative_risk_label_and_a_confidence_level_are_no_subject_or_value_to
     assert figures_rule(claim, PERINATAL, PERINATAL, NliLabel.SUPPORT) == ()
     wrong = claim.replace("1.40", "0.95").replace("0.86-2.28", "0.71-1.26")
     assert figures_rule(wrong, PERINATAL, PERINATAL, NliLabel.SUPPORT)
+
+
+# SciFact corpus abstract 4414547 (PPM1D truncating variants; paraphrase dev a-24)
+PPM1D = (
+    "PPM1D PTV mutations were present in 25 out of 7,781 cases versus 1 out of 5,861 controls "
+    "(P = 1.12 \u00d7 10\u22125), including 18 mutations in 6,912 individuals with breast cancer."
+)
+
+
+def test_just_and_the_out_of_a_count_are_no_subject_words() -> None:
+    """ "versus 1 out of 5,861 controls": the count takes the clause before it ("PPM1D PTV
+    mutations were present in"), as "but in just 1 of 5,861 controls" does in the claim."""
+    claim = (
+        "PPM1D truncating variants were found in 25 of 7,781 cases but in just 1 of 5,861 controls."
+    )
+    one = next(f for f in figures(PPM1D) if f.mention.text == "1")
+    assert "ppm1d" in one.subject and "out" not in one.subject
+    assert all(f.stated is not None for f in figure_findings(claim, PPM1D))
+    wrong = "PPM1D truncating variants were found in just 18 of 5,861 controls."
+    assert any(f.stated is None for f in figure_findings(wrong, PPM1D))
