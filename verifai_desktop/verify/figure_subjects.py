@@ -262,7 +262,7 @@ def _analyse(sentence: str) -> list[Figure]:
             if i + 1 < len(mentions) and DENOMINATOR_GAP.fullmatch(
                 sentence[end : mentions[i + 1].span[0]]
             ):
-                end = mentions[i + 1].span[1]  # "1 out of 5,861 controls (P = ...)": the count's
+                end = mentions[i + 1].span[1]  # "1 out of 5,861 controls": past the total
             if after and _PREDICATE.match(masked, end) and not bracketed:
                 right = [w.key for w in clause_words[after[0]]]  # "107 (15.3%) had asthma"
             elif before:
