@@ -71,7 +71,7 @@ _AIM_PATTERNS: tuple[str, ...] = (
     rf"\b(?:{_AIM_VERB}|tested|evaluated|examined|investigated|explored|addressed)\s+the\s+"
     r"(?:\w+\s+)?(?:hypothesis|hypotheses|possibility|idea|notion|prediction)\s+that\b",
     # "The records of 14 patients were reviewed retrospectively to analyze the outcome"
-    rf"\b(?:was|were)\s+(?:\w+\s+)?(?:reviewed|collected|recorded|analy[sz]ed|studied|"
+    r"\b(?:was|were)\s+(?:\w+\s+)?(?:reviewed|collected|recorded|analy[sz]ed|studied|"
     rf"examined|followed|enrolled|recruited|surveyed|interviewed)\s+(?:\w+\s+)?to\s+{_AIM_VERB}\b",
     # "..., but the results are inconclusive": what earlier studies asked, still open
     r"\b(?:results?|findings?|evidence|data)\s+(?:\w+\s+)?(?:are|is|were|was|remains?|"

@@ -50,9 +50,9 @@ _NEGATED = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[a-z0-9][a-z0-9-]*")
-_TURNS = frozenset(("loss", "gain", "lower", "less", "decre", "reduc", "incre", "highe", "great"))
+_TURNS = frozenset(("loss", "gain", "decre", "reduc", "incre", "highe", "great"))
 """Stems after which a direction word changes a change ("more weight loss" is less weight):
-such a target is not read."""
+such a target is not read (nor one holding a whole direction word, "lower", "less")."""
 _GENERIC = STOP_WORDS | frozenset((
     "significantly", "markedly", "slightly", "substantially", "somewhat", "much", "also",
     "both", "all", "than", "in", "at", "after", "before", "during", "among", "between",
