@@ -14,7 +14,8 @@ from verifai_desktop.domain import NliLabel
 from verifai_desktop.verify.aims import is_aim
 from verifai_desktop.verify.checks import aligned_changes
 from verifai_desktop.verify.figure_subjects import figures
-from verifai_desktop.verify.figures import equivalent, figure_findings, figures_rule
+from verifai_desktop.verify.equivalents import equivalent
+from verifai_desktop.verify.figures import figure_findings, figures_rule
 from verifai_desktop.verify.finding import Effect
 from verifai_desktop.verify.negation import negation_rule, positive_pair
 from verifai_desktop.verify.numbers import find_numbers, numeral_span
