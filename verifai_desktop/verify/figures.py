@@ -23,7 +23,13 @@ stated, looks for the value the evidence does give for the claim's subject:
   Confidence limits and levels, ranges and P values inside brackets, the base of a rate ("per
   100 beats"), number words, the whole the claim counts its figure out of ("327 of the 680")
   and a value the claim ties to another year are never the other value (:func:`_rivals`,
-  :func:`_whole_of`, :func:`bind`).
+  :func:`_whole_of`, :func:`bind`). Nor, for whether a figure is stated, is a count the claim
+  writes itself in another unit ("Forty-five patients ... into three groups",
+  :func:`_counted_by_claim`) or the whole it counts out of ("327 of the 680").
+* **what qualifies a figure** (:func:`_written_with`): a claim's spread ("454 +/- 406 IU/L"),
+  confidence limit, range end or P value is never bound to another value; it is stated when
+  the evidence writes it with the figure stating the one it qualifies (a spread right after
+  it, the others in the bracket after it), and a spread written with no stated mean is not.
 
 The subject of a figure is :mod:`~verifai_desktop.verify.figure_subjects`' rule (the content
 words and years of its clause, the list frame and the item of a list member), with the frame of its
@@ -44,7 +50,13 @@ from verifai_desktop.verify.contrast import contrast_rival, own_years
 from verifai_desktop.verify.equivalents import equivalent
 from verifai_desktop.verify.figure_subjects import YEAR, Figure, figures, is_stated, subject_words
 from verifai_desktop.verify.finding import Effect, Finding
-from verifai_desktop.verify.numbers import NumberMention, compatible_units, find_numbers, same_value
+from verifai_desktop.verify.numbers import (
+    PLUS_MINUS,
+    NumberMention,
+    compatible_units,
+    find_numbers,
+    same_value,
+)
 from verifai_desktop.verify.units import COUNT_UNITS as _COUNT_UNITS
 from verifai_desktop.verify.units import SCALES as _SCALES
 
@@ -359,6 +371,7 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
     stated = _totals(evidence, _framed(evidence, figures(evidence)))
     rivals = _rivals(evidence, stated)
     out = []
+    anchor: NumberMention | None = None  # the evidence figure stating the last claim figure
     for c in claimed:
         if _PER.search(claim[max(0, c.mention.span[0] - 6) : c.mention.span[0]]):
             out.append(FigureFinding(c.mention, c.mention, None, ""))  # a rate's base
@@ -372,13 +385,28 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
             and compatible_units(e.mention.unit, c.mention.unit)
         ]  # fmt: skip
         holder = max(same, key=lambda e: len(c.subject & _words(e)), default=None)
-        stated_by = holder if holder is not None and is_stated(c, stated) else None
+        whole = _whole_of(claim, c.mention)
+        theirs = [
+            e for e in stated
+            if not _counted_by_claim(c, e, claimed)
+            and (whole is None or not same_value(e.mention.value, whole))
+        ]  # fmt: skip
+        stated_by = holder if holder is not None and is_stated(c, theirs) else None
         stated_by = stated_by or equivalent(claim, c, stated)
-        if _qualifies(claim, c.mention):  # a confidence limit or range end: never bound
-            stated_as = None if stated_by is None else stated_by.mention
+        spread = bool(out) and _SPREAD_GAP.fullmatch(
+            claim[out[-1].claimed.span[1] : c.mention.span[0]]
+        )
+        p_value = _P_VALUE.search(claim[max(0, c.mention.span[0] - 8) : c.mention.span[0]])
+        if spread or p_value or _qualifies(claim, c.mention):
+            # a spread, a confidence limit, a range end or a P value: never bound, stated
+            # when written with the figure it qualifies ("454 +/- 406 IU/ L(P<0.03)")
+            written = _written_with(evidence, anchor, c.mention, bool(spread))
+            if spread and anchor is not None:  # the mean is stated: its own spread, or none
+                stated_as = written
+            else:
+                stated_as = written or (None if stated_by is None else stated_by.mention)
             out.append(FigureFinding(c.mention, stated_as, None, ""))
             continue
-        whole = _whole_of(claim, c.mention)
         candidates = [e for e in rivals if whole is None or not same_value(e.mention.value, whole)]
         years = own_years(claim, c.mention, [f.mention for f in claimed])
         rival = bind(c, candidates, stated_by or holder, years) or _part_of(
@@ -412,7 +440,54 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
         else:
             mention = None if stated_by is None else stated_by.mention
             out.append(FigureFinding(c.mention, mention, None, ""))
+        anchor = out[-1].stated
     return tuple(out)
+
+
+def _counted_by_claim(c: Figure, e: Figure, claimed: list[Figure]) -> bool:
+    """Whether the evidence figure ``e`` counts what another figure of the claim counts, in a
+    unit ``c`` does not have: "Forty-five patients ... were split into three groups" writes 45
+    patients itself, so the evidence's "Forty-five patients" is no other value for "three"."""
+    unit = e.mention.unit
+    if not unit or unit == c.mention.unit:
+        return False
+    return any(
+        o is not c and o.mention.unit == unit and same_value(o.mention.value, e.mention.value)
+        for o in claimed
+    )
+
+
+_SPREAD_GAP = re.compile(rf"\s*(?:{PLUS_MINUS})\s*")
+_BRACKET_END = re.compile(r"[)\]]|\.\s")
+_P_VALUE = re.compile(r"\bp\s*[=<>\u2264\u2265]\s*$", re.IGNORECASE)
+
+
+def _written_with(
+    evidence: str, anchor: NumberMention | None, mention: NumberMention, spread: bool
+) -> NumberMention | None:
+    """The evidence figure with ``mention``'s value that qualifies ``anchor`` as ``mention``
+    qualifies the claim figure before it, or None.
+
+    ``anchor`` is the evidence figure stating that claim figure. A spread ("454 +/- 406 IU/L",
+    ``spread``) must follow it at once, after a "+/-"; a confidence limit, range end or P value
+    must stand in the bracket after it ("2.50 (95% CI: 1.09-5.72)", "406 IU/ L(P<0.03)"), up to
+    the bracket's close. Either qualifies the figure it follows, so it has no subject of its own
+    to bind: it is stated when it is written with the same figure.
+    """
+    if anchor is None:
+        return None
+    tail = evidence[anchor.span[1] : anchor.span[1] + 80]
+    close = _BRACKET_END.search(tail, tail.find("(") + 1 if "(" in tail else 0)
+    tail = tail[: close.start() + 1] if close else tail
+    for m in find_numbers(tail):
+        if spread and not _SPREAD_GAP.fullmatch(tail[: m.span[0]]):
+            return None
+        if same_value(m.value, mention.value) and compatible_units(m.unit, mention.unit):
+            start = anchor.span[1] + m.span[0]
+            return NumberMention(m.text, m.value, m.unit, (start, start + len(m.text)))
+        if spread:
+            return None
+    return None
 
 
 _CLAUSE_EDGE = re.compile(r"[;:()\[\]]|,\s|\.\s|\b(?:whereas|while|but|compared)\b")

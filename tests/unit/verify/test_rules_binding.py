@@ -13,8 +13,8 @@ import pytest
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.verify.aims import is_aim
 from verifai_desktop.verify.checks import aligned_changes
-from verifai_desktop.verify.figure_subjects import figures
 from verifai_desktop.verify.equivalents import equivalent
+from verifai_desktop.verify.figure_subjects import figures
 from verifai_desktop.verify.figures import figure_findings, figures_rule
 from verifai_desktop.verify.finding import Effect
 from verifai_desktop.verify.negation import negation_rule, positive_pair
@@ -347,3 +347,65 @@ def test_just_and_the_out_of_a_count_are_no_subject_words() -> None:
     assert all(f.stated is not None for f in figure_findings(claim, PPM1D))
     wrong = "PPM1D truncating variants were found in just 18 of 5,861 controls."
     assert any(f.stated is None for f in figure_findings(wrong, PPM1D))
+
+
+# PubMedQA context 17089900 (Paget's disease; a dev figure question's abstract).
+PAGET = (
+    "Mean (+/-SD) serum alkaline phosphatase at diagnosis was 1514 +/- 1168 IU/L and nine "
+    "months after treatment with bisphosphonates decreased to 454 +/- 406 IU/ L(P<0.03)."
+)
+
+
+def test_a_spread_and_a_p_value_are_stated_with_the_figure_they_qualify() -> None:
+    right = (
+        "The mean serum alkaline phosphatase of the Paget's disease patients nine months after "
+        "bisphosphonate treatment was 454 +/- 406 IU/ L(P<0.03)."
+    )
+    found = {f.claimed.text: f for f in figure_findings(right, PAGET)}
+    assert found["406 IU/ L"].stated is not None and found["406 IU/ L"].rival is None
+    assert found["0.03"].stated is not None and found["0.03"].rival is None
+    assert figures_rule(right, PAGET, PAGET, NliLabel.SUPPORT) == ()
+    # the diagnosis value given for nine months after treatment is held back: its spread is
+    # written with no figure of the passage (it was bound to the mean 454 before, a wrong reason)
+    wrong = right.replace("454 +/- 406", "1514 +/- 406")
+    (held,) = figures_rule(wrong, PAGET, PAGET, NliLabel.SUPPORT)
+    assert held.effect is Effect.HOLD and "406 IU/ L" in held.reason and "454" not in held.reason
+    swapped = right.replace("454 +/- 406", "454 +/- 1168")
+    (spread,) = [f for f in figure_findings(swapped, PAGET) if f.claimed.text == "1168 IU/ L"]
+    assert spread.stated is None and spread.rival is None  # never bound: held back, not red
+    (hold,) = figures_rule(swapped, PAGET, PAGET, NliLabel.SUPPORT)
+    assert hold.effect is Effect.HOLD and "1168" in hold.reason
+
+
+# PubMedQA context 23794696 (bracket-ligature trial).
+ORTHODONTIC = (
+    "Randomized clinical trial with three parallel groups. A hospital orthodontic department "
+    "(Chesterfield Royal Hospital, UK). Forty-five patients requiring upper first premolar "
+    "extractions. Informed consent was obtained and participants were randomly allocated into "
+    "one of three groups: (1) conventional pre-adjusted edgewise brackets and elastomeric "
+    "ligatures; (2) conventional pre-adjusted edgewise brackets and Super Slick(®) low friction "
+    "elastomeric ligatures; (3) Damon 3MX(®) passive self-ligating brackets."
+)
+# PubMedQA context 11247896 (familial adenomatous polyposis).
+POLYPOSIS = (
+    "We examined 680 unrelated FAP families for germline mutations in the APC gene. Clinical "
+    "information was obtained from 1256 patients. APC mutations were detected in 48% (327/680) "
+    "of families."
+)
+
+
+def test_a_count_the_claim_writes_itself_is_no_other_value_for_its_other_figures() -> None:
+    right = (
+        "Forty-five patients needing upper first premolar extractions were randomly split into "
+        "three bracket-ligature groups."
+    )
+    assert all(f.stated is not None for f in figure_findings(right, ORTHODONTIC))
+    assert figures_rule(right, ORTHODONTIC, ORTHODONTIC, NliLabel.SUPPORT) == ()
+    wrong = right.replace("three bracket", "four bracket")
+    assert figures_rule(wrong, ORTHODONTIC, ORTHODONTIC, NliLabel.SUPPORT)  # held back
+    # the whole a count is out of ("327 of the 680") is no other value for the count either
+    share = "APC mutations turned up in 327 of the 680 FAP families, just under half of them."
+    assert all(f.stated is not None for f in figure_findings(share, POLYPOSIS))
+    assert figures_rule(share, POLYPOSIS, POLYPOSIS, NliLabel.SUPPORT) == ()
+    swapped = "APC mutations turned up in 680 of the 680 FAP families."
+    assert figures_rule(swapped, POLYPOSIS, POLYPOSIS, NliLabel.SUPPORT)
