@@ -9,10 +9,11 @@ chatbot joins two findings (``;``, ``, and``, ``, while``, ``, whereas``, ``, bu
 part is.
 
 A cut is made only where both sides are clauses worth a verdict of their own: at least
-:data:`MIN_PART_WORDS` words each, outside brackets. A bare ``and`` is never cut: "A and B
-increased" lists the subjects of one predicate, and "12% in the treated arm and 30% in the
-control arm" leaves a part without its predicate; the figures of such a sentence are bound to
-their own clauses by :mod:`verifai_desktop.verify.figure_subjects` instead. Rules only, no model.
+:data:`MIN_PART_WORDS` words each, outside brackets and quotations. A bare ``and`` is never
+cut: "A and B increased" lists the subjects of one predicate, and "12% in the treated arm and
+30% in the control arm" leaves a part without its predicate; the figures of such a sentence are
+bound to their own clauses by :mod:`verifai_desktop.verify.figure_subjects` instead. Rules
+only, no model.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ def _brackets_open(text: str) -> bool:
     return text.count("(") + text.count("[") > text.count(")") + text.count("]")
 
 
+def _quote_open(text: str) -> bool:
+    """Whether ``text`` ends inside a quotation ("... which states: "The 83 reviews (8.3%) had
+    a mean score of 2.8 (SD 1.4); the 916 reviews ..."): a quoted passage is one part."""
+    return text.count('"') % 2 == 1 or text.count("\u201c") > text.count("\u201d")
+
+
 def claim_parts(claim: str) -> tuple[ClaimPart, ...]:
     """The parts of ``claim`` (see the module docstring); one part, the whole claim, when it
     has no joint worth cutting.
@@ -76,7 +83,8 @@ def claim_parts(claim: str) -> tuple[ClaimPart, ...]:
     """
     cuts: list[tuple[int, int]] = []  # (end of the left part, start of the right part)
     for match in _STRONG_JOINT.finditer(claim):
-        if not _brackets_open(claim[: match.start()]):
+        before = claim[: match.start()]
+        if not _brackets_open(before) and not _quote_open(before):
             cuts.append((match.start(), match.end()))
     parts: list[tuple[int, int]] = []
     start = 0

@@ -69,6 +69,9 @@ def test_a_sentence_with_two_findings_is_cut_where_the_second_begins() -> None:
         "Mortality was 12% in the treated arm and 30% in the control arm.",
         "Patients given statins (n = 20, and older) had fewer events.",
         "Yes, and it works.",
+        # a generated answer quoting a passage (PubMedQA 26518378, a dev figure question)
+        'The second passage states: "The 83 reviews by cited reviewers (8.3%) had a mean score '
+        'of 2.8 (SD 1.4); the 916 reviews by noncited reviewers (91.7%), 2.5."',
     ):
         assert [p.text for p in claim_parts(one)] == [one]
 
