@@ -91,6 +91,13 @@ _NEGATIONS = frozenset((
 """Negation tokens as the alignment tokenizes them ("n't" ends in the token "t")."""
 
 
+def _negations(span: Sequence[str], other: Sequence[str]) -> int:
+    """Negation tokens of ``span``; "without" only against a "with" in the ``other`` span
+    ("patients with diabetes" / "without diabetes"): an inserted "without surgery" names a
+    group, as in :func:`verifai_desktop.verify.negation.negates`, and negates nothing."""
+    return sum(t in _NEGATIONS and (t != "without" or "with" in other) for t in span)
+
+
 def aligned_changes(claim: str, evidence: str) -> tuple[str, ...]:
     """Figures changed, negations dropped or added, and items exchanged where ``claim`` follows
     ``evidence`` word for word.
@@ -121,7 +128,7 @@ def aligned_changes(claim: str, evidence: str) -> tuple[str, ...]:
             for n in (k - 1, k + 1)
         )
         local = framed and i2 - i1 <= 3 and j2 - j1 <= 3
-        negated = sum(t in _NEGATIONS for t in a[i1:i2]), sum(t in _NEGATIONS for t in b[j1:j2])
+        negated = _negations(a[i1:i2], b[j1:j2]), _negations(b[j1:j2], a[i1:i2])
         if local and (negated[0] > 0) != (negated[1] > 0):
             side, span = ("evidence", a[i1 - 1 : i2 + 1]) if negated[0] else (
                 "sentence", b[j1 - 1 : j2 + 1])  # fmt: skip

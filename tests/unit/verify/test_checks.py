@@ -97,6 +97,24 @@ def test_a_sentence_that_follows_the_window_word_for_word_is_checked_where_it_di
     assert aligned_changes(paraphrase, window) == ()
 
 
+def test_an_inserted_without_names_a_group_and_a_with_turned_without_negates() -> None:
+    # PubMedQA 23389866 (a dev figure question's abstract): the answer adds who arm B is
+    window = (
+        "Patients with resectable disease were subjected to surgical resection (arm A) and "
+        "remaining was kept on regular clinical follow-up (arm B)."
+    )
+    claim = "The rest were kept on regular clinical follow-up without surgery (arm B)."
+    assert aligned_changes(claim, window) == ()
+    # "with" turned "without" negates, either way round
+    turned = claim.replace("without", "with")
+    assert aligned_changes(turned, claim) == (
+        'the evidence says "up without surgery" where the sentence has no negation',
+    )
+    assert aligned_changes(claim, turned) == (
+        'the sentence says "up without surgery" where the evidence has no negation',
+    )
+
+
 def test_a_window_stating_the_sentence_word_for_word_is_not_red() -> None:
     """The README question's answer was listed beside a 'conflicting' page-1 window of the same
     paper that holds the answer's own sentence (P(CONTRADICT) 0.67 from its other sentences)."""
