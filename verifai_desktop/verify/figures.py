@@ -458,6 +458,10 @@ def _counted_by_claim(c: Figure, e: Figure, claimed: list[Figure]) -> bool:
 
 
 _SPREAD_GAP = re.compile(rf"\s*(?:{PLUS_MINUS})\s*")
+_BRACKET_OPEN = re.compile(
+    rf"(?:\s*(?:{PLUS_MINUS})\s*[\d.,]+(?:\s?[^\W\d_/]+(?:/\s?\w+)?)?)?\s*[(\[]"
+)
+"""The bracket right after a figure, past its spread: " (95% CI", " +/- 406 IU/ L(P"."""
 _BRACKET_END = re.compile(r"[)\]]|\.\s")
 _P_VALUE = re.compile(r"\bp\s*[=<>\u2264\u2265]\s*$", re.IGNORECASE)
 
@@ -477,8 +481,12 @@ def _written_with(
     if anchor is None:
         return None
     tail = evidence[anchor.span[1] : anchor.span[1] + 80]
-    close = _BRACKET_END.search(tail, tail.find("(") + 1 if "(" in tail else 0)
-    tail = tail[: close.start() + 1] if close else tail
+    if not spread:  # the bracket right after the figure (and its spread), to its close
+        opened = _BRACKET_OPEN.match(tail)
+        if opened is None:
+            return None
+        close = _BRACKET_END.search(tail, opened.end())
+        tail = tail[: close.start() + 1] if close else tail
     for m in find_numbers(tail):
         if spread and not _SPREAD_GAP.fullmatch(tail[: m.span[0]]):
             return None
