@@ -55,7 +55,7 @@ from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.verify.numbers import (
     DENOMINATOR_GAP,
     LIST_GAP,
-    PLUS_MINUS,
+    SPREAD_GAP,
     WORD_VALUES,
     NumberMention,
     compatible_units,
@@ -93,7 +93,6 @@ _CLAUSE_BREAK = re.compile(
 )
 _ITEM_SEP = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _RESPECTIVELY_GAP = re.compile(r"[\s,]*")
-_SPREAD = re.compile(rf"\s*(?:{PLUS_MINUS})\s*")
 _OPEN = re.compile(r"\s*[(\[]\s*")
 _PREDICATE = re.compile(r"[\s()\[\]#]*(?![PpNn]\s*[=<>\u2264\u2265])[^\W\d_]")  # not "(P=0.03)"
 
@@ -191,7 +190,7 @@ def _respectively(
         i
         for i in range(first, last + 1)
         if i == first
-        or not _SPREAD.fullmatch(sentence[mentions[i - 1].span[1] : mentions[i].span[0]])
+        or not SPREAD_GAP.fullmatch(sentence[mentions[i - 1].span[1] : mentions[i].span[0]])
     ]
     k = len(members)
     segments = _ITEM_SEP.split(sentence[: mentions[first].span[0]])

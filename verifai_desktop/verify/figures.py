@@ -52,6 +52,7 @@ from verifai_desktop.verify.figure_subjects import YEAR, Figure, figures, is_sta
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.numbers import (
     PLUS_MINUS,
+    SPREAD_GAP,
     NumberMention,
     compatible_units,
     find_numbers,
@@ -393,7 +394,7 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
         ]  # fmt: skip
         stated_by = holder if holder is not None and is_stated(c, theirs) else None
         stated_by = stated_by or equivalent(claim, c, stated)
-        spread = bool(out) and _SPREAD_GAP.fullmatch(
+        spread = bool(out) and SPREAD_GAP.fullmatch(
             claim[out[-1].claimed.span[1] : c.mention.span[0]]
         )
         p_value = _P_VALUE.search(claim[max(0, c.mention.span[0] - 8) : c.mention.span[0]])
@@ -457,7 +458,6 @@ def _counted_by_claim(c: Figure, e: Figure, claimed: list[Figure]) -> bool:
     )
 
 
-_SPREAD_GAP = re.compile(rf"\s*(?:{PLUS_MINUS})\s*")
 _BRACKET_OPEN = re.compile(
     rf"(?:\s*(?:{PLUS_MINUS})\s*[\d.,]+(?:\s?[^\W\d_/]+(?:/\s?\w+)?)?)?\s*[(\[]"
 )
@@ -488,7 +488,7 @@ def _written_with(
         close = _BRACKET_END.search(tail, opened.end())
         tail = tail[: close.start() + 1] if close else tail
     for m in find_numbers(tail):
-        if spread and not _SPREAD_GAP.fullmatch(tail[: m.span[0]]):
+        if spread and not SPREAD_GAP.fullmatch(tail[: m.span[0]]):
             return None
         if same_value(m.value, mention.value) and compatible_units(m.unit, mention.unit):
             start = anchor.span[1] + m.span[0]

@@ -92,6 +92,8 @@ LIST_GAP = re.compile(
 """What stands between two figures of one list or range ("12, 30 and 5%", "10-20 mg")."""
 DENOMINATOR_GAP = re.compile(r"\s*(?:(?:out )?of(?: the| all)?|/)\s*")
 """What stands between a count and its whole ("312 of the 1,200", "312/1,200")."""
+SPREAD_GAP = re.compile(rf"\s*(?:{PLUS_MINUS})\s*")
+"""What stands between a figure and its spread ("454 +/- 406", "12.5 ± 3.2")."""
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺\u2212", "0123456789-+-")
 
 
