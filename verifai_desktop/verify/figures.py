@@ -12,20 +12,20 @@ stated, looks for the value the evidence does give for the claim's subject:
   figure holding the claim's value does (the words that tell the two apart point to it), the
   claim's figure is *bound to another value*: the app shows the sentence red and quotes the
   evidence's clause with its value ("the figure 48 hours: the passage gives 4 hours here (...)").
-  So is the claim's value in another unit of the same dimension (:func:`_scaled`), and a
-  whole group where the evidence counts part of it ("all 680 families" against "327/680",
-  :func:`_part_of`), a confidence limit or range end given as the value ("mean kappa 0.57"
-  against "0.33 (range 0.18-0.57)", :func:`_qualified`), a total given as its part ("32,441
-  samples turned out positive" against "Of the 32,441 samples 16 were positive",
-  :func:`_total_for_part`), and a value of coordinated figures told apart by a contrast word
-  or a year ("63.4 years at their *first* catheterization" against "55.2 years at their first
-  and 63.4 at their second", :func:`~verifai_desktop.verify.contrast.contrast_rival`).
-  Confidence limits and levels, ranges and P values inside brackets, the base of a rate ("per
-  100 beats"), number words, the whole the claim counts its figure out of ("327 of the 680")
-  and a value the claim ties to another year are never the other value (:func:`_rivals`,
-  :func:`_whole_of`, :func:`bind`). Nor, for whether a figure is stated, is a count the claim
-  writes itself in another unit ("Forty-five patients ... into three groups",
-  :func:`_counted_by_claim`) or the whole it counts out of ("327 of the 680").
+  So is the claim's value in another unit of the same dimension (:func:`_scaled`), a whole
+  group where the evidence counts part of it ("all 680 families" against "327/680"), a
+  confidence limit or range end given as the value ("mean kappa 0.57" against "0.33 (range
+  0.18-0.57)", :func:`_qualified`), a total given as its part ("32,441 samples turned out
+  positive" against "Of the 32,441 samples 16 were positive"; both
+  :mod:`~verifai_desktop.verify.wholes`), and a value of coordinated figures told apart by a
+  contrast word or a year ("63.4 years at their *first* catheterization" against "55.2 years
+  at their first and 63.4 at their second",
+  :func:`~verifai_desktop.verify.contrast.contrast_rival`). Confidence limits and levels,
+  ranges and P values inside brackets, the base of a rate ("per 100 beats"), number words, the
+  whole the claim counts its figure out of ("327 of the 680") and a value the claim ties to
+  another year are never the other value (:func:`_rivals`, :func:`bind`). Nor, for whether a
+  figure is stated, is a count the claim writes itself in another unit ("Forty-five patients
+  ... into three groups", :func:`_counted_by_claim`) or the whole it counts out of.
 * **what qualifies a figure** (:func:`_written_with`): a claim's spread ("454 +/- 406 IU/L"),
   confidence limit, range end or P value is never bound to another value; it is stated when
   the evidence writes it with the figure stating the one it qualifies (a spread right after
@@ -34,8 +34,8 @@ stated, looks for the value the evidence does give for the claim's subject:
 The subject of a figure is :mod:`~verifai_desktop.verify.figure_subjects`' rule (the content
 words and years of its clause, the list frame and the item of a list member), with the frame of its
 sentence (:func:`_framed`: a fronted "For people born in 1941-60," or "In 2008,"); "Of the 1,200
-patients, 312 ..." makes 1,200 a total (:func:`_totals`). Chosen on the paraphrase dev set
-(``models/paraphrase_dev.py``).
+patients, 312 ..." makes 1,200 a total (:func:`~verifai_desktop.verify.wholes.totals`). Chosen
+on the paraphrase dev set (``models/paraphrase_dev.py``).
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ from verifai_desktop.verify.numbers import (
     find_numbers,
     same_value,
 )
-from verifai_desktop.verify.units import COUNT_UNITS as _COUNT_UNITS
 from verifai_desktop.verify.units import SCALES as _SCALES
+from verifai_desktop.verify.wholes import part_of, total_for_part, totals, whole_of
 
 MIN_SHARED = 2
 """Subject words a rival figure must share with the claim figure for the claim's figure to be
@@ -147,11 +147,6 @@ def _scaled(claimed: Figure, evidence: list[Figure]) -> Figure | None:
     return None
 
 
-_TOTAL = re.compile(
-    r"(?:^|[.;:]\s*|\b[A-Z]{3,}\s+)(?i:of|among|in)\s+(?i:the|these|all|those)?\s*$"
-)  # a section heading ("RESULTS Of the 32,441 samples") opens a sentence too
-
-
 _PER = re.compile(r"\bper\s*$|/\s*$", re.IGNORECASE)
 _LEVEL = re.compile(r"\s*(?:CI|CrI|confidence|credible)\b", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
@@ -188,17 +183,6 @@ def _qualifies(text: str, mention: NumberMention) -> bool:
     return bool(_DIGIT.search(inside) and _QUALIFIER.search(inside))
 
 
-def _totals(text: str, found: list[Figure]) -> list[Figure]:
-    """``found`` with the figure of "Of the 1,200 patients, 312 ..." as a total (no subject):
-    it counts the group the next figure is a part of."""
-    return [
-        Figure(f.mention, frozenset(), frozenset())
-        if _TOTAL.search(text[max(0, f.mention.span[0] - 40) : f.mention.span[0]])
-        else f
-        for f in found
-    ]
-
-
 _FRONTED = re.compile(
     r"(?:In|Among|For|At|After|Before|During|Within|Under|Over|By|Compared\s+with)\b[^,;]*,",
 )
@@ -226,32 +210,6 @@ def _framed(text: str, found: list[Figure]) -> list[Figure]:
     return out
 
 
-_ALL = re.compile(r"\b(?:all|each\s+of|every\s+one\s+of|every)\s+(?:of\s+)?(?:the\s+)?$", re.I)
-_PART_OF = re.compile(r"\s*(?:(?:out\s+)?of(?:\s+the|\s+all)?|/)\s*$", re.I)
-
-
-def _part_of(claim: str, claimed: Figure, evidence: str, found: list[Figure]) -> Figure | None:
-    """For a claim figure read as a whole group ("all 680 families", "each of the 151
-    patients"), the evidence figure that counts only part of that group: a smaller count
-    written as "327 of 680", "327/680" or "of the 680 ..., 327", or None."""
-    if not _ALL.search(claim[: claimed.mention.span[0]]) or not claimed.mention.value.is_integer():
-        return None
-    for n, e in enumerate(found):
-        if not same_value(e.mention.value, claimed.mention.value):
-            continue
-        for other in found[max(0, n - 2) : n + 3]:
-            if other is e or not 0 < other.mention.value < e.mention.value:
-                continue
-            if not other.mention.value.is_integer() or other.mention.unit not in _COUNT_UNITS:
-                continue
-            gap = evidence[other.mention.span[1] : e.mention.span[0]]
-            if _PART_OF.fullmatch(gap) or (
-                not e.subject and e.mention.span[1] < other.mention.span[0]
-            ):
-                return other
-    return None
-
-
 def _qualified(
     claim: str, claimed: Figure, holder: Figure, rivals: list[Figure], evidence: str
 ) -> Figure | None:
@@ -274,60 +232,6 @@ def _qualified(
     if opened < 0 or not before or opened - before[-1].mention.span[1] > 3:
         return None
     return before[-1]
-
-
-def _is_total(text: str, mention: NumberMention) -> bool:
-    return _TOTAL.search(text[max(0, mention.span[0] - 40) : mention.span[0]]) is not None
-
-
-def _total_for_part(
-    claim: str, claimed: Figure, holder: Figure, evidence: str, rivals: list[Figure]
-) -> Figure | None:
-    """The part the evidence counts out of a total the claim gives as if it were the part:
-    "32,441 samples turned out positive" against "Of the 32,441 appendix samples 16 were
-    positive". ``holder`` is the total ("Of the N ...") and the claim figure's subject holds a
-    word of the next figure's clause that the total's own noun phrase lacks; a claim that
-    writes its figure as a total too ("Of the 32,441 samples tested, 16 ...") is left alone.
-
-    Returns:
-        The part (the next figure of the same sentence, smaller than the total), or None.
-    """
-    if not _is_total(evidence, holder.mention) or _is_total(claim, claimed.mention):
-        return None
-    if _whole_of_any(claim, claimed.mention):
-        return None
-    after = [r for r in rivals if r.mention.span[0] >= holder.mention.span[1]]
-    if not after or after[0].mention.span[0] - holder.mention.span[1] > 80:
-        return None
-    part = after[0]
-    if not 0 < part.mention.value < holder.mention.value:
-        return None
-    between = evidence[holder.mention.span[1] : part.mention.span[0]]
-    if "." in between:
-        return None
-    own = subject_words(between)
-    return part if claimed.subject & (part.subject - own) else None
-
-
-def _whole_of_any(claim: str, mention: NumberMention) -> bool:
-    """Whether the claim writes ``mention`` as the whole of another of its figures ("16 of
-    the 32,441 samples")."""
-    return any(
-        other.span[1] <= mention.span[0]
-        and _PART_OF.fullmatch(claim[other.span[1] : mention.span[0]])
-        for other in find_numbers(claim)
-    )
-
-
-def _whole_of(claim: str, mention: NumberMention) -> float | None:
-    """The value of the whole a claim figure is counted out of ("327 of the 680 families",
-    "9/10", "17 out of 58"): the claim gives it its own subject, so it is no rival value of the
-    figure."""
-    for other in find_numbers(claim):
-        gap = claim[mention.span[1] : other.span[0]]
-        if other.span[0] >= mention.span[1] and _PART_OF.fullmatch(" " + gap if gap else gap):
-            return other.value
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,7 +273,7 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
     claimed = _framed(claim, figures(claim))
     if not claimed:
         return ()
-    stated = _totals(evidence, _framed(evidence, figures(evidence)))
+    stated = totals(evidence, _framed(evidence, figures(evidence)))
     rivals = _rivals(evidence, stated)
     out = []
     anchor: NumberMention | None = None  # the evidence figure stating the last claim figure
@@ -386,7 +290,7 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
             and compatible_units(e.mention.unit, c.mention.unit)
         ]  # fmt: skip
         holder = max(same, key=lambda e: len(c.subject & _words(e)), default=None)
-        whole = _whole_of(claim, c.mention)
+        whole = whole_of(claim, c.mention)
         theirs = [
             e for e in stated
             if not _counted_by_claim(c, e, claimed)
@@ -410,14 +314,14 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
             continue
         candidates = [e for e in rivals if whole is None or not same_value(e.mention.value, whole)]
         years = own_years(claim, c.mention, [f.mention for f in claimed])
-        rival = bind(c, candidates, stated_by or holder, years) or _part_of(
+        rival = bind(c, candidates, stated_by or holder, years) or part_of(
             claim, c, evidence, stated
         )
         held = stated_by or holder
         if rival is None and held is not None:
             rival = _qualified(claim, c, held, rivals, evidence)
         if rival is None and holder is not None:
-            rival = _total_for_part(claim, c, holder, evidence, rivals)
+            rival = total_for_part(claim, c, holder, evidence, rivals)
         if rival is None and holder is not None:
             same_kind = [
                 e for e in candidates
