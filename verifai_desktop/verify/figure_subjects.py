@@ -20,7 +20,10 @@ The subject rule, per sentence:
   into the next clause ("107 (15.3%) had asthma"; read past the total of "1 out of 5,861
   controls") takes that clause; otherwise the nearest
   preceding clause with content words ("nausea (12%)", "mortality: 12%"), or else the next
-  clause when that holds no figure of its own;
+  clause when that holds no figure of its own. A figure in brackets whose clause holds only a
+  year ("(12.7% in 2009 versus 7.4% in 2008)") borrows too, and keeps its year: the words
+  before the bracket, back to the last punctuation ("and English respondents were advised to
+  use other remedies for coughs and colds ... (", not only "colds ... (");
 * the denominator of "312 of (the) 1,200", "312/1,200" or "312 out of 1,200" has an empty subject:
   it states a total, which any equal figure of the evidence states;
 * figures with one unit in different clauses of a sentence form a list. When every member but
@@ -221,6 +224,30 @@ def _respectively(
     return {i: (it | frame, it) for it, a, b in spans for i in range(a, b)}
 
 
+def _only_years(keys: list[str]) -> bool:
+    return all(YEAR.fullmatch(k) for k in keys)
+
+
+def _in_brackets(prefix: str) -> bool:
+    """Whether the text after ``prefix`` is inside an open bracket."""
+    return prefix.count("(") + prefix.count("[") > prefix.count(")") + prefix.count("]")
+
+
+def _stretch_before(
+    sentence: str, starts: list[int], clause_words: list[list[_Word]], at: int
+) -> list[_Word]:
+    """The words before the bracket open at ``at``, back to the last punctuation break:
+    "and English respondents were advised to use other remedies for coughs and colds ... (",
+    not only "colds ... (" after the list's "and"."""
+    opened = max(sentence.rfind("(", 0, at), sentence.rfind("[", 0, at))
+    out: list[_Word] = []
+    for j in range(bisect_right(starts, opened) - 1, -1, -1):
+        out = clause_words[j] + out
+        if starts[j] == 0 or sentence[starts[j] - 1] in ";,:()[]":
+            break
+    return out
+
+
 def _analyse(sentence: str) -> list[Figure]:
     """The figures of one sentence with their subjects (the rule in the module docstring)."""
     mentions = find_numbers(sentence)
@@ -250,13 +277,17 @@ def _analyse(sentence: str) -> list[Figure]:
             and _OPEN.fullmatch(sentence[mentions[i - 1].span[1] : mention.span[0]])
         ):
             left, right = sides[i - 1]  # "107 (15.3%)": the share has the count's subject
-        elif not left and not right:
-            before = [clause_words[j] for j in range(c - 1, -1, -1) if clause_words[j]]
+        elif _only_years(left + right) and (
+            not (left or right) or _in_brackets(sentence[: mention.span[0]])
+        ):
+            # no words of its own, or only a year in brackets ("(12.7% in 2009 versus 7.4% in
+            # 2008)"): the figure borrows a clause with words, and keeps its year
+            if left or right:  # a year: the stretch before the bracket, back to punctuation
+                before = [_stretch_before(sentence, starts, clause_words, mention.span[0])]
+            else:
+                before = [clause_words[j] for j in range(c - 1, -1, -1) if clause_words[j]]
             after = [j for j in range(c + 1, n_clauses) if clause_words[j]]
-            prefix = sentence[: mention.span[0]]
-            bracketed = prefix.count("(") + prefix.count("[") > prefix.count(")") + prefix.count(
-                "]"
-            )
+            bracketed = _in_brackets(sentence[: mention.span[0]])
             end = mention.span[1]
             if i + 1 < len(mentions) and DENOMINATOR_GAP.fullmatch(
                 sentence[end : mentions[i + 1].span[0]]
@@ -265,9 +296,9 @@ def _analyse(sentence: str) -> list[Figure]:
             if after and _PREDICATE.match(masked, end) and not bracketed:
                 right = [w.key for w in clause_words[after[0]]]  # "107 (15.3%) had asthma"
             elif before:
-                left = [w.key for w in before[0]]  # "nausea (12%)", "mortality: 12%"
+                left = [w.key for w in before[0]] + left  # "nausea (12%)", "mortality: 12%"
             elif after and after[0] == c + 1 and c + 1 not in clause_of:
-                right = [w.key for w in clause_words[c + 1]]
+                right = right + [w.key for w in clause_words[c + 1]]
         sides.append((left, right))
     subjects = [frozenset(left + right) for left, right in sides]
     items: list[frozenset[str]] = [frozenset()] * len(mentions)

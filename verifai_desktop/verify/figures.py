@@ -59,7 +59,7 @@ from verifai_desktop.verify.numbers import (
     same_value,
 )
 from verifai_desktop.verify.units import SCALES as _SCALES
-from verifai_desktop.verify.wholes import part_of, total_for_part, totals, whole_of
+from verifai_desktop.verify.wholes import counted_in, part_of, total_for_part, totals, whole_of
 
 MIN_SHARED = 2
 """Subject words a rival figure must share with the claim figure for the claim's figure to be
@@ -322,6 +322,8 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
             rival = _qualified(claim, c, held, rivals, evidence)
         if rival is None and holder is not None:
             rival = total_for_part(claim, c, holder, evidence, rivals)
+        if rival is None and holder is not None:
+            rival = counted_in(claim, c, holder, evidence, rivals)
         if rival is None and holder is not None:
             same_kind = [
                 e for e in candidates

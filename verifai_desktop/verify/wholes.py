@@ -3,10 +3,12 @@ of it, or the total given as the part.
 
 :mod:`verifai_desktop.verify.figures` asks these when it binds a claim's figure: "Of the 1,200
 patients, 312 ..." makes 1,200 a total (:func:`totals`); "all 680 families" against "327/680"
-(:func:`part_of`) and "32,441 samples turned out positive" against "Of the 32,441 samples 16
-were positive" (:func:`total_for_part`) bind the figure to the part; the whole a claim counts
-its figure out of ("327 of the 680", :func:`whole_of`) is no rival value. Issue 26 (totals for
-sub-counts) and issue 39; chosen on the paraphrase dev set (``models/paraphrase_dev.py``).
+(:func:`part_of`), "32,441 samples turned out positive" against "Of the 32,441 samples 16
+were positive" (:func:`total_for_part`) and "6,912 people carried the mutations" against "18
+mutations in 6,912 individuals" (:func:`counted_in`) bind the figure to the part; the whole a
+claim counts its figure out of ("327 of the 680", :func:`whole_of`) is no rival value. Issue 26
+(totals for sub-counts) and issue 39; chosen on the paraphrase dev set
+(``models/paraphrase_dev.py``).
 """
 
 from __future__ import annotations
@@ -90,6 +92,40 @@ def total_for_part(
         return None
     own = subject_words(between)
     return part if claimed.subject & (part.subject - own) else None
+
+
+_COUNTED_IN = re.compile(r"\s+(?:[^\W\d_][\w-]*\s+){1,3}(?i:in|among)\s+(?i:the\s+)?")
+"""Between a count and the group it is counted in: "18 mutations in 6,912 individuals"."""
+_CLAIM_COUNTED_IN = re.compile(r"\s+(?:[^\W\d_][\w-]*\s+){0,3}(?i:in|among)\s+(?i:the\s+)?")
+
+
+def counted_in(
+    claim: str, claimed: Figure, holder: Figure, evidence: str, rivals: list[Figure]
+) -> Figure | None:
+    """The count the evidence writes *in* a group the claim gives as if it were that count:
+    "6,912 people with breast cancer carried the mutations" against "18 mutations in 6,912
+    individuals with breast cancer". ``holder`` is the group; the claim figure's subject holds
+    a word of the count's noun ("mutations"); a claim that writes a count in the group itself
+    ("18 mutations in 6,912 ...", "18 of the 6,912 ...") is left alone.
+
+    Returns:
+        The count (the figure right before the group, a smaller whole number), or None.
+    """
+    start = claimed.mention.span[0]
+    for other in find_numbers(claim):
+        gap = claim[other.span[1] : start]
+        if other.span[1] <= start and (_CLAIM_COUNTED_IN.fullmatch(gap) or _PART_OF.fullmatch(gap)):
+            return None
+    before = [r for r in rivals if r.mention.span[1] <= holder.mention.span[0]]
+    if not before:
+        return None
+    part = before[-1]
+    gap = evidence[part.mention.span[1] : holder.mention.span[0]]
+    if not _COUNTED_IN.fullmatch(gap) or not part.mention.value.is_integer():
+        return None
+    if not 0 < part.mention.value < holder.mention.value:
+        return None
+    return part if claimed.subject & subject_words(gap) else None
 
 
 def whole_of_any(claim: str, mention: NumberMention) -> bool:

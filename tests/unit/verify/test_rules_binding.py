@@ -329,10 +329,12 @@ def test_a_relative_risk_label_and_a_confidence_level_are_no_subject_or_value_to
     assert figures_rule(wrong, PERINATAL, PERINATAL, NliLabel.SUPPORT)
 
 
-# SciFact corpus abstract 4414547 (PPM1D truncating variants; paraphrase dev a-24)
+# SciFact corpus abstract 4414547 (PPM1D truncating variants; paraphrase dev a-24, a-29)
 PPM1D = (
     "PPM1D PTV mutations were present in 25 out of 7,781 cases versus 1 out of 5,861 controls "
-    "(P = 1.12 \u00d7 10\u22125), including 18 mutations in 6,912 individuals with breast cancer."
+    "(P = 1.12 \u00d7 10\u22125), including 18 mutations in 6,912 individuals with breast cancer "
+    "(P = 2.42 \u00d7 10\u22124) and 12 mutations in 1,121 individuals with ovarian cancer "
+    "(P = 3.10 \u00d7 10\u22129)."
 )
 
 
@@ -409,3 +411,55 @@ def test_a_count_the_claim_writes_itself_is_no_other_value_for_its_other_figures
     assert figures_rule(share, POLYPOSIS, POLYPOSIS, NliLabel.SUPPORT) == ()
     swapped = "APC mutations turned up in 680 of the 680 FAP families."
     assert figures_rule(swapped, POLYPOSIS, POLYPOSIS, NliLabel.SUPPORT)
+
+
+# PubMedQA context 20488985 (antibiotic campaigns, England and Scotland).
+CAMPAIGN = (
+    "The offer of a delayed antibiotic prescription was reported significantly more often by "
+    "English respondents (19% versus 8% Scottish in 2009; P = 0.01), and English respondents "
+    "were advised to use other remedies for coughs and colds significantly more often in the "
+    "year to January 2009 (12.7% in 2009 versus 7.4% in 2008; P<0.001). Among English "
+    "respondents, there was a small increase in recollection of campaign posters (2009 23.7% "
+    "versus 2008 19.2%; P = 0.03)"
+)
+
+
+def test_a_figure_in_brackets_with_only_a_year_takes_the_words_before_the_bracket() -> None:
+    # 12.7% is the share advised to use other remedies, not the delayed prescriptions' share
+    wrong = (
+        "In 2009, 12.7% of English respondents said they had been offered a delayed antibiotic "
+        "prescription."
+    )
+    (found,) = figures_rule(wrong, CAMPAIGN, CAMPAIGN, NliLabel.SUPPORT)
+    assert found.effect is Effect.RED and "the passage gives 19% here" in found.reason
+    right = wrong.replace("12.7%", "19%")
+    assert figures_rule(right, CAMPAIGN, CAMPAIGN, NliLabel.SUPPORT) == ()
+    # the words before the bracket reach back past the "and" of "coughs and colds"
+    remedies = "English respondents were advised to use other remedies for coughs and colds"
+    assert (
+        figures_rule(f"In 2009, 12.7% of {remedies}.", CAMPAIGN, CAMPAIGN, NliLabel.SUPPORT) == ()
+    )
+    assert figures_rule(f"In 2008, 7.4% of {remedies}.", CAMPAIGN, CAMPAIGN, NliLabel.SUPPORT) == ()
+    # each figure keeps its own year
+    (year,) = figures_rule(f"In 2008, 12.7% of {remedies}.", CAMPAIGN, CAMPAIGN, NliLabel.SUPPORT)
+    assert year.effect is Effect.RED and "the passage gives 7.4% here" in year.reason
+    posters = "English respondents remembered the campaign posters."
+    assert figures_rule(f"In 2009, 23.7% of {posters}", CAMPAIGN, CAMPAIGN, NliLabel.SUPPORT) == ()
+    (before,) = figures_rule(f"In 2008, 23.7% of {posters}", CAMPAIGN, CAMPAIGN, NliLabel.SUPPORT)
+    assert before.effect is Effect.RED and "the passage gives 19.2% here" in before.reason
+
+
+def test_the_group_a_count_is_counted_in_is_not_that_count() -> None:
+    wrong = "In the study, 6,912 people with breast cancer were found to carry PPM1D mutations."
+    (found,) = figures_rule(wrong, PPM1D, PPM1D, NliLabel.SUPPORT)
+    assert found.effect is Effect.RED and "the passage gives 18 here" in found.reason
+    ovarian = "1,121 people with ovarian cancer carried PPM1D mutations."
+    (found,) = figures_rule(ovarian, PPM1D, PPM1D, NliLabel.SUPPORT)
+    assert found.effect is Effect.RED and "the passage gives 12 here" in found.reason
+    # the group as the group, or the count in it as the claim writes it, is stated
+    for right in (
+        "The breast cancer group numbered 6,912 people.",
+        "PPM1D mutations turned up 18 times among 6,912 people with breast cancer.",
+        "18 mutations in 6,912 individuals with breast cancer were found.",
+    ):
+        assert figures_rule(right, PPM1D, PPM1D, NliLabel.SUPPORT) == (), right
