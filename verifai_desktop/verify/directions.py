@@ -3,10 +3,14 @@ levels" (issue 39, two facts with one wrong, swapped attributes).
 
 A small NLI model reads "suppression of 6PGD ... elevated ROS levels in cancer cells" as
 supporting "it lowered ROS levels in cancer cells": the words are the passage's, only the
-direction word is the other one. :func:`direction_rule` reads each direction word of the part
-(*increased, higher, more, elevated* against *decreased, lower, less, reduced* ...) with what it
-changes (up to three content words right after it, or right before it when none follow: "ROS
-levels rose"; the nearest is its head), finds the direction words of the window that change
+direction word is the other one. The same holds for other pairs of opposite words
+(:data:`_AXES`: "downstream of NLRP3" against "upstream of NLRP3", "dispensable for
+invasion" against "required for invasion").
+
+:func:`direction_rule` reads each direction word of the part (*increased, higher, more,
+elevated* against *decreased, lower, less, reduced* ...) with what it changes (up to three
+content words right after it, or right before it when none follow: "ROS levels rose"; the
+nearest is its head), finds the direction words of the window that change
 the same thing (each one's head among the other's words), and shows a SUPPORT guess red when
 every one of them goes the other way. A direction word under a negation ("did not increase")
 is the negation rule's, a comparator before a figure ("more than 20%") the figures rule's, and
@@ -40,7 +44,28 @@ _DOWN = (
     r"smaller|shorter|declin(?:e|es|ed|ing)|diminish(?:es|ed|ing)?|cut|drop(?:s|ped)?|"
     r"fell|suppress(?:es|ed|ing)?|attenuat(?:e|es|ed|ing)|down-?regulat(?:e|es|ed|ing|ion)"
 )
-_DIRECTION = re.compile(rf"\b(?:(?P<up>{_UP})|(?P<down>{_DOWN}))\b", re.IGNORECASE)
+_AXES = (
+    (_UP, _DOWN),
+    (r"upstream", r"downstream"),
+    (r"required|necessary|essential|indispensable", r"dispensable|unnecessary|superfluous"),
+    (
+        r"improv(?:e|es|ed|ing|ement)",
+        r"worsen(?:s|ed|ing)?|impair(?:s|ed|ing|ment)?|deteriorat(?:e|es|ed|ing|ion)",
+    ),
+    (r"sensitiv(?:e|ity)|susceptib(?:le|ility)", r"resistan(?:t|ce)"),
+)
+"""Pairs of opposite words, one axis each: a change up or down, a place in a pathway, whether
+something is needed, a change for the better or worse, a response to a drug. Chosen on the
+paraphrase dev set: the last four axes turned two wrong claims red ("acted downstream of
+NLRP3" against "upstream"; "dispensable for ... invasion" against "required"), no right one
+moved; on the training claims one wrong claim red ("worsened insulin sensitivity"); SciFact
+dev and HealthVer dev unchanged."""
+_DIRECTION = re.compile(
+    r"\b(?:"
+    + "|".join(f"(?P<up{i}>{up})|(?P<down{i}>{down})" for i, (up, down) in enumerate(_AXES))
+    + r")\b",
+    re.IGNORECASE,
+)
 _CLAUSE_EDGE = re.compile(r"[;,:()\[\]]|\b(?:and|but|while|whereas)\b", re.IGNORECASE)
 _COMPARATOR = re.compile(r"\s*(?:than|[\d(])", re.IGNORECASE)
 _SPAN = 3
@@ -65,8 +90,9 @@ def _stems(text: str) -> list[str]:
 
 def _changes(text: str) -> list[tuple[int, str, frozenset[str]]]:
     """Each direction word of ``text`` not under a negation and not a figure's comparator:
-    (+1 up / -1 down, the head of what it changes (the nearest content word), the stems of
-    what it changes)."""
+    (its side and axis, +k / -k for the first / second word of the k-th pair of
+    :data:`_AXES`; the head of what it changes (the nearest content word); the stems of what
+    it changes)."""
     out = []
     for match in _DIRECTION.finditer(text):
         left = max((m.end() for m in _CLAUSE_EDGE.finditer(text, 0, match.start())), default=0)
@@ -77,7 +103,9 @@ def _changes(text: str) -> list[tuple[int, str, frozenset[str]]]:
         after = _stems(text[match.end() : right])[:_SPAN]
         target = after or _stems(text[left : match.start()])[-_SPAN:][::-1]
         if target and not any(_DIRECTION.fullmatch(w) or w in _TURNS for w in target):
-            out.append((1 if match.group("up") else -1, target[0], frozenset(target)))
+            kind = match.lastgroup or ""  # "up0", "down3": the side and the axis
+            axis = int(kind.lstrip("updown")) + 1
+            out.append((axis if kind.startswith("up") else -axis, target[0], frozenset(target)))
     return out
 
 
@@ -92,7 +120,7 @@ def reversed_change(part: str, window: str) -> str | None:
         same = other = None
         for sentence in sentences:
             for s, h, t in _changes(sentence):
-                if head in t and h in target:
+                if head in t and h in target and abs(s) == abs(sign):
                     if s == sign:
                         same = sentence
                     else:

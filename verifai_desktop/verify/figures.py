@@ -330,6 +330,8 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
                 if not same_value(e.mention.value, c.mention.value) and _same_quantity(c, e)
             ]  # fmt: skip
             rival = contrast_rival(claim, c.mention, holder, same_kind, evidence, rivals)
+        if rival is None and holder is not None and _ratio_as_share(c, holder, evidence):
+            rival = holder  # "1.23% higher" where the passage gives the relative risk 1.23
         scaled = False
         if rival is None and stated_by is None and holder is None:
             rival = _scaled(c, stated)
@@ -349,6 +351,21 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
             out.append(FigureFinding(c.mention, mention, None, ""))
         anchor = out[-1].stated
     return tuple(out)
+
+
+_RATIO = re.compile(
+    r"\b(?:(?:relative|excess)\s+risks?|(?:risk|odds|hazards?|rate|incidence)\s+ratios?|"
+    r"a?(?:RR|OR|HR|IRR)s?)\b[^.;]*$"
+)
+
+
+def _ratio_as_share(claimed: Figure, holder: Figure, evidence: str) -> bool:
+    """Whether the claim gives as a percentage ("1.23% higher") the value the evidence gives as
+    a ratio without a unit ("the relative risk ... was 1.23"): a unit error (issue 39)."""
+    if claimed.mention.unit != "%" or holder.mention.unit != "":
+        return False
+    start = holder.mention.span[0]
+    return _RATIO.search(evidence[max(0, start - 200) : start]) is not None
 
 
 def _counted_by_claim(c: Figure, e: Figure, claimed: list[Figure]) -> bool:
@@ -420,13 +437,13 @@ def _clause(text: str, mention: NumberMention) -> str:
 def figures_rule(part: str, window: str, passage: str, guess: NliLabel) -> tuple[Finding, ...]:
     """The figures rule (:data:`~verifai_desktop.verify.finding.Rule`).
 
-    The figures of ``part`` are read against the whole ``passage``, not only ``window``: the
-    value a claim's subject really has often stands in the sentence next to the one that
-    repeats the claim's figure. A figure bound to another value (:func:`bind`) where the
-    passage also holds the claim's value (for another subject), or written in another unit
-    (:func:`_scaled`), is ``RED``, with the passage's clause and value quoted, whatever the
-    verifier guessed. A figure bound to another value whose own value is nowhere in the passage
-    is ``HOLD`` of a SUPPORT guess, the rival quoted: the passage may not report the claim's
+    The figures of ``part`` are read against the whole ``passage``, not only ``window``: the value a
+    claim's subject really has often stands in the sentence next to the one that repeats the claim's
+    figure. A figure bound to another value (:func:`bind`) where the passage also holds the claim's
+    value (for another subject), or written in another unit (:func:`_scaled`; a ratio given as a
+    percentage, :func:`_ratio_as_share`), is ``RED``, with the passage's clause and value quoted,
+    whatever the verifier guessed. A figure bound to another value whose own value is nowhere in the
+    passage is ``HOLD`` of a SUPPORT guess, the rival quoted: the passage may not report the claim's
     subject at all (another outcome or subgroup of the same study): of the reds and listed
     conflicts this rule no longer shows in the answers to 50 dev figure questions, 8 of 9 were
     false (``models/shown_conflicts.py``; README, "Conflicts that are real"). A figure the

@@ -22,10 +22,10 @@ The rules (each one module, one function of the same signature), chosen on the p
 set (``models/data/paraphrase_dev.jsonl``, ``models/paraphrase_dev.py``):
 
 * :func:`~verifai_desktop.verify.figures.figures_rule`: a figure of the part bound to another
-  value of the passage, written in another unit, or read as a whole group the passage counts
-  part of, is ``RED`` with the passage's value quoted ("the figure 493: the passage gives 733
-  here"); a figure the passage does not state for the subject, directly or in an equivalent
-  form, is ``HOLD``;
+  value of the passage, written in another unit (a relative risk of 1.23 as "1.23%"), or read
+  as a whole group the passage counts part of, is ``RED`` with the passage's value quoted
+  ("the figure 493: the passage gives 733 here"); a figure the passage does not state for the
+  subject, directly or in an equivalent form, is ``HOLD``;
 * :func:`~verifai_desktop.verify.negation.negation_rule`: the clause of the passage the part
   speaks of negates and the part does not, or the other way round: ``RED`` (unless another
   clause negates the part's predicate too, or the part's negation names a group: "responders

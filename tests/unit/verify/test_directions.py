@@ -4,7 +4,8 @@ reversed.
 
 Passages: SciFact abstract 1686997 (ODC-By 1.0) and PubMedQA PQA-L contexts 24809662 and
 19299238 (MIT licence, as ``models/data/README.md`` says), with claims of the paraphrase dev
-set (a-110 / a-111, b-129 / b-130, b-73 / b-74), cut to the sentences that bear on them.
+set (a-110 / a-111, b-129 / b-130, b-73 / b-74), cut to the sentences that bear on them; the
+other opposite words on SciFact abstracts 34469966 and 38485364 (a-157, a-87).
 """
 
 from __future__ import annotations
@@ -63,3 +64,28 @@ def test_the_rule_runs_in_the_verification_path_and_can_be_switched_off() -> Non
     off = Checks(directions=False)
     assert not any(f.rule == "directions" for f in findings(part, PGD, PGD, NliLabel.SUPPORT, off))
     assert ALL_CHECKS.directions
+
+
+# SciFact abstracts 34469966 (the alternative inflammasome) and 38485364 (Tks5/Fish).
+INFLAMMASOME = (
+    "Genetic dissection of the underlying signaling pathway in a monocyte transdifferentiation "
+    "system revealed that alternative inflammasome activation was propagated by "
+    "TLR4-TRIF-RIPK1-FADD-CASP8 signaling upstream of NLRP3."
+)
+TKS5 = (
+    "Tks5/Fish expression was also required for protease-driven matrigel invasion in human "
+    "cancer cells."
+)
+
+
+def test_other_opposite_words_are_read_as_the_other_way() -> None:
+    wrong = "the TLR4-TRIF-RIPK1-FADD-CASP8 cascade acted downstream of NLRP3."
+    (found,) = direction_rule(wrong, INFLAMMASOME, INFLAMMASOME, NliLabel.SUPPORT)
+    assert found.effect is Effect.RED and "upstream of NLRP3" in found.reason
+    assert reversed_change(wrong.replace("downstream", "upstream"), INFLAMMASOME) is None
+    wrong = "it proved dispensable for protease-driven Matrigel invasion."
+    assert "required for protease-driven" in (reversed_change(wrong, TKS5) or "")
+    assert reversed_change("it proved essential for protease-driven invasion.", TKS5) is None
+    # opposite words of two different pairs are not read against each other
+    assert reversed_change("it proved dispensable for protease-driven invasion.", PGD) is None
+    assert reversed_change("it worsened protease-driven matrigel invasion.", TKS5) is None

@@ -463,3 +463,25 @@ def test_the_group_a_count_is_counted_in_is_not_that_count() -> None:
         "18 mutations in 6,912 individuals with breast cancer were found.",
     ):
         assert figures_rule(right, PPM1D, PPM1D, NliLabel.SUPPORT) == (), right
+
+
+# SciFact corpus (birthweight and breast cancer; paraphrase dev a-67).
+BIRTHWEIGHT_RR = (
+    "The relative risk estimate for breast cancer comparing women with high birthweight to "
+    "women with low birthweight combining all studies including both pre- and postmenopausal "
+    "breast cancer was 1.23 (95% confidence interval 1.13-1.34)."
+)
+
+
+def test_a_ratio_given_as_a_percentage_is_a_unit_error() -> None:
+    wrong = (
+        "Across all studies, high birthweight was linked to a breast cancer risk only 1.23% "
+        "higher than low birthweight."
+    )
+    (found,) = figures_rule(wrong, BIRTHWEIGHT_RR, BIRTHWEIGHT_RR, NliLabel.SUPPORT)
+    assert found.effect is Effect.RED and "the passage gives 1.23 here" in found.reason
+    right = (
+        "Across all studies, the relative risk of breast cancer for high against low "
+        "birthweight was 1.23."
+    )
+    assert figures_rule(right, BIRTHWEIGHT_RR, BIRTHWEIGHT_RR, NliLabel.SUPPORT) == ()
