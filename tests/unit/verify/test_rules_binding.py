@@ -485,3 +485,23 @@ def test_a_ratio_given_as_a_percentage_is_a_unit_error() -> None:
         "birthweight was 1.23."
     )
     assert figures_rule(right, BIRTHWEIGHT_RR, BIRTHWEIGHT_RR, NliLabel.SUPPORT) == ()
+
+
+# SciFact corpus abstract 34469966 (the alternative inflammasome; paraphrase dev a-154).
+ALTERNATIVE = (
+    'Indeed, in human monocytes, lipopolysaccharide triggered an "alternative inflammasome" that '
+    "relied on NLRP3-ASC-caspase-1 signaling, yet was devoid of any classical inflammasome "
+    "characteristics including pyroptosome formation, pyroptosis induction, and K(+) efflux "
+    "dependency."
+)
+
+
+def test_a_clause_without_a_subject_speaks_of_the_clause_before_it() -> None:
+    wrong = "Activation of the alternative inflammasome in human monocytes required K+ efflux."
+    (found,) = negation_rule(wrong, ALTERNATIVE, ALTERNATIVE, NliLabel.SUPPORT)
+    assert found.effect is Effect.RED and "was devoid of" in found.reason
+    for right in (
+        "The alternative inflammasome in human monocytes did not depend on K+ efflux.",
+        "The alternative inflammasome in human monocytes relied on NLRP3-ASC-caspase-1 signaling.",
+    ):
+        assert negation_rule(right, ALTERNATIVE, ALTERNATIVE, NliLabel.SUPPORT) == (), right
