@@ -140,6 +140,30 @@ def _skipped_spans(text: str) -> list[Span]:
     return [m.span() for m in _CITATION.finditer(text)] + [m.span() for m in _LABEL.finditer(text)]
 
 
+_ONE = re.compile(r"\b(?:one|a\s+single)\b", re.IGNORECASE)
+_COORDINATED = re.compile(r"\s+(?:[^\W\d_][\w/-]*\s+){1,3}(?:and|or)\s+")
+
+
+def _with_coordinated_ones(
+    text: str, found: list[tuple[int, int, str, float, str]], skipped: list[Span]
+) -> list[tuple[int, int, str, float, str]]:
+    """``found`` with "one" and "a single" read as the figure 1 where a list coordinates them
+    with another count: "five SH3 domains and one PX domain", "a single SH3 domain and five PX
+    domains" (issue 39, attributes swapped between two counts)."""
+    added = []
+    for match in _ONE.finditer(text):
+        start, end = match.span()
+        if any(s <= start < e for s, e, *_ in found) or any(a <= start < b for a, b in skipped):
+            continue
+        before = [f for f in found if f[1] <= start]
+        after = [f for f in found if f[0] >= end]
+        if (before and _COORDINATED.fullmatch(text[before[-1][1] : start])) or (
+            after and _COORDINATED.fullmatch(text[end : after[0][0]])
+        ):
+            added.append((start, end, text[start:end], 1.0, ""))
+    return sorted(found + added) if added else found
+
+
 def find_numbers(text: str) -> tuple[NumberMention, ...]:
     """The figures of a text, in order.
 
@@ -147,9 +171,10 @@ def find_numbers(text: str) -> tuple[NumberMention, ...]:
     "1 234"), percentages, negative values ("-0.5", also with a minus sign), both ends of a
     range ("10-20", "10 to 20") and of "12.5 ± 3.2" / "+/-", scientific notation ("1.5e6",
     "1.5 x 10^6", "1.5 x 10(6)", also with a times sign), and number words (zero to twenty, the
-    tens, "twenty-five"; "one" only when a unit follows, as in "one patient", since "one of the"
-    is no figure). "half", "twice" and "double" are relations between figures, not figures, and
-    are not returned.
+    tens, "twenty-five"; "one" only when a unit follows, as in "one patient", or when a list
+    coordinates it, or "a single", with another count, as in "five SH3 domains and one PX
+    domain", since "one of the" is no figure). "half", "twice" and "double" are relations
+    between figures, not figures, and are not returned.
 
     Skipped: citation markers ("[3]", "[1, 2]", "[4-6]"); labels ("Figure 2", "Table 3",
     "type 2", "phase 3", "stage 2", "factor 21", "no. 5", residues such as "Arg 257", list
@@ -199,6 +224,7 @@ def find_numbers(text: str) -> tuple[NumberMention, ...]:
         unit, end = unit_at if unit_at is not None else ("", end)
         found.append((start, end, text[start:end], value, unit))
     found.sort()
+    found = _with_coordinated_ones(text, found, skipped)
     units = [f[4] for f in found]
     for i in range(len(found) - 2, -1, -1):  # "10-20 mg", "12, 30 and 5%": the unit distributes
         gap = text[found[i][1] : found[i + 1][0]]

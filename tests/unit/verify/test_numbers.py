@@ -99,6 +99,15 @@ def test_number_words_and_scientific_notation() -> None:
     assert not figures("The concentration doubled, and half of the mice responded twice.")
 
 
+def test_one_and_a_single_are_figures_only_when_a_list_coordinates_them_with_a_count() -> None:
+    # SciFact abstract 38485364 (Tks5/Fish) and its swapped paraphrase (paraphrase dev a-83)
+    domains = "Tks5/Fish is a scaffolding protein with five SH3 domains and one PX domain."
+    assert texts(find_numbers(domains)) == ["five", "one"]
+    swapped = "Tks5/Fish carries a single SH3 domain and five PX domains."
+    assert figures(swapped) == [(1.0, ""), (5.0, "")]
+    assert not figures("One of the mice had a single PX domain, and one of them lost it.")
+
+
 def test_citations_labels_glued_numbers_and_years_are_not_figures() -> None:
     text = (
         "As shown in Figure 2 and Table 3 [1, 2], IL-6 and p53 rose in type 2 diabetes "

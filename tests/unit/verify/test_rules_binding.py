@@ -505,3 +505,12 @@ def test_a_clause_without_a_subject_speaks_of_the_clause_before_it() -> None:
         "The alternative inflammasome in human monocytes relied on NLRP3-ASC-caspase-1 signaling.",
     ):
         assert negation_rule(right, ALTERNATIVE, ALTERNATIVE, NliLabel.SUPPORT) == (), right
+
+
+def test_two_counts_swapped_between_their_items_are_not_green() -> None:
+    # SciFact abstract 38485364 (Tks5/Fish; paraphrase dev a-83): "one" is read as a figure
+    domains = "Tks5/Fish is a scaffolding protein with five SH3 domains and one PX domain."
+    swapped = "Tks5/Fish is a scaffold protein carrying a single SH3 domain and five PX domains."
+    assert figures_rule(swapped, domains, domains, NliLabel.SUPPORT)
+    right = "Tks5/Fish is a scaffold protein carrying five SH3 domains and a single PX domain."
+    assert figures_rule(right, domains, domains, NliLabel.SUPPORT) == ()
