@@ -514,3 +514,25 @@ def test_two_counts_swapped_between_their_items_are_not_green() -> None:
     assert figures_rule(swapped, domains, domains, NliLabel.SUPPORT)
     right = "Tks5/Fish is a scaffold protein carrying five SH3 domains and a single PX domain."
     assert figures_rule(right, domains, domains, NliLabel.SUPPORT) == ()
+
+
+# PubMedQA context 17192736 (ureteroscopy without fluoroscopy; paraphrase dev b-159).
+URETEROSCOPY = (
+    "Between June 2001 and January 2005, a total of 110 patients with a mean age of 33.5 years "
+    "(range 12-65) suffering from of lower ureteral calculi (below the upper margin of the "
+    "sacroiliac joint) prospectively underwent ureteroscopic removal. Complete clearance without "
+    "the use of fluoroscopy was achieved in 99 patients (94.2%). Fluoroscopy was required in 6 "
+    "patients (4%) for calcified stricture (n = 1), duplex system (n = 1), narrow and tortuous "
+    "meatus causing difficulty in passing the 5-Fr balloon dilator (n = 3), and confirmation of "
+    "spontaneous passage of the stone (n = 1)."
+)
+
+
+def test_a_sum_adds_only_counts_written_near_each_other() -> None:
+    # 13 is no sum of the age range's 12 and a far "n = 1"
+    wrong = "Fluoroscopy ended up being needed in 13 patients."
+    assert equivalent(wrong, figures(wrong)[0], figures(URETEROSCOPY)) is None
+    assert figures_rule(wrong, URETEROSCOPY, URETEROSCOPY, NliLabel.SUPPORT)
+    # two counts written near each other add up: 99 cleared without fluoroscopy, 6 with it
+    right = "Altogether 105 patients were treated, 99 without fluoroscopy and 6 with it."
+    assert equivalent(right, figures(right)[0], figures(URETEROSCOPY)) is not None
