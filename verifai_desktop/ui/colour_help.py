@@ -46,8 +46,8 @@ CONFLICTS = (
     "(README, “Colours on paraphrase”, sixth round)"
 )
 GENERATED_ROW = (
-    "| generator's sentences: green precision / coverage / red precision | 0.65 (20 green) / "
-    "0.54 / 0.36 (14 red) | **0.70** (20 green) / **0.58** / 0.33 (15 red) |"
+    "| generator's sentences (seventh round): green precision / coverage / red precision | 0.70 "
+    "(20 green) / 0.58 / 0.33 (15 red) | **0.74** (19 green) / 0.58 / 0.33 (15 red) |"
 )
 """The README row both the green and the red figure of the generator's sentences come from."""
 SCIFACT_ROW = "| balanced (default) | 0.40 | 0.60 | 0.80 / 0.50 | 0.81 / 0.41 | 0.57 / 0.32 | 16% |"
@@ -56,7 +56,7 @@ SCIFACT_ROW = "| balanced (default) | 0.40 | 0.60 | 0.80 / 0.50 | 0.81 / 0.41 | 
 MEASURED: dict[str, tuple[Measured, ...]] = {
     SentenceLabel.SUPPORTED.value: (
         Measured(
-            "Of the generator's sentences shown green, 70% were supported (20 shown green).",
+            "Of the generator's sentences shown green, 74% were supported (19 shown green).",
             PARAPHRASE,
             GENERATED_ROW,
         ),
@@ -67,10 +67,10 @@ MEASURED: dict[str, tuple[Measured, ...]] = {
             SCIFACT_ROW,
         ),
         Measured(
-            "Claims written in a chatbot's own words: 10% of the wrong ones were still shown "
-            "green (90% were not).",
+            "Claims written in a chatbot's own words: 10 of the 185 wrong ones (5%) were still "
+            "shown green.",
             "348 claims against SciFact and PubMedQA passages (README, “Colours on paraphrase”)",
-            "| wrong claims not shown green | 0.89 | **0.90** |",
+            "| wrong claims not shown green | 0.90 (167 of 185) | **0.946** (175) |",
         ),
     ),
     SentenceLabel.CONTRADICTED.value: (
