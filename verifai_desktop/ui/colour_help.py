@@ -67,10 +67,10 @@ MEASURED: dict[str, tuple[Measured, ...]] = {
             SCIFACT_ROW,
         ),
         Measured(
-            "Claims written in a chatbot's own words: 10 of the 185 wrong ones (5%) were still "
+            "Claims written in a chatbot's own words: 9 of the 185 wrong ones (5%) were still "
             "shown green.",
             "348 claims against SciFact and PubMedQA passages (README, “Colours on paraphrase”)",
-            "| wrong claims not shown green | 0.90 (167 of 185) | **0.946** (175) |",
+            "| wrong claims not shown green | 0.90 (167 of 185) | **0.951** (176) |",
         ),
     ),
     SentenceLabel.CONTRADICTED.value: (

@@ -38,6 +38,10 @@ set (``models/data/paraphrase_dev.jsonl``, ``models/paraphrase_dev.py``):
   another subject is ``HOLD`` (conflicts that are real);
 * :func:`~verifai_desktop.verify.names.name_rule`: a SUPPORT from a window whose sentence that
   says what the part says names another system, gene or group than the part is ``HOLD``;
+* :func:`~verifai_desktop.verify.names.swap_rule`: a SUPPORT from a window whose sentence gives
+  a word of the part only in the parallel phrase of another name ("the helical domain (E545K
+  and E542K) and the kinase domain (H1047R)" against "H1047R lies in the helical domain") is
+  ``HOLD``;
 * :func:`~verifai_desktop.verify.quantifiers.universal_rule`: a SUPPORT for a part saying "all
   N" when no sentence of the passage stating N says all of them is ``HOLD``;
 * :func:`~verifai_desktop.verify.directions.direction_rule`: a SUPPORT from a window that
@@ -56,7 +60,7 @@ from verifai_desktop.verify.directions import direction_rule
 from verifai_desktop.verify.figures import figures_rule
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.labels import shown_label
-from verifai_desktop.verify.names import name_rule
+from verifai_desktop.verify.names import name_rule, swap_rule
 from verifai_desktop.verify.negation import negation_rule
 from verifai_desktop.verify.quantifiers import universal_rule
 from verifai_desktop.verify.subject import subject_rule
@@ -86,6 +90,7 @@ def findings(
         out += subject_rule(part, window, passage, guess)
     if checks.names:
         out += name_rule(part, window, passage, guess)
+        out += swap_rule(part, window, passage, guess)
     if checks.quantifiers:
         out += universal_rule(part, window, passage, guess)
     if checks.directions:

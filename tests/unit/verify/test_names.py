@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from verifai_desktop.domain import NliLabel
 from verifai_desktop.verify.finding import Effect
-from verifai_desktop.verify.names import anchor_sentence, name_rule, names, spelled_out
+from verifai_desktop.verify.names import (
+    anchor_sentence,
+    name_rule,
+    names,
+    spelled_out,
+    swap_rule,
+    swapped_pair,
+)
 
 NFAT = (
     "NFAT1 is rephosphorylated (deactivated) more slowly than NFAT4 in both cytoplasm and "
@@ -72,3 +79,28 @@ def test_an_abbreviation_spelled_out_is_the_same_subject() -> None:
     claim = "After the 70-day label-free period, under 6% of haematopoietic stem cells still "
     claim += "retained BrdU."
     assert name_rule(claim, HSC, HSC, NliLabel.SUPPORT) == ()
+
+
+# SciFact corpus abstract 4961038 (PIK3CA hotspots; paraphrase dev a-107).
+HOTSPOTS = (
+    "Somatic mutations that activate phosphoinositide 3-kinase (PI3K) have been identified in "
+    "the p110-alpha catalytic subunit (encoded by PIK3CA). They are most frequently observed in "
+    "two hotspots: the helical domain (E545K and E542K) and the kinase domain (H1047R)."
+)
+
+
+def test_attributes_exchanged_between_two_names_are_held_back() -> None:
+    (found,) = swap_rule(
+        "The H1047R hotspot lies in the helical domain", HOTSPOTS, HOTSPOTS, NliLabel.SUPPORT
+    )
+    assert found.effect is Effect.HOLD
+    assert "not H1047R" in found.reason and "the helical domain (E545K" in found.reason
+    assert swapped_pair("E545K and E542K are in the kinase domain.", HOTSPOTS) is not None
+    # the right binding, and a CONTRADICT guess, are left alone
+    for right in ("The H1047R hotspot lies in the kinase domain", "E545K is in the helical domain"):
+        assert swap_rule(right, HOTSPOTS, HOTSPOTS, NliLabel.SUPPORT) == (), right
+    wrong = "The H1047R hotspot lies in the helical domain"
+    assert swap_rule(wrong, HOTSPOTS, HOTSPOTS, NliLabel.CONTRADICT) == ()
+    # a word found only near another name, in no parallel phrase, is no swap
+    window = "GLI2 was expressed in basal cell carcinomas, as well as AIRE in the thymus."
+    assert swapped_pair("AIRE is expressed in some skin carcinomas.", window) is None
