@@ -354,7 +354,7 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
 
 
 _RATIO = re.compile(
-    r"\b(?:(?:relative|excess)\s+risks?|(?:risk|odds|hazards?|rate|incidence)\s+ratios?|"
+    r"\b(?:(?i:(?:relative|excess)\s+risks?|(?:risk|odds|hazards?|rate|incidence)\s+ratios?)|"
     r"a?(?:RR|OR|HR|IRR)s?)\b[^.;]*$"
 )
 

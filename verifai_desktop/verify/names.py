@@ -33,6 +33,7 @@ domain (H1047R)", where the part's "helical" stands only in the phrase of E545K.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from verifai_desktop.domain import NliLabel
@@ -161,13 +162,14 @@ _UNIT_NAMES = frozenset(("ph", "kda", "mmhg", "ml", "dl", "mg", "kg"))
 """Units written with a capital letter inside ("pH", "kDa"): no names."""
 
 
+@functools.lru_cache(maxsize=1024)
 def swapped_pair(part: str, window: str) -> tuple[str, str, str] | None:
     """A name of ``part`` given what ``window`` gives another name, or None.
 
     A word of the part stands in one phrase of a window sentence only (:data:`_SEGMENT`), the
     phrase of another name, and that phrase and the phrase of the part's name are parallel: both
     hold a word of the part. A name the part spells out ("loss of imprinting" for "LOI") is no
-    other name.
+    other name. Memoised: the swap rule asks for the same (part, window) once per guess.
 
     Returns:
         The part's name, the other name's phrase and the other name, as written: ("H1047R",

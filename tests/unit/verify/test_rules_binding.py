@@ -485,6 +485,9 @@ def test_a_ratio_given_as_a_percentage_is_a_unit_error() -> None:
         "birthweight was 1.23."
     )
     assert figures_rule(right, BIRTHWEIGHT_RR, BIRTHWEIGHT_RR, NliLabel.SUPPORT) == ()
+    # the ratio's name opening a sentence counts too
+    opening = "Relative risk of breast cancer for high against low birthweight was 1.23."
+    assert figures_rule(wrong, opening, opening, NliLabel.SUPPORT)
 
 
 # SciFact corpus abstract 34469966 (the alternative inflammasome; paraphrase dev a-154).
