@@ -112,10 +112,11 @@ def counted_in(
         The count (the figure right before the group, a smaller whole number), or None.
     """
     start = claimed.mention.span[0]
-    for other in find_numbers(claim):
-        gap = claim[other.span[1] : start]
-        if other.span[1] <= start and (_CLAIM_COUNTED_IN.fullmatch(gap) or _PART_OF.fullmatch(gap)):
-            return None
+    if whole_of_any(claim, claimed.mention) or any(
+        other.span[1] <= start and _CLAIM_COUNTED_IN.fullmatch(claim[other.span[1] : start])
+        for other in find_numbers(claim)
+    ):
+        return None
     before = [r for r in rivals if r.mention.span[1] <= holder.mention.span[0]]
     if not before:
         return None
