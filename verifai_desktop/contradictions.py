@@ -233,7 +233,7 @@ def find_conflicts(
     )
     for i, (n, p) in enumerate(zip(owners, items, strict=True)):
         verdict = result.verdict(i, p.text, 0)
-        if conflicts_with(verdict, thresholds):
+        if conflicts_with(verdict, thresholds, claims[n]):
             out[n].append(Evidence(p, verdict))
     return tuple(tuple(sorted(found, key=lambda e: -e.verdict.p_contradict)) for found in out)
 

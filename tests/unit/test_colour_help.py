@@ -23,9 +23,9 @@ def test_the_page_explains_every_label_its_figures_and_what_to_do() -> None:
     page = colours_html()
     for style in LABEL_STYLES.values():
         assert f"{style.glyph} {style.title}</b>" in page
-    assert "74% were supported (19 shown green)" in page
-    assert "33% were contradicted (15 shown red)" in page
-    assert "27% really contradicted the sentence" in page
+    assert "70% were supported (20 shown green)" in page
+    assert "36% were contradicted (14 shown red)" in page
+    assert "60% really contradicted the sentence" in page
     # Partially supported, no evidence, unsure and unreferenced were not measured.
     assert page.count(NOT_MEASURED) == 4
     assert "verdict is wrong" in WHEN_WRONG and "verifai feedback export" in WHEN_WRONG

@@ -125,7 +125,7 @@ def verify_answer(
             premise = passages[n - 1].text
             verdicts.append(result.verdict(k, premise, n))
             conflict = result.conflict(k, premise, n)
-            if conflict is not None and conflicts_with(conflict, thresholds):
+            if conflict is not None and conflicts_with(conflict, thresholds, s.claim):
                 inner.append(Evidence(passages[n - 1], conflict))
         out.append(_label(s, verdicts, passages, thresholds, recite=recite, inner=inner))
     if progress:
@@ -160,7 +160,7 @@ def _label(
     others = [
         Evidence(passages[v.passage_number - 1], v)
         for v in verdicts
-        if recite and conflicts_with(v, thresholds) and v.passage_number not in s.citations
+        if recite and conflicts_with(v, thresholds, s.claim) and v.passage_number not in s.citations
     ]
     conflicts = tuple(sorted([*others, *inner], key=lambda e: -e.verdict.p_contradict))
     sentence = AnswerSentence(

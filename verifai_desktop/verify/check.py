@@ -33,7 +33,7 @@ from verifai_desktop.domain import Claim, NliLabel, Passage, ShownLabel, Verdict
 from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.settings import PremiseGranularity, VerifySettings
 from verifai_desktop.verify.aims import aim_sentences
-from verifai_desktop.verify.checks import ALL_CHECKS, Checks
+from verifai_desktop.verify.checks import ALL_CHECKS, Checks, figures_verbatim
 from verifai_desktop.verify.finding import Effect, Finding
 from verifai_desktop.verify.labels import AIM_FLAG
 from verifai_desktop.verify.negation import positive_pair
@@ -216,7 +216,10 @@ def _decide(
 
     Each window is judged by its probabilities and the rules' findings
     (:func:`~verifai_desktop.verify.rules.findings`). With ``support_first``, the strongest
-    window shown SUPPORT decides (a window shown red kept as its conflict); else the strongest
+    window shown SUPPORT decides (a window shown red kept as its conflict, unless the deciding
+    window writes the part's figures word for word,
+    :func:`~verifai_desktop.verify.checks.figures_verbatim`: a passage that states them as the
+    part does is no conflict of it through a shorter window); else the strongest
     window a rule shows red (:attr:`~verifai_desktop.verify.finding.Effect.RED`); else the
     strongest window (:func:`deciding_window`).
 
@@ -258,7 +261,7 @@ def _decide(
             if judge(row) is ShownLabel.SUPPORT:
                 contra = [r for r in order if judge(r) is ShownLabel.CONTRADICT]
                 other = max(contra, key=lambda r: float(probs[r, 1]), default=None)
-                if other is None:
+                if other is None or figures_verbatim(claim, texts[row]):
                     return row, (), ShownLabel.SUPPORT, None
                 why = reasons(found[other], ShownLabel.CONTRADICT)
                 return row, (), ShownLabel.SUPPORT, (other, why)

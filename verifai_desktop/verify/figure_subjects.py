@@ -29,7 +29,9 @@ The subject rule, per sentence:
 * figures with one unit in different clauses of a sentence form a list. When every member but
   the first has its words on one side of the figure ("320 MPa for steel, 110 MPa for
   titanium"), the first member's words on the other side ("Tensile strength was") are the
-  list's frame, shared by all members; the words that tell members apart are their items;
+  list's frame, shared by all members; the words that tell members apart are their items
+  (when every other member opens with one preposition, "for depression 2.50, for
+  neck-shoulder disorders 1.98", the first member's item is what follows its own);
 * "A, B and C had 12%, 30% and 5%, respectively" pairs the i-th item with the i-th figure.
 
 A claim figure is *stated* when a figure of the evidence has an equal value (relative tolerance
@@ -313,7 +315,8 @@ def _analyse(sentence: str) -> list[Figure]:
                 members.append(i)
         if len(members) < 2:
             continue
-        member_items = _list_items(members, sides, subjects)
+        lead = _shared_lead(sentence, starts, clause_of, members, mentions, clause_words)
+        member_items = _list_items(members, sides, subjects, lead)
         common = frozenset.intersection(*member_items.values())
         for i, item in member_items.items():
             items[i] = item - common
@@ -325,12 +328,56 @@ def _analyse(sentence: str) -> list[Figure]:
     ]
 
 
+_LEADS = frozenset(("for", "in", "among", "with", "at", "on", "after"))
+"""Prepositions that can open every member of a list ("for depression 2.50, for neck-shoulder
+disorders 1.98, ...")."""
+
+
+def _shared_lead(
+    sentence: str,
+    starts: list[int],
+    clause_of: list[int],
+    members: list[int],
+    mentions: tuple[NumberMention, ...],
+    clause_words: list[list[_Word]],
+) -> int | None:
+    """How many words the first member of a list has for its item when every other member with
+    words of its own opens with one preposition (:data:`_LEADS`) and the first member's clause
+    has it too: the words after its last such preposition ("... with the lowest quartile were
+    for *myocardial infarction* 2.34 (...), for depression 2.50 (...), ..."); None otherwise.
+    Without it the first member took as many words as the longest other member ("lowest
+    quartile myocardial infarction"), and "the lowest quartile ... for depression 2.50" was read
+    as the first member's (issue 39, a false conflict of the 50 dev figure answers)."""
+    if len(members) < 3:
+        return None
+    firsts = set()
+    for i in members[1:]:
+        words = re.findall(r"[A-Za-z]+", sentence[starts[clause_of[i]] : mentions[i].span[0]])
+        if words:  # a confidence limit borrows its figure's words: it has none of its own
+            firsts.add(words[0].lower())
+    if len(firsts) != 1 or not firsts <= _LEADS:
+        return None
+    (lead,) = firsts
+    head, c = members[0], clause_of[members[0]]
+    end = mentions[head].span[0]
+    opened = [m.end() for m in re.finditer(rf"\b{lead}\b", sentence[starts[c] : end], re.I)]
+    if not opened:
+        return None
+    cut = starts[c] + opened[-1]
+    n = sum(1 for w in clause_words[c] if cut <= w.start < end)
+    return n or None
+
+
 def _list_items(
     members: list[int],
     sides: list[tuple[list[str], list[str]]],
     subjects: list[frozenset[str]],
+    lead: int | None = None,
 ) -> dict[int, frozenset[str]]:
     """Item words of each list member; the first member's frame words go into every subject.
+
+    The first member's item is as long as the longest other member's, or ``lead`` words
+    (:func:`_shared_lead`) when that is fewer.
 
     ``subjects`` is updated in place with the frame.
     """
@@ -346,6 +393,8 @@ def _list_items(
         frame = frozenset(left + right[n:])
     elif 2 * left_only > len(rest):
         n = max(len(sides[i][0]) for i in rest)
+        if lead is not None:
+            n = min(n, lead)
         items[head] = frozenset(left[-n:])
         frame = frozenset(left[:-n] + right)
     else:

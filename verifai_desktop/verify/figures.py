@@ -314,9 +314,12 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
             continue
         candidates = [e for e in rivals if whole is None or not same_value(e.mention.value, whole)]
         years = own_years(claim, c.mention, [f.mention for f in claimed])
-        rival = bind(c, candidates, stated_by or holder, years) or part_of(
-            claim, c, evidence, stated
-        )
+        rival = bind(c, candidates, stated_by or holder, years)
+        if rival is not None and (
+            _opposite_time(claim, evidence, rival.mention) or _negated_word(c, rival)
+        ):
+            rival = None  # the rival is another time point's or the "non-" group's figure
+        rival = rival or part_of(claim, c, evidence, stated)
         held = stated_by or holder
         if rival is None and held is not None:
             rival = _qualified(claim, c, held, rivals, evidence)
@@ -351,6 +354,41 @@ def figure_findings(claim: str, evidence: str) -> tuple[FigureFinding, ...]:
             out.append(FigureFinding(c.mention, mention, None, ""))
         anchor = out[-1].stated
     return tuple(out)
+
+
+_BEFORE = re.compile(r"\b(?:before|prior\s+to|pre-?treatment|at\s+baseline)\b", re.IGNORECASE)
+_AFTER = re.compile(r"\b(?:after|following|post-?treatment)\b", re.IGNORECASE)
+
+
+def _sentence_at(text: str, pos: int) -> str:
+    """The sentence of ``text`` holding offset ``pos`` ("" when none does)."""
+    return next((text[a:b] for a, b in split_sentences(text) if a <= pos < b), "")
+
+
+def _opposite_time(claim: str, evidence: str, rival: NumberMention) -> bool:
+    """Whether the claim speaks of the time after an event and the rival's sentence only of the
+    time before it, or the other way round: "after the 80-hour workweek was introduced, 85% of
+    programs held didactic sessions" against "Prior to the initiation of the 80-hour workweek,
+    residency programs emphasized weekly didactic sessions ... (88%)". The passage then gives
+    no value for the claim's time, and the figure is unstated, not bound to the other time's
+    (issue 39, a false red of the 50 dev figure answers; no shown label moved on the dev sets)."""
+    theirs = _sentence_at(evidence, rival.span[0])
+    for ours_re, other_re in ((_AFTER, _BEFORE), (_BEFORE, _AFTER)):
+        if ours_re.search(claim) and not other_re.search(claim):
+            return bool(other_re.search(theirs)) and not ours_re.search(theirs)
+    return False
+
+
+def _negated_word(claimed: Figure, rival: Figure) -> bool:
+    """Whether the rival's subject holds a claim subject word negated by "non" or "un" that the
+    claim does not: "the 117 reviews of the noncited reviewers" is no rival of "the 83 reviews by
+    cited reviewers" (issue 39, a false red of the 50 dev figure answers)."""
+    ours = claimed.subject
+    return any(
+        word.startswith(prefix) and word not in ours and word.removeprefix(prefix) in ours
+        for word in _words(rival)
+        for prefix in ("non-", "non", "un")
+    )
 
 
 _RATIO = re.compile(
@@ -434,6 +472,17 @@ def _clause(text: str, mention: NumberMention) -> str:
     return text[left:right].strip(" ,.;")
 
 
+NO_FIGURE_HERE = (
+    "the evidence here gives no figure, so it cannot say the sentence's figures are wrong"
+)
+"""Why a CONTRADICT from a window without figures is held back for a sentence with figures:
+the verifier read the sentence as contradicted, but the figures rule found no figure at odds
+with it. Of the shown conflicts of 50 dev figure answers, the one red of this kind was false
+("77.5% of the total yearly prescriptions" against a bare table caption); on the paraphrase dev
+set no pair moved, on the training claims one wrong claim red -> unsure, on HealthVer dev one
+gold SUPPORT claim red -> unsure (issue 39)."""
+
+
 def figures_rule(part: str, window: str, passage: str, guess: NliLabel) -> tuple[Finding, ...]:
     """The figures rule (:data:`~verifai_desktop.verify.finding.Rule`).
 
@@ -448,7 +497,8 @@ def figures_rule(part: str, window: str, passage: str, guess: NliLabel) -> tuple
     conflicts this rule no longer shows in the answers to 50 dev figure questions, 8 of 9 were
     false (``models/shown_conflicts.py``; README, "Conflicts that are real"). A figure the
     passage states neither directly nor in an equivalent form, for no rival value, is ``HOLD``
-    of a SUPPORT guess.
+    of a SUPPORT guess. A CONTRADICT guess from a window that states no figure at all, on a part
+    that states one, is ``HOLD`` (:data:`NO_FIGURE_HERE`).
 
     Returns:
         At most one finding per figure of ``part``, e.g. ``Finding("figures", Effect.RED,
@@ -482,6 +532,8 @@ def figures_rule(part: str, window: str, passage: str, guess: NliLabel) -> tuple
             for f in absent
             if f.rival is not None
         )
+    if guess is NliLabel.CONTRADICT and not out and find_numbers(part) and not find_numbers(window):
+        out.append(Finding("figures", Effect.HOLD, NO_FIGURE_HERE))
     if unstated and guess is NliLabel.SUPPORT:
         noun, verb = ("figure", "is") if len(unstated) == 1 else ("figures", "are")
         out.append(Finding(

@@ -40,6 +40,8 @@ from collections.abc import Sequence
 
 from verifai_desktop.domain import SentenceLabel, ShownLabel, Verdict
 from verifai_desktop.settings import VerifySettings
+from verifai_desktop.verify.numbers import find_numbers
+from verifai_desktop.verify.parts import PART_REASON_PREFIX
 
 AIM_FLAG = "the passage states an aim, a hypothesis or an open question here, not a finding"
 """The flag of a passage whose every premise window states an aim (shown NO_EVIDENCE)."""
@@ -98,14 +100,34 @@ labelled by reading (``models/shown_conflicts.py``; issue 39): conflicts listed 
 without it, 0.33 with it, 5 of the 6 real ones kept."""
 
 
-def conflicts_with(verdict: Verdict, thresholds: VerifySettings) -> bool:
+def rests_on_a_rule(verdict: Verdict) -> bool:
+    """Whether a rule's finding, not the verifier alone, shows ``verdict`` red: it carries a
+    reason other than the lines naming a sentence's parts (:func:`verifai_desktop.verify.rules.
+    reasons` gives none for a pair the verifier shows red by itself)."""
+    return any(not flag.startswith(PART_REASON_PREFIX) for flag in verdict.flags)
+
+
+def conflicts_with(verdict: Verdict, thresholds: VerifySettings, claim: str = "") -> bool:
     """Whether a passage other than the sentence's own citations is shown as conflicting
     evidence: it contradicts the claim (:func:`contradicts`) and the verifier reads it as
     bearing on the claim at all, ``max(P(SUPPORT), P(CONTRADICT)) >=``
     :data:`CONFLICT_ON_TOPIC`. A rule turns a verdict red on a figure or a negation whatever the
     passage is about; on the other studies the contradiction search finds by shared words,
-    such reds were mostly passages about another subject."""
+    such reds were mostly passages about another subject.
+
+    A ``claim`` that states a figure (:func:`~verifai_desktop.verify.numbers.find_numbers`) is
+    contradicted only where a rule finds it (:func:`rests_on_a_rule`: a figure bound to another
+    value, a negation, a change the other way): the figures rule reads every figure of the
+    claim against the passage and found none at odds with it, so the passage's figures do not
+    line up against the sentence. Chosen on the shown conflicts of 50 answers to dev figure
+    questions (issue 39): each of the 23 listed conflicts of figure sentences that rested on the
+    verifier alone in four labellings (some the same sentence again) was false (another study,
+    another measure, or the sentence's own figure stated: "The respective times ... were 67.2,
+    16.0, and 9.4 months").
+    """
     if not contradicts(verdict, thresholds):
+        return False
+    if claim and find_numbers(claim) and not rests_on_a_rule(verdict):
         return False
     return max(verdict.p_support, verdict.p_contradict) >= CONFLICT_ON_TOPIC
 

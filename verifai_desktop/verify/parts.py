@@ -9,7 +9,11 @@ chatbot joins two findings (``;``, ``, and``, ``, while``, ``, whereas``, ``, bu
 part is.
 
 A cut is made only where both sides are clauses worth a verdict of their own: at least
-:data:`MIN_PART_WORDS` words each, outside brackets and quotations. A bare ``and`` is never
+:data:`MIN_PART_WORDS` words each, outside brackets and quotations, and never before a
+"respectively", which pairs the figures of a list across the cut with their items ("71.1%
+compared to 57.5%, ..., 36.4%, and 30.4% for glands 40 to 54.9, ... and 115 cc or greater,
+respectively": cut at ", and", the first part's figures lost their items and one was shown
+red; issue 39, the shown conflicts of 50 dev figure answers). A bare ``and`` is never
 cut: "A and B increased" lists the subjects of one predicate, and "12% in the treated arm and
 30% in the control arm" leaves a part without its predicate; the figures of such a sentence are
 bound to their own clauses by :mod:`verifai_desktop.verify.figure_subjects` instead. Rules
@@ -37,6 +41,8 @@ _STRONG_JOINT = re.compile(
     r"\s*;\s*|,\s+(?:and|while|whereas|but|with|although|though)\s+(?=\w)",
     re.IGNORECASE,
 )
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
+"""A list paired with its items by "respectively" is one fact: no cut before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +90,8 @@ def claim_parts(claim: str) -> tuple[ClaimPart, ...]:
     cuts: list[tuple[int, int]] = []  # (end of the left part, start of the right part)
     for match in _STRONG_JOINT.finditer(claim):
         before = claim[: match.start()]
+        if _RESPECTIVELY.search(claim, match.end()):
+            continue  # "71.1% compared to 57.5%, ... and 30.4% for glands ..., respectively"
         if not _brackets_open(before) and not _quote_open(before):
             cuts.append((match.start(), match.end()))
     parts: list[tuple[int, int]] = []

@@ -25,7 +25,9 @@ set (``models/data/paraphrase_dev.jsonl``, ``models/paraphrase_dev.py``):
   value of the passage, written in another unit (a relative risk of 1.23 as "1.23%"), or read
   as a whole group the passage counts part of, is ``RED`` with the passage's value quoted
   ("the figure 493: the passage gives 733 here"); a figure the passage does not state for the
-  subject, directly or in an equivalent form, is ``HOLD``;
+  subject, directly or in an equivalent form, is ``HOLD``, and so is a CONTRADICT from a window
+  that states no figure at all; not run where the window writes the part's figures word for
+  word (:func:`~verifai_desktop.verify.checks.figures_verbatim`);
 * :func:`~verifai_desktop.verify.negation.negation_rule`: the clause of the passage the part
   speaks of negates and the part does not, or the other way round: ``RED`` (unless another
   clause negates the part's predicate too, or the part's negation names a group: "responders
@@ -55,7 +57,7 @@ from collections.abc import Sequence
 
 from verifai_desktop.domain import NliLabel, ShownLabel
 from verifai_desktop.settings import VerifySettings
-from verifai_desktop.verify.checks import ALL_CHECKS, Checks, aligned_rule
+from verifai_desktop.verify.checks import ALL_CHECKS, Checks, aligned_rule, figures_verbatim
 from verifai_desktop.verify.directions import direction_rule
 from verifai_desktop.verify.figures import figures_rule
 from verifai_desktop.verify.finding import Effect, Finding
@@ -82,7 +84,7 @@ def findings(
     out: list[Finding] = []
     if checks.aligned:
         out += aligned_rule(part, window, passage, guess)
-    if checks.numbers:
+    if checks.numbers and not figures_verbatim(part, window):
         out += figures_rule(part, window, passage, guess)
     if checks.negation:
         out += negation_rule(part, window, passage, guess)
