@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -136,6 +137,7 @@ def _written_elsewhere(evidence: Sequence[str], claim: Sequence[str], j: int) ->
     return any(evidence[i : i + n] == frame for i in range(len(evidence) - n + 1))
 
 
+@functools.lru_cache(maxsize=4096)
 def aligned_changes(claim: str, evidence: str) -> tuple[str, ...]:
     """Figures changed, negations dropped or added, and items exchanged where ``claim`` follows
     ``evidence`` word for word.
@@ -151,6 +153,9 @@ def aligned_changes(claim: str, evidence: str) -> tuple[str, ...]:
     only (no word of three letters: "(RR, 0.82; 95% CI") counts only where at least
     :data:`ALIGNED_SHARE` of the claim aligns, and a figure the window also writes as the claim
     does, with the words around it, is no change (:func:`_written_elsewhere`).
+
+    Memoised: the word-for-word rule, :func:`states_verbatim` and :func:`figures_verbatim` ask
+    for the same (part, window) pair.
 
     Returns:
         Reasons in the user's words, e.g. ``('the figure 76 where the evidence has 53',)``.
@@ -222,6 +227,7 @@ def states_verbatim(claim: str, evidence: str) -> bool:
     return marks(stretch) == marks(b) and not aligned_changes(claim, evidence)
 
 
+@functools.lru_cache(maxsize=4096)
 def figures_verbatim(claim: str, evidence: str) -> bool:
     """Whether ``evidence`` writes ``claim``'s figures word for word: at least
     :data:`VERBATIM_SHARE` of the claim's tokens align with the window's in runs of two or more,
@@ -229,7 +235,8 @@ def figures_verbatim(claim: str, evidence: str) -> bool:
     :func:`aligned_changes` finds nothing changed. The figures rule then has nothing to bind:
     the passage says it as the claim does, and its reading of the passage's lists cannot make
     it red ("46.9% 33.3%, 36.4% and 30.4% ..., respectively", a comma missing, bound 36.4% to
-    the glands of the next clause; issue 39, a false red of the 50 dev figure answers)."""
+    the glands of the next clause; issue 39, a false red of the 50 dev figure answers).
+    Memoised: the rules and the support-first window choice ask for the same pair."""
     a = _TOKEN.findall(evidence.lower())
     b = _TOKEN.findall(claim.lower())
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
