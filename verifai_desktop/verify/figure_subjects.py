@@ -24,6 +24,10 @@ The subject rule, per sentence:
   year ("(12.7% in 2009 versus 7.4% in 2008)") borrows too, and keeps its year: the words
   before the bracket, back to the last punctuation ("and English respondents were advised to
   use other remedies for coughs and colds ... (", not only "colds ... (");
+* a change "from 4.1 ... in 2009 to 0.94 in 2013" breaks before its "to" when words stand
+  between the two figures (a range "from 0.2 to 0.5 cm" stays one clause); of two counts of
+  different units (people, mice, cases ...) joined by "and" ("169 men and 88 women with aortic
+  stenosis"), the first takes the words after the second;
 * the denominator of "312 of (the) 1,200", "312/1,200" or "312 out of 1,200" has an empty subject:
   it states a total, which any equal figure of the evidence states;
 * figures with one unit in different clauses of a sentence form a list. When every member but
@@ -67,6 +71,7 @@ from verifai_desktop.verify.numbers import (
     find_numbers,
     same_value,
 )
+from verifai_desktop.verify.units import COUNT_UNITS
 
 YEAR = re.compile(r"(?<![\w.,])(?:19|20)\d\d(?![\w%]|[.,]\d)")
 """A year written alone ("in 2009"), not part of a figure ("2009.5", "2009%")."""
@@ -98,6 +103,9 @@ _CLAUSE_BREAK = re.compile(
 )
 _ITEM_SEP = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _RESPECTIVELY_GAP = re.compile(r"[\s,]*")
+_COORDINATED = re.compile(r"\s*,?\s*(?:and|or)\s+")
+_FROM = re.compile(r"\bfrom\s*$", re.IGNORECASE)
+_TO = re.compile(r"\bto\s+$", re.IGNORECASE)
 _OPEN = re.compile(r"\s*[(\[]\s*")
 _PREDICATE = re.compile(r"[\s()\[\]#]*(?![PpNn]\s*[=<>\u2264\u2265])[^\W\d_]")  # not "(P=0.03)"
 
@@ -164,7 +172,8 @@ def subject_words(text: str) -> frozenset[str]:
 
 def _clauses(sentence: str, mentions: tuple[NumberMention, ...]) -> list[int]:
     """Start offsets of the clauses of ``sentence`` (breaks inside a figure do not count, nor
-    the "and" of "between 1961 and 1985")."""
+    the "and" of "between 1961 and 1985"; a change "from 4.1 ... in 2009 to 0.94 in 2013"
+    breaks before its "to")."""
     starts = [0]
     for match in _CLAUSE_BREAK.finditer(sentence):
         if any(a <= match.start() < b for a, b in (m.span for m in mentions)):
@@ -172,7 +181,19 @@ def _clauses(sentence: str, mentions: tuple[NumberMention, ...]) -> list[int]:
         if re.search(r"\bbetween\s+\S+\s*$", sentence[: match.start()], re.IGNORECASE):
             continue
         starts.append(match.end())
-    return starts
+    for j, mention in enumerate(mentions[:-1]):
+        # "from 4.1 per 1000 line days in 2009 to 0.94 in 2013": "to" opens the second figure's
+        # clause when words stand between the two (not the range "from 0.2 to 0.5 cm")
+        if not _FROM.search(sentence, 0, mention.span[0]):
+            continue
+        for k in range(j + 1, len(mentions)):
+            gap_start = mentions[k - 1].span[1]
+            to = _TO.search(sentence[gap_start : mentions[k].span[0]])
+            if to is not None:
+                if _TOKEN.search(sentence, mention.span[1], gap_start + to.start()):
+                    starts.append(gap_start + to.start())
+                break
+    return sorted(set(starts))
 
 
 def _respectively(
@@ -302,6 +323,20 @@ def _analyse(sentence: str) -> list[Figure]:
             elif after and after[0] == c + 1 and c + 1 not in clause_of:
                 right = right + [w.key for w in clause_words[c + 1]]
         sides.append((left, right))
+    # "169 men and 88 women with aortic stenosis": counts of two units joined by "and" share
+    # the words after the second (counts only: not "1168 IU/L and nine months after")
+    for i in range(len(mentions) - 2, -1, -1):
+        first, second = mentions[i], mentions[i + 1]
+        if (
+            not sides[i][1]
+            and sides[i + 1][1]
+            and first.unit
+            and second.unit
+            and first.unit != second.unit
+            and {first.unit, second.unit} <= COUNT_UNITS
+            and _COORDINATED.fullmatch(sentence[first.span[1] : second.span[0]])
+        ):
+            sides[i] = (sides[i][0], sides[i + 1][1])
     subjects = [frozenset(left + right) for left, right in sides]
     items: list[frozenset[str]] = [frozenset()] * len(mentions)
     for unit in {m.unit for m in mentions}:
