@@ -1,11 +1,11 @@
 """Where the paraphrase dev set's right-claims bar lies: the rules' ceiling and other calibrations.
 
-    .venv/bin/python models/right_green_ceiling.py [--cache FILE] [--oracle] [--calibrations]
+    .venv/bin/python models/right_green_ceiling.py [--cache-dir DIR] [--oracle] [--calibrations]
 
 Issue 39 asks for 0.80 of right paraphrases shown green while 0.95 of wrong ones are not. Two
 measurements, both on the app's verification path (``evaluate_pairs``, sentence windows, every
-rule on), the bundled model's *uncalibrated* probabilities memoised in ``--cache`` (delete it
-when the model changes):
+rule on), the bundled model's raw logits memoised in ``--cache-dir`` (``logits_cache.py``; delete
+it when the model changes) and calibrated as each variant says:
 
 ``--oracle``: a verifier that answers P(SUPPORT) 0.9 for the windows holding the passage words
 each right (gold SUPPORT) written claim's note quotes (every window of its passage when they are
@@ -38,37 +38,21 @@ from numpy.typing import NDArray
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import paraphrase_data as pd
 import verifier_data as vd
-from choose_thresholds import DATA, Memo
+from choose_thresholds import DATA
 from fitting import fit_feature_layer
+from logits_cache import cached_verifier, load_cache, save_cache
 from paraphrase_dev import DEV, summary
 
 from verifai_desktop.evaluate.verifier import EvalPair, evaluate_pairs, load_nli
 from verifai_desktop.ingest.sentences import split_sentences
 from verifai_desktop.settings import VerifySettings
-from verifai_desktop.verify.check import premise_windows
+from verifai_desktop.verify.check import Verifier, premise_windows
 from verifai_desktop.verify.features import feature_layer_from_dict
 from verifai_desktop.verify.negation import positive_form
-from verifai_desktop.verify.nli import OnnxVerifier, softmax
+from verifai_desktop.verify.nli import OnnxVerifier, bundled_dir, softmax
 from verifai_desktop.verify.presets import effective_thresholds
 
 LABELS = {"SUPPORT": 0, "CONTRADICT": 1, "NO_EVIDENCE": 2}
-
-
-class Calibrated:
-    """Raw probabilities from ``memo``, temperature-scaled, then through ``layer`` (if any)."""
-
-    def __init__(self, memo: Memo, temperature: float, layer: object | None) -> None:
-        self.memo, self.temperature, self.layer = memo, temperature, layer
-
-    def load(self) -> None:
-        self.memo.load()
-
-    def classify(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
-        raw = self.memo.classify(pairs)
-        probs = softmax(np.log(np.clip(raw, 1e-12, 1.0)), self.temperature)
-        if self.layer is not None and len(pairs):
-            probs = self.layer.apply(probs, pairs)  # type: ignore[attr-defined]
-        return probs
 
 
 def _words(text: str) -> frozenset[str]:
@@ -84,7 +68,7 @@ class Oracle:
     for the claim sharing most of its words (Jaccard), right or wrong, and a quote counts in its
     positive form too."""
 
-    def __init__(self, inner: Calibrated, claims: dict[str, list[str] | None]) -> None:
+    def __init__(self, inner: Verifier, claims: dict[str, list[str] | None]) -> None:
         self.inner, self.claims = inner, claims
         self._words = {claim: _words(claim) for claim in claims}
 
@@ -126,12 +110,13 @@ def claim_quotes(path: Path = DEV) -> dict[str, list[str] | None]:
     return out
 
 
-def bars(verifier: object, pairs: list[EvalPair], support: float) -> str:
-    """The issue's bars for ``pairs`` at SUPPORT threshold ``support`` (balanced otherwise)."""
-    thresholds = effective_thresholds(VerifySettings(), OnnxVerifier(None).card.presets)
-    thresholds = dataclasses.replace(thresholds, support_threshold=support)
+def bars(
+    verifier: Verifier, pairs: list[EvalPair], balanced: VerifySettings, support: float
+) -> str:
+    """The issue's bars for ``pairs`` at SUPPORT threshold ``support`` (``balanced`` otherwise)."""
+    thresholds = dataclasses.replace(balanced, support_threshold=support)
     result = evaluate_pairs(
-        verifier,  # type: ignore[arg-type]
+        verifier,
         pairs,
         dataset="paraphrase_dev",
         system="ceiling",
@@ -172,52 +157,54 @@ def training_pairs(seed: int = 13) -> tuple[list[tuple[str, str]], list[int], li
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache", type=Path, default=None, help="memo of raw probabilities")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="folder of the logits memo")
     parser.add_argument("--oracle", action="store_true", help="the rules' ceiling")
     parser.add_argument("--calibrations", action="store_true", help="other calibrations")
     args = parser.parse_args(argv)
-    bundled = OnnxVerifier(None)
-    bundled.load()
-    config = json.loads((bundled.model_dir / "verifier.json").read_text(encoding="utf-8"))
+    model_dir = bundled_dir()
+    config = json.loads((model_dir / "verifier.json").read_text(encoding="utf-8"))
     temperature = float(config["temperature"])
-    shipped_layer = feature_layer_from_dict(config["feature_layer"])
-    memo = Memo(OnnxVerifier(None, calibrated=False), args.cache)
-    shipped = Calibrated(memo, temperature, shipped_layer)
+    balanced = effective_thresholds(VerifySettings(), OnnxVerifier(model_dir).card.presets)
+    cache = load_cache(args.cache_dir) if args.cache_dir else {}
+
+    def calibrated(t: float, layer: object | None) -> Verifier:
+        return cached_verifier(model_dir, cache, calibrated=False, calibration=(t, layer))  # type: ignore[no-any-return]
+
+    shipped = calibrated(temperature, feature_layer_from_dict(config["feature_layer"]))
     pairs = load_nli(DEV)
-    print(f"shipped calibration, S 0.40: {bars(shipped, pairs, 0.40)}", flush=True)
+    print(f"shipped calibration, S 0.40: {bars(shipped, pairs, balanced, 0.40)}", flush=True)
     if args.oracle:
         claims = claim_quotes()
         right = [q for q in claims.values() if q is not None]
         found = sum(1 for q in right if q)
         print(f"right claims: {len(right)}, quoted passage words found again for {found}")
-        print(f"oracle on right claims, S 0.40: {bars(Oracle(shipped, claims), pairs, 0.40)}")
+        oracle = bars(Oracle(shipped, claims), pairs, balanced, 0.40)
+        print(f"oracle on right claims, S 0.40: {oracle}")
     if args.calibrations:
         fit_pairs, gold, whole = training_pairs()
-        raw = memo.classify(fit_pairs)
-        memo.save()
-        probs = softmax(np.log(np.clip(raw, 1e-12, 1.0)), temperature)
+        probs = softmax(shipped.logits(fit_pairs), temperature)  # type: ignore[attr-defined]
         windows = np.flatnonzero(~np.asarray(whole))
 
         def layer(idx: NDArray[np.intp], c: float) -> object:
             chosen = [fit_pairs[i] for i in idx]
             return fit_feature_layer(probs[idx], chosen, [gold[i] for i in idx], c=c)
 
-        variants: list[tuple[str, Calibrated]] = [
-            ("temperature only", Calibrated(memo, temperature, None)),
-            ("none (T 1, no layer)", Calibrated(memo, 1.0, None)),
+        variants = [
+            ("temperature only", calibrated(temperature, None)),
+            ("none (T 1, no layer)", calibrated(1.0, None)),
             (
                 "layer refitted, all pairs, C 0.05",
-                Calibrated(memo, temperature, layer(np.arange(len(gold)), 0.05)),
+                calibrated(temperature, layer(np.arange(len(gold)), 0.05)),
             ),
-            (
-                "layer refitted, windows only, C 0.5",
-                Calibrated(memo, temperature, layer(windows, 0.5)),
-            ),
+            ("layer refitted, windows only, C 0.5", calibrated(temperature, layer(windows, 0.5))),
         ]
         for name, verifier in variants:
             for support in (0.40, 0.50, 0.60):
-                print(f"{name}, S {support:.2f}: {bars(verifier, pairs, support)}", flush=True)
-    memo.save()
+                result = bars(verifier, pairs, balanced, support)
+                print(f"{name}, S {support:.2f}: {result}", flush=True)
+    if args.cache_dir:
+        args.cache_dir.mkdir(parents=True, exist_ok=True)
+        save_cache(args.cache_dir, cache)
     return 0
 
 

@@ -12,12 +12,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "models"))
 
-from choose_thresholds import Memo  # noqa: E402
-from right_green_ceiling import Calibrated, Oracle, claim_quotes  # noqa: E402
+from logits_cache import cached_verifier  # noqa: E402
+from right_green_ceiling import Oracle, claim_quotes  # noqa: E402
 
 from verifai_desktop.verify.features import feature_layer_from_dict  # noqa: E402
 from verifai_desktop.verify.negation import positive_form  # noqa: E402
-from verifai_desktop.verify.nli import OnnxVerifier  # noqa: E402
+from verifai_desktop.verify.nli import OnnxVerifier, bundled_dir  # noqa: E402
 
 PASSAGE = (
     "Treated hypothyroidism was not associated with any increase in maternal, fetal, or "
@@ -28,10 +28,10 @@ CLAIM = (
 )
 
 
-def _shipped(memo: Memo) -> Calibrated:
-    bundled = OnnxVerifier(None)
-    config = json.loads((bundled.model_dir / "verifier.json").read_text(encoding="utf-8"))
-    return Calibrated(memo, config["temperature"], feature_layer_from_dict(config["feature_layer"]))
+def _shipped() -> OnnxVerifier:
+    config = json.loads((bundled_dir() / "verifier.json").read_text(encoding="utf-8"))
+    calibration = (config["temperature"], feature_layer_from_dict(config["feature_layer"]))
+    return cached_verifier(bundled_dir(), {}, calibrated=False, calibration=calibration)  # type: ignore[no-any-return]
 
 
 def test_the_scripts_calibration_is_the_apps() -> None:
@@ -40,7 +40,7 @@ def test_the_scripts_calibration_is_the_apps() -> None:
         ("Hypothyroidism did not affect mode of delivery.", "Delivery mode was unchanged."),
         ("In 2013 the rate was 0.94 per 1000 line days.", "The rate fell to 0.94 in 2013."),
     ]
-    ours = _shipped(Memo(OnnxVerifier(None, calibrated=False))).classify(pairs)
+    ours = _shipped().classify(pairs)
     np.testing.assert_allclose(ours, OnnxVerifier(None).classify(pairs), atol=1e-5)
 
 
@@ -48,9 +48,7 @@ def test_the_oracle_supports_only_windows_holding_the_quote() -> None:
     quote = "Treated hypothyroidism was not associated with any increase in maternal"
     other = "Hypothyroidism was more common among women without Medicaid insurance."
     wrong = "Treated hypothyroidism was linked to more complications for the mother."
-    oracle = Oracle(
-        _shipped(Memo(OnnxVerifier(None, calibrated=False))), {CLAIM: [quote], wrong: None}
-    )
+    oracle = Oracle(_shipped(), {CLAIM: [quote], wrong: None})
     rewritten = (positive_form(PASSAGE), positive_form(CLAIM))  # as the app reads both negating
     probs = oracle.classify([(PASSAGE, CLAIM), rewritten, (other, CLAIM), (PASSAGE, wrong)])
     np.testing.assert_allclose(probs[:2], [[0.9, 0.05, 0.05]] * 2, atol=1e-6)

@@ -212,13 +212,11 @@ def states_verbatim(claim: str, evidence: str) -> bool:
     nothing changed). A CONTRADICT from such a window rests on its other sentences."""
     a = _TOKEN.findall(evidence.lower())
     b = _TOKEN.findall(claim.lower())
-    if not b:
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if _aligned_share(matcher, len(b)) < VERBATIM_SHARE:  # 0 for an empty claim
         return False
     # runs of one token (a name met elsewhere in the window) neither count nor widen the stretch
-    blocks = [x for x in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
-              if x.size >= 2]  # fmt: skip
-    if not blocks or sum(x.size for x in blocks) / len(b) < VERBATIM_SHARE:
-        return False
+    blocks = [x for x in matcher.get_matching_blocks() if x.size >= 2]
     stretch = a[blocks[0].a : blocks[-1].a + blocks[-1].size]
 
     def marks(tokens: Sequence[str]) -> list[str]:
